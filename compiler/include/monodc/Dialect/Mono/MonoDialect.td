@@ -1,0 +1,49 @@
+//===- MonoDialect.td - the mono dialect ------------------*- tablegen -*-===//
+//
+// The mono dialect describes one persistent launch: its regions (memory it
+// reads and writes) and its stages (task tables whose bodies are block-level
+// programs on tiles).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MONODC_DIALECT_MONO_DIALECT_TD
+#define MONODC_DIALECT_MONO_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Mono_Dialect : Dialect {
+  let name = "mono";
+  let cppNamespace = "::monodc::mono";
+  let summary = "Fused persistent decode-layer launches built from tile programs";
+  let useDefaultTypePrinterParser = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+class Mono_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Mono_Dialect, mnemonic, traits>;
+
+def Mono_RegionKind : I32EnumAttr<"RegionKind", "what a region holds and who may write it", [
+    I32EnumAttrCase<"Input", 0, "input">,
+    I32EnumAttrCase<"Output", 1, "output">,
+    I32EnumAttrCase<"Weight", 2, "weight">,
+    I32EnumAttrCase<"Scratch", 3, "scratch">,
+    I32EnumAttrCase<"Peer", 4, "peer">,
+    I32EnumAttrCase<"Epoch", 5, "epoch">]> {
+  let cppNamespace = "::monodc::mono";
+}
+
+def Mono_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction", [
+    I32EnumAttrCase<"Sum", 0, "sum">,
+    I32EnumAttrCase<"Max", 1, "max">,
+    I32EnumAttrCase<"AbsMax", 2, "absmax">]> {
+  let cppNamespace = "::monodc::mono";
+}
+
+def Mono_Mxfp8Variant : I32EnumAttr<"Mxfp8Variant", "MXFP8 activation quantizer flavour", [
+    I32EnumAttrCase<"Standard", 0, "standard">,
+    I32EnumAttrCase<"Routed", 1, "routed">]> {
+  let cppNamespace = "::monodc::mono";
+}
+
+#endif // MONODC_DIALECT_MONO_DIALECT_TD

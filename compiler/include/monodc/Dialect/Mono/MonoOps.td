@@ -1,0 +1,190 @@
+//===- MonoOps.td - mono dialect operations ---------------*- tablegen -*-===//
+#ifndef MONODC_DIALECT_MONO_OPS_TD
+#define MONODC_DIALECT_MONO_OPS_TD
+
+include "monodc/Dialect/Mono/MonoDialect.td"
+include "monodc/Dialect/Mono/MonoTypes.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Mono_AnyTile : Type<CPred<"::llvm::isa<::monodc::mono::TileType>($_self)">,
+                        "mono tile", "::monodc::mono::TileType">;
+
+//===----------------------------------------------------------------------===//
+// Structure: launch, region, stage
+//===----------------------------------------------------------------------===//
+
+def Mono_LaunchOp : Mono_Op<"launch", [Symbol, SymbolTable, IsolatedFromAbove,
+    SingleBlock, NoTerminator, NoRegionArguments]> {
+  let summary = "one persistent kernel launch";
+  let description = [{
+    A launch runs `grid` CTAs of `block` threads on `arch`, for a step of
+    `rows` tokens. Its body declares regions and then stages; every CTA walks
+    the stages in order.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$arch,
+                       I64Attr:$grid, I64Attr:$block, I64Attr:$rows);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+  }];
+}
+
+def Mono_RegionOp : Mono_Op<"region", [Symbol, HasParent<"LaunchOp">]> {
+  let summary = "a memory region of the launch";
+  let description = [{
+    A row-major array of `shape` values of `elementType`. Inputs, weights and
+    the epoch buffer come from the host; outputs and scratch are written by
+    stages; weights are read-only.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, Mono_RegionKind:$kind,
+                       TypeAttr:$elementType, DenseI64ArrayAttr:$shape);
+  let assemblyFormat = "$sym_name $kind `:` $elementType $shape attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getRows() { return getShape().size() == 2 ? getShape()[0] : 1; }
+    int64_t getCols() { return getShape().back(); }
+    bool isWritable() {
+      return getKind() != RegionKind::Input && getKind() != RegionKind::Weight;
+    }
+  }];
+}
+
+def Mono_StageOp : Mono_Op<"stage", [Symbol, HasParent<"LaunchOp">,
+    SingleBlock, NoTerminator]> {
+  let summary = "a task table: `tasks` independent tasks running one body";
+  let description = [{
+    The body's single argument is the task index. Tasks of one stage never
+    depend on each other; a stage reads what earlier stages wrote.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$tasks);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name `tasks` $tasks attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::Value getTaskIndex() { return getBodyBlock().getArgument(0); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def Mono_LoadOp : Mono_Op<"load"> {
+  let summary = "load `size` consecutive values of a region row into a tile";
+  let arguments = (ins FlatSymbolRefAttr:$region, Index:$row, Index:$col);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$region `[` $row `,` $col `]` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_StoreOp : Mono_Op<"store"> {
+  let summary = "store a tile into consecutive values of a region row";
+  let arguments = (ins Mono_AnyTile:$value, FlatSymbolRefAttr:$region,
+                       Index:$row, Index:$col);
+  let assemblyFormat = "$value `,` $region `[` $row `,` $col `]` attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+def Mono_ConstantOp : Mono_Op<"constant", [Pure]> {
+  let summary = "a tile whose every value is `value`";
+  let arguments = (ins F32Attr:$value);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_CastOp : Mono_Op<"cast", [Pure]> {
+  let summary = "convert a tile to another number format (RNE, saturating to e4m3/e2m1)";
+  let arguments = (ins Mono_AnyTile:$input);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+class Mono_BinaryOp<string mnemonic> : Mono_Op<mnemonic, [Pure]> {
+  let summary = "elementwise f32 arithmetic; a size-1 operand broadcasts";
+  let arguments = (ins Mono_AnyTile:$lhs, Mono_AnyTile:$rhs);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_AddOp : Mono_BinaryOp<"add">;
+def Mono_SubOp : Mono_BinaryOp<"sub">;
+def Mono_MulOp : Mono_BinaryOp<"mul">;
+def Mono_DivOp : Mono_BinaryOp<"div">;
+def Mono_MaxOp : Mono_BinaryOp<"max">;
+def Mono_MinOp : Mono_BinaryOp<"min">;
+
+class Mono_UnaryOp<string mnemonic, string what>
+    : Mono_Op<mnemonic, [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = what;
+  let arguments = (ins Mono_AnyTile:$input);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_RsqrtOp : Mono_UnaryOp<"rsqrt", "1 / sqrt(x), elementwise in f32">;
+def Mono_SqrtOp : Mono_UnaryOp<"sqrt", "sqrt(x), elementwise in f32">;
+def Mono_Exp2Op : Mono_UnaryOp<"exp2", "2^x, elementwise in f32">;
+def Mono_SigmoidOp : Mono_UnaryOp<"sigmoid", "1 / (1 + e^-x), elementwise in f32">;
+def Mono_NegOp : Mono_UnaryOp<"neg", "-x, elementwise in f32">;
+def Mono_AbsOp : Mono_UnaryOp<"abs", "|x|, elementwise in f32">;
+
+def Mono_ReduceOp : Mono_Op<"reduce", [Pure]> {
+  let summary = "reduce a tile along its axis to one uniform value";
+  let description = [{
+    The result is a size-1 tile held by every thread. Sums are formed per
+    thread in slot order, then combined by a fixed tree, so the order is a
+    function of the tile size and block size only (deterministic).
+  }];
+  let arguments = (ins Mono_ReduceKind:$kind, Mono_AnyTile:$input);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Quantization and dot products
+//===----------------------------------------------------------------------===//
+
+def Mono_QuantizeMxfp8Op : Mono_Op<"quantize_mxfp8", [Pure]> {
+  let summary = "MXFP8 of a row: e4m3 codes and one E8M0 scale per 32 values";
+  let arguments = (ins Mono_AnyTile:$input, Mono_Mxfp8Variant:$variant);
+  let results = (outs Mono_AnyTile:$codes, Mono_AnyTile:$scales);
+  let assemblyFormat = "$variant $input attr-dict `:` type($input) `->` type($codes) `,` type($scales)";
+  let hasVerifier = 1;
+}
+
+def Mono_GemvOp : Mono_Op<"gemv"> {
+  let summary = "dot products of one activation row with `size` weight rows";
+  let description = [{
+    result[j] = sum_k x[k] * W[row + j][k], accumulated in f32. For an e4m3
+    weight the activation is MXFP8 (`x` e4m3 codes, `xScales` one E8M0 per 32)
+    and `weightScales` holds one E8M0 per 32x32 weight block; operands are
+    dequantized exactly (the scales are powers of two). A bf16 weight takes an
+    f32 or bf16 activation and no scales.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$weight,
+                       OptionalAttr<FlatSymbolRefAttr>:$weightScales,
+                       Index:$row, Mono_AnyTile:$x,
+                       Optional<Mono_AnyTile>:$xScales);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = [{
+    $weight (`scaled` $weightScales^)? `[` $row `]` `,` $x (`,` $xScales^)?
+    attr-dict `:` type($x) (`,` type($xScales)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MONODC_DIALECT_MONO_OPS_TD

@@ -1,0 +1,305 @@
+//===- MonoOps.cpp - mono dialect operation verifiers ---------------------===//
+#include "monodc/Dialect/Mono/MonoDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace monodc::mono;
+
+#define GET_OP_CLASSES
+#include "monodc/Dialect/Mono/MonoOps.cpp.inc"
+
+namespace {
+TileType tileOf(Value value) { return cast<TileType>(value.getType()); }
+
+std::optional<int64_t> constantIndex(Value value) {
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return constant.getSExtValue();
+  return std::nullopt;
+}
+
+/// Checks that [col, col + size) lies in a row of `region` and, when the row
+/// is a constant, that the row exists.
+LogicalResult checkWindow(Operation *op, RegionOp region, Value row, Value col,
+                          int64_t size) {
+  if (size > region.getCols())
+    return op->emitOpError() << "tile of " << size << " values is wider than "
+                             << "region '" << region.getSymName() << "' ("
+                             << region.getCols() << " columns)";
+  if (auto c = constantIndex(col); c && (*c < 0 || *c + size > region.getCols()))
+    return op->emitOpError() << "columns [" << *c << ", " << *c + size
+                             << ") are outside region '" << region.getSymName()
+                             << "' (" << region.getCols() << " columns)";
+  if (auto r = constantIndex(row); r && (*r < 0 || *r >= region.getRows()))
+    return op->emitOpError() << "row " << *r << " is outside region '"
+                             << region.getSymName() << "' (" << region.getRows()
+                             << " rows)";
+  return success();
+}
+} // namespace
+
+RegionOp monodc::mono::lookupRegion(Operation *from, FlatSymbolRefAttr name) {
+  auto launch = from->getParentOfType<LaunchOp>();
+  if (!launch || !name)
+    return nullptr;
+  return dyn_cast_or_null<RegionOp>(
+      SymbolTable::lookupSymbolIn(launch, name.getAttr()));
+}
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+LogicalResult LaunchOp::verify() {
+  if (getGrid() <= 0)
+    return emitOpError() << "grid must be positive, got " << getGrid();
+  if (getBlock() < 32 || getBlock() > 1024 || !llvm::isPowerOf2_64(getBlock()))
+    return emitOpError() << "block must be a power of two in [32, 1024], got "
+                         << getBlock();
+  if (getRows() < 1 || getRows() > 48)
+    return emitOpError() << "rows must be in [1, 48], got " << getRows();
+  bool sawStage = false;
+  for (Operation &op : getBodyBlock()) {
+    if (isa<StageOp>(op)) {
+      sawStage = true;
+    } else if (isa<RegionOp>(op)) {
+      if (sawStage)
+        return op.emitOpError() << "regions must be declared before the first stage";
+    } else {
+      return op.emitOpError() << "is not allowed directly in a launch; only "
+                                 "mono.region and mono.stage are";
+    }
+  }
+  return success();
+}
+
+LogicalResult RegionOp::verify() {
+  if (!isSupportedElementType(getElementType()))
+    return emitOpError() << "region '" << getSymName()
+                         << "' has unsupported element type " << getElementType();
+  if (getShape().empty() || getShape().size() > 2)
+    return emitOpError() << "region '" << getSymName()
+                         << "' must have rank 1 or 2, got rank " << getShape().size();
+  for (int64_t extent : getShape())
+    if (extent <= 0)
+      return emitOpError() << "region '" << getSymName()
+                           << "' has a non-positive extent " << extent;
+  return success();
+}
+
+LogicalResult StageOp::verify() {
+  if (getTasks() <= 0)
+    return emitOpError() << "stage '" << getSymName()
+                         << "' must have at least one task, got " << getTasks();
+  Block &body = getBodyBlock();
+  if (body.getNumArguments() != 1 || !body.getArgument(0).getType().isIndex())
+    return emitOpError() << "stage '" << getSymName()
+                         << "' body must take exactly one index argument (the task)";
+  for (Operation &op : body) {
+    StringRef ns = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    if ((ns != "mono" && ns != "arith") ||
+        isa<LaunchOp, RegionOp, StageOp>(op))
+      return op.emitOpError() << "is not allowed in the body of stage '"
+                              << getSymName() << "'";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+LogicalResult LoadOp::verify() {
+  RegionOp region = lookupRegion(*this, getRegionAttr());
+  if (!region)
+    return emitOpError() << "reads region '" << getRegion()
+                         << "' which the launch does not declare";
+  TileType tile = tileOf(getResult());
+  if (tile.getElementType() != region.getElementType())
+    return emitOpError() << "loads a " << formatName(tile.getElementType())
+                         << " tile from " << formatName(region.getElementType())
+                         << " region '" << region.getSymName() << "'";
+  return checkWindow(*this, region, getRow(), getCol(), tile.getSize());
+}
+
+LogicalResult StoreOp::verify() {
+  RegionOp region = lookupRegion(*this, getRegionAttr());
+  if (!region)
+    return emitOpError() << "writes region '" << getRegion()
+                         << "' which the launch does not declare";
+  if (!region.isWritable())
+    return emitOpError() << "writes " << stringifyRegionKind(region.getKind())
+                         << " region '" << region.getSymName()
+                         << "', which is read-only";
+  TileType tile = tileOf(getValue());
+  if (tile.getElementType() != region.getElementType())
+    return emitOpError() << "stores a " << formatName(tile.getElementType())
+                         << " tile into " << formatName(region.getElementType())
+                         << " region '" << region.getSymName() << "'";
+  return checkWindow(*this, region, getRow(), getCol(), tile.getSize());
+}
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::verify() {
+  if (!tileOf(getResult()).getElementType().isF32())
+    return emitOpError() << "constants are f32 tiles";
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  TileType from = tileOf(getInput()), to = tileOf(getResult());
+  if (from.getSize() != to.getSize())
+    return emitOpError() << "changes the tile size from " << from.getSize()
+                         << " to " << to.getSize();
+  if (!from.getElementType().isF32() && !to.getElementType().isF32())
+    return emitOpError() << "casts " << formatName(from.getElementType())
+                         << " to " << formatName(to.getElementType())
+                         << "; one side of a cast must be f32";
+  return success();
+}
+
+template <typename Op>
+static LogicalResult verifyBinary(Op op) {
+  TileType lhs = tileOf(op.getLhs()), rhs = tileOf(op.getRhs()),
+           result = tileOf(op.getResult());
+  for (TileType t : {lhs, rhs, result})
+    if (!t.getElementType().isF32())
+      return op.emitOpError() << "operates on f32 tiles, got a "
+                              << formatName(t.getElementType())
+                              << " tile; cast it to f32 first";
+  int64_t size = std::max(lhs.getSize(), rhs.getSize());
+  if ((lhs.getSize() != 1 && lhs.getSize() != size) ||
+      (rhs.getSize() != 1 && rhs.getSize() != size))
+    return op.emitOpError() << "operand sizes " << lhs.getSize() << " and "
+                            << rhs.getSize() << " do not match (only a size-1 "
+                            << "tile broadcasts)";
+  if (result.getSize() != size)
+    return op.emitOpError() << "result size " << result.getSize()
+                            << " should be " << size;
+  return success();
+}
+
+LogicalResult AddOp::verify() { return verifyBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBinary(*this); }
+LogicalResult DivOp::verify() { return verifyBinary(*this); }
+LogicalResult MaxOp::verify() { return verifyBinary(*this); }
+LogicalResult MinOp::verify() { return verifyBinary(*this); }
+
+template <typename Op>
+static LogicalResult verifyUnary(Op op) {
+  TileType in = tileOf(op.getInput()), out = tileOf(op.getResult());
+  if (!in.getElementType().isF32() || in != out)
+    return op.emitOpError() << "maps an f32 tile to an f32 tile of the same "
+                               "size, got "
+                            << in << " -> " << out;
+  return success();
+}
+
+LogicalResult RsqrtOp::verify() { return verifyUnary(*this); }
+LogicalResult SqrtOp::verify() { return verifyUnary(*this); }
+LogicalResult Exp2Op::verify() { return verifyUnary(*this); }
+LogicalResult SigmoidOp::verify() { return verifyUnary(*this); }
+LogicalResult NegOp::verify() { return verifyUnary(*this); }
+LogicalResult AbsOp::verify() { return verifyUnary(*this); }
+
+LogicalResult ReduceOp::verify() {
+  TileType in = tileOf(getInput()), out = tileOf(getResult());
+  if (!in.getElementType().isF32() || !out.getElementType().isF32())
+    return emitOpError() << "reduces f32 tiles, got "
+                         << formatName(in.getElementType());
+  if (out.getSize() != 1)
+    return emitOpError() << "result must be a size-1 tile, got size "
+                         << out.getSize();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Quantization and dot products
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeMxfp8Op::verify() {
+  TileType in = tileOf(getInput()), codes = tileOf(getCodes()),
+           scales = tileOf(getScales());
+  if (!in.getElementType().isF32())
+    return emitOpError() << "quantizes an f32 tile, got "
+                         << formatName(in.getElementType());
+  if (in.getSize() % 32 != 0)
+    return emitOpError() << "input size " << in.getSize()
+                         << " is not a multiple of the 32-value group";
+  if (codes.getSize() != in.getSize() ||
+      !isa<Float8E4M3FNType>(codes.getElementType()))
+    return emitOpError() << "codes must be an e4m3 tile of " << in.getSize()
+                         << " values";
+  if (scales.getSize() != in.getSize() / 32 ||
+      !isa<Float8E8M0FNUType>(scales.getElementType()))
+    return emitOpError() << "scales must be an e8m0 tile of "
+                         << in.getSize() / 32 << " values";
+  return success();
+}
+
+LogicalResult GemvOp::verify() {
+  RegionOp weight = lookupRegion(*this, getWeightAttr());
+  if (!weight)
+    return emitOpError() << "reads weight '" << getWeight()
+                         << "' which the launch does not declare";
+  if (weight.getShape().size() != 2)
+    return emitOpError() << "weight '" << weight.getSymName()
+                         << "' must be a 2-D [rows, k] region";
+  TileType x = tileOf(getX()), result = tileOf(getResult());
+  int64_t k = weight.getCols();
+  if (x.getSize() != k)
+    return emitOpError() << "activation of " << x.getSize()
+                         << " values does not match the " << k
+                         << " columns of weight '" << weight.getSymName() << "'";
+  if (!result.getElementType().isF32())
+    return emitOpError() << "result must be an f32 tile";
+  if (auto r = constantIndex(getRow());
+      r && (*r < 0 || *r + result.getSize() > weight.getRows()))
+    return emitOpError() << "weight rows [" << *r << ", " << *r + result.getSize()
+                         << ") are outside weight '" << weight.getSymName()
+                         << "' (" << weight.getRows() << " rows)";
+
+  Type wType = weight.getElementType();
+  if (wType.isBF16()) {
+    if (getWeightScales() || getXScales())
+      return emitOpError() << "a bf16 weight takes no scales";
+    if (!x.getElementType().isF32() && !x.getElementType().isBF16())
+      return emitOpError() << "a bf16 weight takes an f32 or bf16 activation, got "
+                           << formatName(x.getElementType());
+    return success();
+  }
+  if (!isa<Float8E4M3FNType>(wType))
+    return emitOpError() << "weight '" << weight.getSymName() << "' is "
+                         << formatName(wType) << "; gemv takes bf16 or e4m3 weights";
+  if (!isa<Float8E4M3FNType>(x.getElementType()) || !getXScales())
+    return emitOpError() << "an e4m3 weight takes an MXFP8 activation (e4m3 "
+                            "codes and their e8m0 scales)";
+  TileType xScales = tileOf(getXScales());
+  if (xScales.getSize() != k / 32 ||
+      !isa<Float8E8M0FNUType>(xScales.getElementType()))
+    return emitOpError() << "activation scales must be an e8m0 tile of " << k / 32
+                         << " values";
+  RegionOp scales = lookupRegion(*this, getWeightScalesAttr());
+  if (!scales)
+    return emitOpError() << "e4m3 weight '" << weight.getSymName()
+                         << "' needs a declared e8m0 block-scale region";
+  if (!isa<Float8E8M0FNUType>(scales.getElementType()) ||
+      scales.getShape().size() != 2 ||
+      scales.getRows() * 32 < weight.getRows() || scales.getCols() * 32 != k)
+    return emitOpError() << "scales '" << scales.getSymName()
+                         << "' must be e8m0 [" << (weight.getRows() + 31) / 32
+                         << ", " << k / 32 << "] (one per 32x32 block of '"
+                         << weight.getSymName() << "')";
+  if (k % 32 != 0 || result.getSize() % 32 != 0)
+    return emitOpError() << "an e4m3 gemv needs k and the result size to be "
+                            "multiples of 32";
+  return success();
+}

@@ -1,0 +1,34 @@
+// monodc device library: NVIDIA arch layer (sm_90 validation target, nvrtc).
+// Warp 32; CUDA atomics with explicit scopes; __nanosleep in polls.
+#if defined(__CUDA_ARCH__)
+#define MONO_DEV __device__ __forceinline__
+#define MONO_KERNEL extern "C" __global__ __launch_bounds__(MONO_BLOCK)
+#define MONO_SHARED __shared__
+
+MONO_DEV int mono_tid() { return (int)threadIdx.x; }
+MONO_DEV int mono_cta() { return (int)blockIdx.x; }
+MONO_DEV void mono_block_sync() { __syncthreads(); }
+
+MONO_DEV float mono_as_float(mono_u32 bits) { return __uint_as_float(bits); }
+MONO_DEV mono_u32 mono_as_u32(float v) { return __float_as_uint(v); }
+MONO_DEV float mono_rint(float v) { return rintf(v); }
+MONO_DEV float mono_sqrt(float v) { return sqrtf(v); }
+MONO_DEV float mono_exp2(float v) { return exp2f(v); }
+MONO_DEV float mono_exp(float v) { return expf(v); }
+
+MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {
+  mono_u32 old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+MONO_DEV mono_u32 mono_load_acquire_device(const mono_u32 *p) {
+  mono_u32 v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+MONO_DEV void mono_store_relaxed_device(mono_u32 *p, mono_u32 v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+}
+MONO_DEV void mono_poll_pause() { __nanosleep(64); }
+#endif

@@ -1,0 +1,37 @@
+// monodc device library: AMD arch layer (gfx950 first; gfx942/gfx90a share it).
+// Thread ids, barriers, scoped atomics and bit casts through clang builtins,
+// so the translation unit needs no ROCm header or device library.
+#if defined(__AMDGCN__)
+#define MONO_DEV __attribute__((device)) inline __attribute__((always_inline))
+#define MONO_KERNEL extern "C" __attribute__((global)) \
+  __attribute__((amdgpu_flat_work_group_size(MONO_BLOCK, MONO_BLOCK)))
+#define MONO_SHARED __attribute__((shared))
+
+MONO_DEV int mono_tid() { return (int)__builtin_amdgcn_workitem_id_x(); }
+MONO_DEV int mono_cta() { return (int)__builtin_amdgcn_workgroup_id_x(); }
+
+MONO_DEV void mono_block_sync() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+
+MONO_DEV float mono_as_float(mono_u32 bits) { return __builtin_bit_cast(float, bits); }
+MONO_DEV mono_u32 mono_as_u32(float v) { return __builtin_bit_cast(mono_u32, v); }
+MONO_DEV float mono_rint(float v) { return __builtin_rintf(v); }
+MONO_DEV float mono_sqrt(float v) { return __builtin_sqrtf(v); }
+MONO_DEV float mono_exp2(float v) { return __builtin_exp2f(v); }
+MONO_DEV float mono_exp(float v) { return __builtin_expf(v); }
+
+// Device scope inside a rank; system scope is for peer memory across ranks.
+MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {
+  return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
+}
+MONO_DEV mono_u32 mono_load_acquire_device(const mono_u32 *p) {
+  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
+}
+MONO_DEV void mono_store_relaxed_device(mono_u32 *p, mono_u32 v) {
+  __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+MONO_DEV void mono_poll_pause() { __builtin_amdgcn_s_sleep(1); }
+#endif

@@ -1,0 +1,297 @@
+// monodc device library: the generic layer, shared by every arch.
+// Tiles are block-distributed: value i of an n-value tile lives in thread
+// (i % MONO_BLOCK), slot (i / MONO_BLOCK), carried as f32. A size-1 tile is
+// uniform (held by every thread). Every building block here is deterministic:
+// its summation order depends only on the sizes and MONO_BLOCK, and the CPU
+// simulator reproduces the same order.
+
+// ---- number formats (values carried as f32) ----
+MONO_DEV float mono_nan() { return mono_as_float(0x7FC00000u); }
+MONO_DEV float mono_fabs(float v) { return mono_as_float(mono_as_u32(v) & 0x7FFFFFFFu); }
+MONO_DEV float mono_fmax(float a, float b) { return a > b ? a : (b == b ? b : a); }
+MONO_DEV float mono_fmin(float a, float b) { return a < b ? a : (b == b ? b : a); }
+
+// 2^k for k in [-127, 127], exactly (2^-127 is an f32 denormal).
+MONO_DEV float mono_exp2i(int k) {
+  return k >= -126 ? mono_as_float((mono_u32)(k + 127) << 23) : mono_as_float(0x00400000u);
+}
+
+MONO_DEV mono_u16 mono_bf16_bits(float v) {
+  mono_u32 b = mono_as_u32(v);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return (mono_u16)((b >> 16) | 0x40u);  // quiet NaN
+  b += 0x7FFFu + ((b >> 16) & 1u);  // round to nearest even
+  return (mono_u16)(b >> 16);
+}
+MONO_DEV float mono_bf16_value(mono_u16 bits) { return mono_as_float((mono_u32)bits << 16); }
+MONO_DEV float mono_round_bf16(float v) { return mono_bf16_value(mono_bf16_bits(v)); }
+
+// OCP e4m3fn: saturate to +-448, then round to nearest even; NaN -> 0x7F.
+MONO_DEV mono_u8 mono_e4m3_bits(float v) {
+  if (v != v) return 0x7F;
+  mono_u32 sign = (mono_as_u32(v) >> 31) << 7;
+  float a = mono_fabs(v);
+  if (a > 448.0f) a = 448.0f;
+  mono_u32 code;
+  if (a < 0.015625f) {  // below 2^-6 the grid is 2^-9 (subnormals; 8 is 2^-6)
+    code = (mono_u32)mono_rint(a * 512.0f);
+  } else {
+    mono_u32 b = mono_as_u32(a);
+    b += 0x7FFFFu + ((b >> 20) & 1u);  // keep 3 mantissa bits, ties to even
+    code = ((((b >> 23) & 0xFFu) - 120u) << 3) | ((b >> 20) & 7u);
+  }
+  return (mono_u8)(sign | code);
+}
+MONO_DEV float mono_e4m3_value(mono_u8 c) {
+  mono_u32 e = (c >> 3) & 15u, m = c & 7u;
+  if (e == 15u && m == 7u) return mono_nan();
+  float mag = e == 0u ? (float)m * (1.0f / 512.0f)
+                      : mono_as_float(((e + 120u) << 23) | (m << 20));
+  return (c & 0x80u) ? -mag : mag;
+}
+MONO_DEV float mono_round_e4m3(float v) { return mono_e4m3_value(mono_e4m3_bits(v)); }
+
+// FP4 e2m1: 0, .5, 1, 1.5, 2, 3, 4, 6; saturating; ties to the even code.
+MONO_DEV mono_u8 mono_e2m1_bits(float v) {
+  if (v != v) return 0;
+  mono_u8 sign = (mono_as_u32(v) >> 31) ? 8 : 0;
+  float a = mono_fabs(v);
+  mono_u8 c = a <= 0.25f ? 0 : a < 0.75f ? 1 : a <= 1.25f ? 2 : a < 1.75f ? 3
+            : a <= 2.5f ? 4 : a < 3.5f ? 5 : a <= 5.0f ? 6 : 7;
+  return (mono_u8)(sign | c);
+}
+MONO_DEV float mono_e2m1_value(mono_u8 c) {
+  const float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  float m = mag[c & 7];
+  return (c & 8) ? -m : m;
+}
+MONO_DEV float mono_round_e2m1(float v) { return mono_e2m1_value(mono_e2m1_bits(v)); }
+
+// E8M0: code c means 2^(c-127); 255 is NaN. From f32: floor(log2 |v|) + 127.
+MONO_DEV float mono_e8m0_value(mono_u8 c) { return c == 255 ? mono_nan() : mono_exp2i((int)c - 127); }
+MONO_DEV mono_u8 mono_e8m0_bits(float v) {
+  mono_u32 e = (mono_as_u32(v) >> 23) & 0xFFu;
+  if (v != v) return 255;
+  return (mono_u8)(e > 254u ? 254u : e);
+}
+MONO_DEV float mono_round_e8m0(float v) { return mono_e8m0_value(mono_e8m0_bits(v)); }
+
+// ceil(log2(t)) for t > 0, exactly, from the bits.
+MONO_DEV int mono_ceil_log2(float t) {
+  mono_u32 b = mono_as_u32(t);
+  int e = (int)((b >> 23) & 0xFFu);
+  mono_u32 m = b & 0x7FFFFFu;
+  if (e != 0) return (e - 127) + (m != 0u ? 1 : 0);
+  int p = 31 - __builtin_clz(m);  // denormal: t = m * 2^-149
+  return p - 149 + ((m & (m - 1u)) != 0u ? 1 : 0);
+}
+
+// MXFP8 scale code of one 32-value group (DSV41.md section 2).
+MONO_DEV int mono_mxfp8_scale_code(float amax, int routed) {
+  float a = routed ? mono_fmax(amax, 1e-10f) : mono_fmax(amax, 1.17549435e-38f);
+  int c = mono_ceil_log2(a / 448.0f) + 127;
+  int lo = routed ? 1 : 0;
+  return c < lo ? lo : (c > 254 ? 254 : c);
+}
+
+// ---- memory: element i of a region in its storage format ----
+MONO_DEV float mono_load_f32(const void *p, mono_i64 i) { return ((const float *)p)[i]; }
+MONO_DEV float mono_load_bf16(const void *p, mono_i64 i) { return mono_bf16_value(((const mono_u16 *)p)[i]); }
+MONO_DEV float mono_load_e4m3(const void *p, mono_i64 i) { return mono_e4m3_value(((const mono_u8 *)p)[i]); }
+MONO_DEV float mono_load_e8m0(const void *p, mono_i64 i) { return mono_e8m0_value(((const mono_u8 *)p)[i]); }
+MONO_DEV float mono_load_e2m1(const void *p, mono_i64 i) {
+  mono_u8 byte = ((const mono_u8 *)p)[i >> 1];
+  return mono_e2m1_value((i & 1) ? (byte >> 4) : (byte & 15));
+}
+MONO_DEV void mono_store_f32(void *p, mono_i64 i, float v) { ((float *)p)[i] = v; }
+MONO_DEV void mono_store_bf16(void *p, mono_i64 i, float v) { ((mono_u16 *)p)[i] = mono_bf16_bits(v); }
+MONO_DEV void mono_store_e4m3(void *p, mono_i64 i, float v) { ((mono_u8 *)p)[i] = mono_e4m3_bits(v); }
+MONO_DEV void mono_store_e8m0(void *p, mono_i64 i, float v) { ((mono_u8 *)p)[i] = mono_e8m0_bits(v); }
+
+// ---- block reductions: per-thread partials in slot order, then a fixed tree ----
+template <int S, int N, int KIND>  // KIND: 0 sum, 1 max, 2 absmax
+MONO_DEV float mono_block_reduce(const float (&x)[S], float *lds) {
+  const int tid = mono_tid();
+  float acc = KIND == 0 ? 0.0f : -__builtin_inff();
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    int i = s * MONO_BLOCK + tid;
+    if (N == 1 || i < N) {
+      float v = KIND == 2 ? mono_fabs(x[s]) : x[s];
+      acc = KIND == 0 ? acc + v : mono_fmax(acc, v);
+    }
+    if (N == 1) break;  // a uniform tile counts once
+  }
+  if (N == 1) return acc;
+  lds[tid] = acc;
+  mono_block_sync();
+  for (int w = MONO_BLOCK / 2; w > 0; w >>= 1) {
+    if (tid < w) lds[tid] = KIND == 0 ? lds[tid] + lds[tid + w] : mono_fmax(lds[tid], lds[tid + w]);
+    mono_block_sync();
+  }
+  float r = lds[0];
+  mono_block_sync();
+  return r;
+}
+
+// ---- MXFP8 of a row: codes and scales as f32 values ----
+template <int S, int SS, int N>
+MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float (&scales)[SS],
+                                  int routed, float *lds) {
+  const int tid = mono_tid();
+  float *vals = lds, *groupScale = lds + N;
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    int i = s * MONO_BLOCK + tid;
+    if (i < N) vals[i] = x[s];
+  }
+  mono_block_sync();
+  for (int g = tid; g < N / 32; g += MONO_BLOCK) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = mono_fmax(amax, mono_fabs(vals[g * 32 + j]));
+    groupScale[g] = (float)mono_mxfp8_scale_code(amax, routed);
+  }
+  mono_block_sync();
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    int i = s * MONO_BLOCK + tid;
+    if (i < N) {
+      int c = (int)groupScale[i / 32];
+      float v = x[s] * mono_exp2i(127 - c);
+      v = v > 448.0f ? 448.0f : (v < -448.0f ? -448.0f : v);
+      codes[s] = mono_round_e4m3(v);
+    }
+  }
+#pragma unroll
+  for (int s = 0; s < SS; ++s) {
+    int g = s * MONO_BLOCK + tid;
+    if (g < N / 32) scales[s] = mono_exp2i((int)groupScale[g] - 127);
+  }
+  mono_block_sync();
+}
+
+// ---- GEMV over weight rows [row0, row0 + N) of a [rows, K] weight ----
+// Threads split into groups of T per output; each thread sums a contiguous run
+// of 32-wide K blocks; the T partials are then added in order.
+template <int N, int K>
+struct mono_gemv_shape {
+  static constexpr int T = N >= MONO_BLOCK ? 1 : MONO_BLOCK / N;  // threads per output
+  static constexpr int PER_PASS = MONO_BLOCK / T;
+  static constexpr int BLOCKS = K / 32;
+  static constexpr int BLOCKS_PER_THREAD = (BLOCKS + T - 1) / T;
+};
+
+template <int SO, int N>
+MONO_DEV void mono_gemv_finish(float acc, int j0, float *partial, float *outLds, float (&out)[SO]) {
+  typedef mono_gemv_shape<N, 32> shape;
+  const int tid = mono_tid();
+  (void)j0;
+  partial[tid] = acc;
+  mono_block_sync();
+  if (tid < shape::PER_PASS && j0 + tid < N) {
+    float s = 0.0f;
+    for (int p = 0; p < shape::T; ++p) s += partial[tid * shape::T + p];
+    outLds[j0 + tid] = s;
+  }
+  mono_block_sync();
+}
+
+template <int SX, int SXS, int SO, int N, int K>
+MONO_DEV void mono_gemv_e4m3(const float (&x)[SX], const float (&xs)[SXS], const mono_u8 *w,
+                             const mono_u8 *ws, int wsCols, mono_i64 row0, float (&out)[SO],
+                             float *lds) {
+  typedef mono_gemv_shape<N, K> shape;
+  const int tid = mono_tid();
+  float *xd = lds, *xScale = lds + K, *partial = xScale + K / 32, *outLds = partial + MONO_BLOCK;
+#pragma unroll
+  for (int s = 0; s < SXS; ++s) {
+    int g = s * MONO_BLOCK + tid;
+    if (g < K / 32) xScale[g] = xs[s];
+  }
+  mono_block_sync();
+#pragma unroll
+  for (int s = 0; s < SX; ++s) {
+    int i = s * MONO_BLOCK + tid;
+    if (i < K) xd[i] = x[s] * xScale[i / 32];  // exact: the scale is a power of two
+  }
+  mono_block_sync();
+  for (int j0 = 0; j0 < N; j0 += shape::PER_PASS) {
+    int j = j0 + tid / shape::T, part = tid % shape::T;
+    float acc = 0.0f;
+    if (tid / shape::T < shape::PER_PASS && j < N) {
+      mono_i64 row = row0 + j;
+      const mono_u8 *wRow = w + row * K;
+      for (int b = part * shape::BLOCKS_PER_THREAD;
+           b < (part + 1) * shape::BLOCKS_PER_THREAD && b < shape::BLOCKS; ++b) {
+        const mono_u32 *words = (const mono_u32 *)(wRow + b * 32);
+        float blockSum = 0.0f;
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+          mono_u32 word = words[q];
+#pragma unroll
+          for (int byte = 0; byte < 4; ++byte)
+            blockSum += xd[b * 32 + q * 4 + byte] * mono_e4m3_value((mono_u8)(word >> (8 * byte)));
+        }
+        acc += blockSum * mono_e8m0_value(ws[(row / 32) * wsCols + b]);
+      }
+    }
+    mono_gemv_finish<SO, N>(acc, j0, partial, outLds, out);
+  }
+#pragma unroll
+  for (int s = 0; s < SO; ++s) {
+    int i = s * MONO_BLOCK + tid;
+    if (i < N) out[s] = outLds[i];
+  }
+  mono_block_sync();
+}
+
+template <int SX, int SO, int N, int K>
+MONO_DEV void mono_gemv_bf16(const float (&x)[SX], const mono_u16 *w, mono_i64 row0,
+                             float (&out)[SO], float *lds) {
+  typedef mono_gemv_shape<N, K> shape;
+  const int tid = mono_tid();
+  float *xd = lds, *partial = lds + K + K / 32, *outLds = partial + MONO_BLOCK;
+#pragma unroll
+  for (int s = 0; s < SX; ++s) {
+    int i = s * MONO_BLOCK + tid;
+    if (i < K) xd[i] = x[s];
+  }
+  mono_block_sync();
+  for (int j0 = 0; j0 < N; j0 += shape::PER_PASS) {
+    int j = j0 + tid / shape::T, part = tid % shape::T;
+    float acc = 0.0f;
+    if (tid / shape::T < shape::PER_PASS && j < N) {
+      const mono_u16 *wRow = w + (row0 + j) * K;
+      for (int b = part * shape::BLOCKS_PER_THREAD;
+           b < (part + 1) * shape::BLOCKS_PER_THREAD && b < shape::BLOCKS; ++b) {
+        float blockSum = 0.0f;
+#pragma unroll
+        for (int q = 0; q < 32; ++q) blockSum += xd[b * 32 + q] * mono_bf16_value(wRow[b * 32 + q]);
+        acc += blockSum;
+      }
+    }
+    mono_gemv_finish<SO, N>(acc, j0, partial, outLds, out);
+  }
+#pragma unroll
+  for (int s = 0; s < SO; ++s) {
+    int i = s * MONO_BLOCK + tid;
+    if (i < N) out[s] = outLds[i];
+  }
+  mono_block_sync();
+}
+
+// ---- grid barrier between stages (generation counting: reusable, no reset) ----
+// sync[0] counts arrivals, sync[1] is the generation. Replaced by tagged
+// mailboxes once the fusion passes land.
+MONO_DEV void mono_grid_barrier(mono_u32 *sync, mono_u32 grid) {
+  mono_block_sync();
+  if (mono_tid() == 0) {
+    mono_u32 generation = mono_load_acquire_device(&sync[1]);
+    if (mono_atomic_add_device(&sync[0], 1u) == grid - 1u) {
+      mono_store_relaxed_device(&sync[0], 0u);
+      mono_atomic_add_device(&sync[1], 1u);
+    } else {
+      while (mono_load_acquire_device(&sync[1]) == generation) mono_poll_pause();
+    }
+  }
+  mono_block_sync();
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Configures and builds monodc into build/ (Ninja, both cores, ccache when present).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${MONODC_BUILD_DIR:-$ROOT/build}"
+"$ROOT/scripts/setup.sh"
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/monodc-ccache}"
+LAUNCHER=()
+if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}"
+fi
+cmake --build "$BUILD" -j "$(nproc)"

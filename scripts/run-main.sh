@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The main job: set up, build, then compile the default DSV41 kernels for gfx950 with a report.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${MONODC_BUILD_DIR:-$ROOT/build}"
+"$ROOT/scripts/build.sh"
+OUT="${MONODC_OUT:-$ROOT/out}"
+"$BUILD/bin/monodc" build --arch gfx950 --out "$OUT" --emit obj "$@"
