@@ -1,0 +1,72 @@
+//===- Launch.h - declare a launch, its regions and its stages --*- C++ -*-===//
+#ifndef MONODC_DSL_LAUNCH_H
+#define MONODC_DSL_LAUNCH_H
+
+#include "monodc/dsl/DType.h"
+#include "monodc/dsl/Task.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace monodc::dsl {
+
+struct LaunchOptions {
+  std::string arch = "gfx950";
+  int64_t grid = 256;  ///< CTAs: the device's compute units
+  int64_t block = 256; ///< threads per CTA
+  int64_t rows = 1;    ///< tokens in the step
+};
+
+/// Builds one mono.launch. Mistakes (dtype or shape mismatch, writing a
+/// weight, reading a region this launch does not declare) are collected as
+/// diagnostics naming the stage and region; finish() then fails with all of
+/// them instead of returning a kernel.
+class Launch {
+public:
+  Launch(mlir::MLIRContext &context, const std::string &name, LaunchOptions options);
+  Launch(const Launch &) = delete;
+  Launch &operator=(const Launch &) = delete;
+
+  Region input(const std::string &name, DType type, std::vector<int64_t> shape);
+  Region output(const std::string &name, DType type, std::vector<int64_t> shape);
+  Region weight(const std::string &name, DType type, std::vector<int64_t> shape);
+  Region scratch(const std::string &name, DType type, std::vector<int64_t> shape);
+
+  /// Adds a stage of `tasks` tasks; `body` builds one task's program.
+  void stage(const std::string &name, int64_t tasks,
+             const std::function<void(Task &)> &body);
+
+  const LaunchOptions &options() const { return launchOptions; }
+  const std::string &name() const { return launchName; }
+
+  /// The module holding the launch, verified; or every diagnostic.
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> finish();
+
+  // Used by Task and Tile.
+  void report(const std::string &stage, const std::string &message);
+  bool owns(const Region &region) const { return region.owner == this; }
+  mlir::MLIRContext &context() { return *mlirContext; }
+
+private:
+  Region declare(const std::string &name, int kind, DType type,
+                 std::vector<int64_t> shape);
+
+  mlir::MLIRContext *mlirContext;
+  std::string launchName;
+  LaunchOptions launchOptions;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::Operation *launchOp = nullptr;
+  std::vector<std::string> regionNames;
+  bool sawStage = false;
+  std::vector<std::string> diagnostics;
+};
+
+} // namespace monodc::dsl
+
+#endif // MONODC_DSL_LAUNCH_H

@@ -1,0 +1,150 @@
+//===- Task.h - task bodies: indices, tiles and tile ops --------*- C++ -*-===//
+#ifndef MONODC_DSL_TASK_H
+#define MONODC_DSL_TASK_H
+
+#include "monodc/dsl/DType.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+#include <string>
+#include <vector>
+
+namespace monodc::dsl {
+
+class Launch;
+class Task;
+
+/// A handle to a region declared by a Launch.
+class Region {
+public:
+  Region() = default;
+  const std::string &name() const { return regionName; }
+  DType dtype() const { return type; }
+  const std::vector<int64_t> &shape() const { return extents; }
+  int64_t rows() const { return extents.size() == 2 ? extents[0] : 1; }
+  int64_t cols() const { return extents.empty() ? 0 : extents.back(); }
+  bool writable() const { return isWritable; }
+
+private:
+  friend class Launch;
+  Launch *owner = nullptr;
+  std::string regionName;
+  DType type = DType::F32;
+  std::vector<int64_t> extents;
+  bool isWritable = false;
+};
+
+/// An index value inside a task (the task id and arithmetic on it).
+class Index {
+public:
+  Index(Task *task, mlir::Value value) : task(task), value(value) {}
+  mlir::Value get() const { return value; }
+  friend Index operator+(Index a, Index b);
+  friend Index operator+(Index a, int64_t b);
+  friend Index operator*(Index a, int64_t b);
+  friend Index operator/(Index a, int64_t b);
+  friend Index operator%(Index a, int64_t b);
+
+private:
+  Task *task;
+  mlir::Value value;
+};
+
+/// A block-distributed vector of values; arithmetic is f32 only, so a
+/// narrower tile must be cast with to(f32) first. A size-1 tile broadcasts.
+/// A tile whose building failed is empty (no value) and poisons what uses it.
+class Tile {
+public:
+  Tile() = default;
+  Tile(Task *task, mlir::Value value) : task(task), value(value) {}
+  bool valid() const { return static_cast<bool>(value); }
+  mlir::Value get() const { return value; }
+  int64_t size() const;
+  DType dtype() const;
+  Task *owner() const { return task; }
+
+  /// Converts to another number format (one rounding, RNE; saturating to
+  /// e4m3/e2m1).
+  Tile to(DType type) const;
+
+private:
+  Task *task = nullptr;
+  mlir::Value value;
+};
+
+Tile operator+(const Tile &a, const Tile &b);
+Tile operator-(const Tile &a, const Tile &b);
+Tile operator*(const Tile &a, const Tile &b);
+Tile operator/(const Tile &a, const Tile &b);
+Tile operator+(const Tile &a, float b);
+Tile operator-(const Tile &a, float b);
+Tile operator*(const Tile &a, float b);
+Tile operator/(const Tile &a, float b);
+Tile operator*(float a, const Tile &b);
+Tile operator-(const Tile &a);
+Tile max(const Tile &a, const Tile &b);
+Tile min(const Tile &a, const Tile &b);
+Tile rsqrt(const Tile &x);
+Tile sqrt(const Tile &x);
+Tile exp2(const Tile &x);
+Tile sigmoid(const Tile &x);
+Tile abs(const Tile &x);
+/// Reductions to a size-1 (uniform) tile.
+Tile sum(const Tile &x);
+Tile maxOf(const Tile &x);
+Tile absMax(const Tile &x);
+
+enum class Mxfp8Flavour { Standard, Routed };
+
+/// An MXFP8 row: e4m3 codes and one e8m0 scale per 32 values.
+struct Mxfp8Tile {
+  Tile codes;
+  Tile scales;
+};
+
+/// The program of one task of a stage.
+class Task {
+public:
+  Task(Launch &launch, std::string stage, mlir::OpBuilder &builder, mlir::Value id)
+      : launch(launch), stageName(std::move(stage)), builder(builder), taskId(id) {}
+
+  Index id() { return Index(this, taskId); }
+  Index index(int64_t value);
+
+  /// `size` consecutive values of `region` starting at (row, col).
+  Tile load(const Region &region, Index row, Index col, int64_t size);
+  Tile load(const Region &region, Index row, int64_t col, int64_t size);
+  /// A whole row.
+  Tile loadRow(const Region &region, Index row);
+  void store(const Region &region, Index row, Index col, const Tile &value);
+  void store(const Region &region, Index row, int64_t col, const Tile &value);
+
+  Tile constant(float value, int64_t size = 1);
+  Mxfp8Tile quantizeMxfp8(const Tile &x, Mxfp8Flavour flavour = Mxfp8Flavour::Standard);
+
+  /// `rows` dot products of x with weight rows [row, row + rows): an MXFP8
+  /// activation against an e4m3 weight with its 32x32 E8M0 block scales.
+  Tile gemv(const Region &weight, const Region &weightScales, Index row, int64_t rows,
+            const Mxfp8Tile &x);
+  /// The same against a bf16 weight (f32 or bf16 activation).
+  Tile gemv(const Region &weight, Index row, int64_t rows, const Tile &x);
+
+  // Used by the free functions on tiles.
+  mlir::OpBuilder &b() { return builder; }
+  void fail(const std::string &message);
+  Tile asF32Operand(const Tile &tile, const char *what);
+  const std::string &stage() const { return stageName; }
+
+private:
+  bool checkRegion(const Region &region, const char *verb);
+
+  Launch &launch;
+  std::string stageName;
+  mlir::OpBuilder &builder;
+  mlir::Value taskId;
+};
+
+} // namespace monodc::dsl
+
+#endif // MONODC_DSL_TASK_H

@@ -1,0 +1,120 @@
+//===- Launch.cpp - declare a launch, its regions and its stages ----------===//
+#include "monodc/dsl/Launch.h"
+
+#include "monodc/Dialect/Mono/MonoDialect.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace monodc;
+using namespace monodc::dsl;
+
+Launch::Launch(MLIRContext &context, const std::string &name, LaunchOptions options)
+    : mlirContext(&context), launchName(name), launchOptions(std::move(options)) {
+  context.loadDialect<mono::MonoDialect, arith::ArithDialect>();
+  OpBuilder builder(&context);
+  Location loc = NameLoc::get(builder.getStringAttr(name));
+  module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto launch = mono::LaunchOp::create(
+      builder, loc, builder.getStringAttr(name), builder.getStringAttr(launchOptions.arch),
+      builder.getI64IntegerAttr(launchOptions.grid),
+      builder.getI64IntegerAttr(launchOptions.block),
+      builder.getI64IntegerAttr(launchOptions.rows));
+  launch.getBody().emplaceBlock();
+  launchOp = launch;
+}
+
+void Launch::report(const std::string &stage, const std::string &message) {
+  diagnostics.push_back("launch '" + launchName + "', stage '" + stage + "': " + message);
+}
+
+dsl::Region Launch::declare(const std::string &name, int kind, DType type,
+                       std::vector<int64_t> shape) {
+  dsl::Region region;
+  region.owner = this;
+  region.regionName = name;
+  region.type = type;
+  region.extents = shape;
+  auto regionKind = static_cast<mono::RegionKind>(kind);
+  region.isWritable = regionKind != mono::RegionKind::Input &&
+                      regionKind != mono::RegionKind::Weight;
+  if (sawStage) {
+    diagnostics.push_back("launch '" + launchName + "': region '" + name +
+                          "' is declared after a stage; declare regions first");
+    return region;
+  }
+  if (llvm::is_contained(regionNames, name)) {
+    diagnostics.push_back("launch '" + launchName + "': region '" + name +
+                          "' is declared twice");
+    return region;
+  }
+  if (shape.empty() || shape.size() > 2 ||
+      llvm::any_of(shape, [](int64_t e) { return e <= 0; })) {
+    diagnostics.push_back("launch '" + launchName + "': region '" + name +
+                          "' needs one or two positive extents");
+    return region;
+  }
+  regionNames.push_back(name);
+  auto launch = cast<mono::LaunchOp>(launchOp);
+  OpBuilder builder = OpBuilder::atBlockEnd(&launch.getBodyBlock());
+  mono::RegionOp::create(builder, NameLoc::get(builder.getStringAttr(name)), name,
+                         regionKind, toMlirType(type, *mlirContext), shape);
+  return region;
+}
+
+dsl::Region Launch::input(const std::string &name, DType type, std::vector<int64_t> shape) {
+  return declare(name, static_cast<int>(mono::RegionKind::Input), type, std::move(shape));
+}
+dsl::Region Launch::output(const std::string &name, DType type, std::vector<int64_t> shape) {
+  return declare(name, static_cast<int>(mono::RegionKind::Output), type, std::move(shape));
+}
+dsl::Region Launch::weight(const std::string &name, DType type, std::vector<int64_t> shape) {
+  return declare(name, static_cast<int>(mono::RegionKind::Weight), type, std::move(shape));
+}
+dsl::Region Launch::scratch(const std::string &name, DType type, std::vector<int64_t> shape) {
+  return declare(name, static_cast<int>(mono::RegionKind::Scratch), type, std::move(shape));
+}
+
+void Launch::stage(const std::string &name, int64_t tasks,
+                   const std::function<void(Task &)> &body) {
+  sawStage = true;
+  if (tasks <= 0) {
+    report(name, "needs at least one task, got " + std::to_string(tasks));
+    return;
+  }
+  auto launch = cast<mono::LaunchOp>(launchOp);
+  OpBuilder builder = OpBuilder::atBlockEnd(&launch.getBodyBlock());
+  Location loc = NameLoc::get(builder.getStringAttr(name));
+  auto stage = mono::StageOp::create(builder, loc, builder.getStringAttr(name),
+                                     builder.getI64IntegerAttr(tasks));
+  Block &block = stage.getBody().emplaceBlock();
+  Value id = block.addArgument(builder.getIndexType(), loc);
+  builder.setInsertionPointToStart(&block);
+  Task task(*this, name, builder, id);
+  body(task);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> Launch::finish() {
+  if (diagnostics.empty()) {
+    // The verifier is the backstop: whatever the DSL let through must still
+    // be a well-formed launch.
+    std::string text;
+    ScopedDiagnosticHandler handler(mlirContext, [&](Diagnostic &diag) {
+      llvm::raw_string_ostream os(text);
+      os << diag << "\n";
+      return success();
+    });
+    if (failed(verify(*module)))
+      diagnostics.push_back("launch '" + launchName + "' failed verification: " + text);
+  }
+  if (!diagnostics.empty()) {
+    std::string all;
+    for (const std::string &d : diagnostics)
+      all += (all.empty() ? "" : "\n") + d;
+    return llvm::createStringError(all);
+  }
+  return std::move(module);
+}

@@ -1,0 +1,296 @@
+//===- Task.cpp - task bodies: indices, tiles and tile ops ----------------===//
+#include "monodc/dsl/Launch.h"
+#include "monodc/dsl/Task.h"
+
+#include "monodc/Dialect/Mono/MonoDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace monodc;
+using namespace monodc::dsl;
+
+namespace {
+Location locOf(Task &task) {
+  return NameLoc::get(task.b().getStringAttr(task.stage()));
+}
+mono::TileType tileType(Task &task, int64_t size, DType type) {
+  return mono::TileType::get(task.b().getContext(), size,
+                             toMlirType(type, *task.b().getContext()));
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Index
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+static Index indexOp(Task *task, Value a, Value b) {
+  return Index(task, OpTy::create(task->b(), locOf(*task), a, b).getResult());
+}
+
+Index monodc::dsl::operator+(Index a, Index b) {
+  return indexOp<arith::AddIOp>(a.task, a.value, b.value);
+}
+Index monodc::dsl::operator+(Index a, int64_t b) { return a + a.task->index(b); }
+Index monodc::dsl::operator*(Index a, int64_t b) {
+  return indexOp<arith::MulIOp>(a.task, a.value, a.task->index(b).get());
+}
+Index monodc::dsl::operator/(Index a, int64_t b) {
+  return indexOp<arith::DivUIOp>(a.task, a.value, a.task->index(b).get());
+}
+Index monodc::dsl::operator%(Index a, int64_t b) {
+  return indexOp<arith::RemUIOp>(a.task, a.value, a.task->index(b).get());
+}
+
+Index Task::index(int64_t value) {
+  return Index(this, arith::ConstantIndexOp::create(builder, locOf(*this), value));
+}
+
+//===----------------------------------------------------------------------===//
+// Tile
+//===----------------------------------------------------------------------===//
+
+int64_t Tile::size() const {
+  return value ? cast<mono::TileType>(value.getType()).getSize() : 0;
+}
+DType Tile::dtype() const {
+  return value ? fromMlirType(cast<mono::TileType>(value.getType()).getElementType())
+               : DType::F32;
+}
+
+Tile Tile::to(DType type) const {
+  if (!valid())
+    return {};
+  if (type == dtype())
+    return *this;
+  if (type != DType::F32 && dtype() != DType::F32) {
+    task->fail("cast from " + dtypeName(dtype()) + " to " + dtypeName(type) +
+               " must go through f32");
+    return {};
+  }
+  return Tile(task, mono::CastOp::create(task->b(), locOf(*task),
+                                         tileType(*task, size(), type), value));
+}
+
+void Task::fail(const std::string &message) { launch.report(stageName, message); }
+
+Tile Task::asF32Operand(const Tile &tile, const char *what) {
+  if (!tile.valid())
+    return {};
+  if (tile.dtype() != DType::F32) {
+    fail(std::string(what) + " needs f32 tiles, got a " + dtypeName(tile.dtype()) +
+         " tile; convert it with .to(f32) first");
+    return {};
+  }
+  return tile;
+}
+
+template <typename OpTy>
+static Tile binary(const Tile &a, const Tile &b, const char *what) {
+  Task *task = a.valid() ? a.owner() : b.owner();
+  if (!task || !a.valid() || !b.valid())
+    return {};
+  if (a.owner() != b.owner()) {
+    task->fail(std::string(what) + " of tiles from different tasks");
+    return {};
+  }
+  Tile x = task->asF32Operand(a, what), y = task->asF32Operand(b, what);
+  if (!x.valid() || !y.valid())
+    return {};
+  int64_t size = std::max(x.size(), y.size());
+  if ((x.size() != 1 && x.size() != size) || (y.size() != 1 && y.size() != size)) {
+    task->fail(std::string(what) + " of tiles of " + std::to_string(x.size()) +
+               " and " + std::to_string(y.size()) +
+               " values (only a size-1 tile broadcasts)");
+    return {};
+  }
+  return Tile(task, OpTy::create(task->b(), locOf(*task), tileType(*task, size, DType::F32),
+                                 x.get(), y.get()));
+}
+
+static Tile scalar(const Tile &like, float value) {
+  if (!like.valid())
+    return {};
+  return like.owner()->constant(value);
+}
+
+Tile monodc::dsl::operator+(const Tile &a, const Tile &b) { return binary<mono::AddOp>(a, b, "add"); }
+Tile monodc::dsl::operator-(const Tile &a, const Tile &b) { return binary<mono::SubOp>(a, b, "sub"); }
+Tile monodc::dsl::operator*(const Tile &a, const Tile &b) { return binary<mono::MulOp>(a, b, "mul"); }
+Tile monodc::dsl::operator/(const Tile &a, const Tile &b) { return binary<mono::DivOp>(a, b, "div"); }
+Tile monodc::dsl::operator+(const Tile &a, float b) { return a + scalar(a, b); }
+Tile monodc::dsl::operator-(const Tile &a, float b) { return a - scalar(a, b); }
+Tile monodc::dsl::operator*(const Tile &a, float b) { return a * scalar(a, b); }
+Tile monodc::dsl::operator/(const Tile &a, float b) { return a / scalar(a, b); }
+Tile monodc::dsl::operator*(float a, const Tile &b) { return scalar(b, a) * b; }
+Tile monodc::dsl::max(const Tile &a, const Tile &b) { return binary<mono::MaxOp>(a, b, "max"); }
+Tile monodc::dsl::min(const Tile &a, const Tile &b) { return binary<mono::MinOp>(a, b, "min"); }
+
+template <typename OpTy>
+static Tile unary(const Tile &x, const char *what) {
+  if (!x.valid())
+    return {};
+  Task *task = x.owner();
+  Tile in = task->asF32Operand(x, what);
+  if (!in.valid())
+    return {};
+  return Tile(task, OpTy::create(task->b(), locOf(*task), in.get().getType(), in.get()));
+}
+
+Tile monodc::dsl::operator-(const Tile &a) { return unary<mono::NegOp>(a, "neg"); }
+Tile monodc::dsl::rsqrt(const Tile &x) { return unary<mono::RsqrtOp>(x, "rsqrt"); }
+Tile monodc::dsl::sqrt(const Tile &x) { return unary<mono::SqrtOp>(x, "sqrt"); }
+Tile monodc::dsl::exp2(const Tile &x) { return unary<mono::Exp2Op>(x, "exp2"); }
+Tile monodc::dsl::sigmoid(const Tile &x) { return unary<mono::SigmoidOp>(x, "sigmoid"); }
+Tile monodc::dsl::abs(const Tile &x) { return unary<mono::AbsOp>(x, "abs"); }
+
+static Tile reduce(const Tile &x, mono::ReduceKind kind, const char *what) {
+  if (!x.valid())
+    return {};
+  Task *task = x.owner();
+  Tile in = task->asF32Operand(x, what);
+  if (!in.valid())
+    return {};
+  return Tile(task, mono::ReduceOp::create(task->b(), locOf(*task),
+                                           tileType(*task, 1, DType::F32), kind, in.get()));
+}
+
+Tile monodc::dsl::sum(const Tile &x) { return reduce(x, mono::ReduceKind::Sum, "sum"); }
+Tile monodc::dsl::maxOf(const Tile &x) { return reduce(x, mono::ReduceKind::Max, "maxOf"); }
+Tile monodc::dsl::absMax(const Tile &x) { return reduce(x, mono::ReduceKind::AbsMax, "absMax"); }
+
+//===----------------------------------------------------------------------===//
+// Task
+//===----------------------------------------------------------------------===//
+
+bool Task::checkRegion(const Region &region, const char *verb) {
+  if (!launch.owns(region)) {
+    fail(std::string(verb) + " region '" + region.name() + "' which launch '" +
+         launch.name() + "' does not declare");
+    return false;
+  }
+  return true;
+}
+
+Tile Task::load(const Region &region, Index row, Index col, int64_t size) {
+  if (!checkRegion(region, "reads"))
+    return {};
+  if (size <= 0 || size > region.cols()) {
+    fail("loads " + std::to_string(size) + " values from a row of region '" +
+         region.name() + "' (" + std::to_string(region.cols()) + " columns)");
+    return {};
+  }
+  return Tile(this, mono::LoadOp::create(builder, locOf(*this),
+                                         tileType(*this, size, region.dtype()),
+                                         region.name(), row.get(), col.get()));
+}
+
+Tile Task::load(const Region &region, Index row, int64_t col, int64_t size) {
+  return load(region, row, index(col), size);
+}
+
+Tile Task::loadRow(const Region &region, Index row) {
+  return load(region, row, index(0), region.cols());
+}
+
+void Task::store(const Region &region, Index row, Index col, const Tile &value) {
+  if (!value.valid() || !checkRegion(region, "writes"))
+    return;
+  if (!region.writable()) {
+    fail("writes read-only region '" + region.name() + "' (inputs and weights are read-only)");
+    return;
+  }
+  if (value.dtype() != region.dtype()) {
+    fail("stores a " + dtypeName(value.dtype()) + " tile into " +
+         dtypeName(region.dtype()) + " region '" + region.name() +
+         "'; convert it with .to(" + dtypeName(region.dtype()) + ") first");
+    return;
+  }
+  if (value.size() > region.cols()) {
+    fail("stores " + std::to_string(value.size()) + " values into a row of region '" +
+         region.name() + "' (" + std::to_string(region.cols()) + " columns)");
+    return;
+  }
+  mono::StoreOp::create(builder, locOf(*this), value.get(), region.name(), row.get(),
+                        col.get());
+}
+
+void Task::store(const Region &region, Index row, int64_t col, const Tile &value) {
+  store(region, row, index(col), value);
+}
+
+Tile Task::constant(float value, int64_t size) {
+  return Tile(this, mono::ConstantOp::create(builder, locOf(*this),
+                                             tileType(*this, size, DType::F32),
+                                             builder.getF32FloatAttr(value)));
+}
+
+Mxfp8Tile Task::quantizeMxfp8(const Tile &x, Mxfp8Flavour flavour) {
+  Tile in = asF32Operand(x, "quantizeMxfp8");
+  if (!in.valid())
+    return {};
+  if (in.size() % 32 != 0) {
+    fail("quantizeMxfp8 of " + std::to_string(in.size()) +
+         " values: the size must be a multiple of 32");
+    return {};
+  }
+  auto op = mono::QuantizeMxfp8Op::create(
+      builder, locOf(*this), tileType(*this, in.size(), DType::E4M3),
+      tileType(*this, in.size() / 32, DType::E8M0), in.get(),
+      flavour == Mxfp8Flavour::Routed ? mono::Mxfp8Variant::Routed
+                                      : mono::Mxfp8Variant::Standard);
+  return {Tile(this, op.getCodes()), Tile(this, op.getScales())};
+}
+
+Tile Task::gemv(const Region &weight, const Region &weightScales, Index row, int64_t rows,
+                const Mxfp8Tile &x) {
+  if (!x.codes.valid() || !x.scales.valid() || !checkRegion(weight, "reads") ||
+      !checkRegion(weightScales, "reads"))
+    return {};
+  if (weight.dtype() != DType::E4M3 || weightScales.dtype() != DType::E8M0) {
+    fail("gemv with weight '" + weight.name() + "' (" + dtypeName(weight.dtype()) +
+         ") and scales '" + weightScales.name() + "' (" +
+         dtypeName(weightScales.dtype()) + "): expected e4m3 and e8m0");
+    return {};
+  }
+  if (x.codes.size() != weight.cols()) {
+    fail("gemv of a " + std::to_string(x.codes.size()) + "-value activation with weight '" +
+         weight.name() + "' of " + std::to_string(weight.cols()) + " columns");
+    return {};
+  }
+  if (rows <= 0 || rows % 32 != 0) {
+    fail("gemv with weight '" + weight.name() + "' over " + std::to_string(rows) +
+         " rows: e4m3 weights are read in whole 32-row blocks");
+    return {};
+  }
+  return Tile(this, mono::GemvOp::create(builder, locOf(*this),
+                                         tileType(*this, rows, DType::F32),
+                                         FlatSymbolRefAttr::get(builder.getContext(), weight.name()),
+                                         FlatSymbolRefAttr::get(builder.getContext(), weightScales.name()),
+                                         row.get(), x.codes.get(), x.scales.get()));
+}
+
+Tile Task::gemv(const Region &weight, Index row, int64_t rows, const Tile &x) {
+  if (!x.valid() || !checkRegion(weight, "reads"))
+    return {};
+  if (weight.dtype() != DType::BF16) {
+    fail("gemv with weight '" + weight.name() + "' (" + dtypeName(weight.dtype()) +
+         ") and no scales: expected a bf16 weight");
+    return {};
+  }
+  if (x.dtype() != DType::F32 && x.dtype() != DType::BF16) {
+    fail("gemv with bf16 weight '" + weight.name() + "' takes an f32 or bf16 activation, got " +
+         dtypeName(x.dtype()));
+    return {};
+  }
+  if (x.size() != weight.cols()) {
+    fail("gemv of a " + std::to_string(x.size()) + "-value activation with weight '" +
+         weight.name() + "' of " + std::to_string(weight.cols()) + " columns");
+    return {};
+  }
+  return Tile(this, mono::GemvOp::create(builder, locOf(*this),
+                                         tileType(*this, rows, DType::F32),
+                                         FlatSymbolRefAttr::get(builder.getContext(), weight.name()),
+                                         FlatSymbolRefAttr(), row.get(), x.get(), Value()));
+}

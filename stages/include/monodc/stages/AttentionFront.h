@@ -1,0 +1,36 @@
+//===- AttentionFront.h - seam norm, wqkv and the q/kv norms ----*- C++ -*-===//
+#ifndef MONODC_STAGES_ATTENTIONFRONT_H
+#define MONODC_STAGES_ATTENTIONFRONT_H
+
+#include "monodc/dsl/Launch.h"
+#include "monodc/stages/ModelConfig.h"
+
+namespace monodc::stages {
+
+/// The seam norm: y = bf16(u * rsqrt(sum u^2 / H + eps) * w), one rounding,
+/// then MXFP8(y) (codes, scales) for the GEMV that follows. One task a token.
+struct SeamNormRegions {
+  dsl::Region u, weight, y, codes, scales;
+};
+void addSeamNorm(dsl::Launch &launch, const ModelConfig &config, const std::string &name,
+                 const SeamNormRegions &regions);
+
+/// qkv = bf16(MXFP8(y) . wqkv^T). One task per (token, 32-row weight block).
+struct WqkvRegions {
+  dsl::Region codes, scales, weight, weightScales, qkv;
+};
+void addWqkvGemv(dsl::Launch &launch, const ModelConfig &config, const WqkvRegions &regions);
+
+/// out = bf16(x * rsqrt(mean(x^2) + eps) * w) over columns [col, col + width)
+/// of `source`. Used for the q norm and the kv norm. One task a token.
+struct RowNormRegions {
+  dsl::Region source, weight, out;
+  int64_t col = 0;
+  int64_t width = 0;
+};
+void addRowNorm(dsl::Launch &launch, const ModelConfig &config, const std::string &name,
+                const RowNormRegions &regions);
+
+} // namespace monodc::stages
+
+#endif // MONODC_STAGES_ATTENTIONFRONT_H

@@ -1,0 +1,29 @@
+//===- Launches.h - layer compositions --------------------------*- C++ -*-===//
+#ifndef MONODC_STAGES_LAUNCHES_H
+#define MONODC_STAGES_LAUNCHES_H
+
+#include "monodc/stages/ModelConfig.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace monodc::stages {
+
+/// The launches the library composes today.
+std::vector<std::string> launchNames();
+
+/// The attention front of K1: seam norm -> wqkv -> q norm, kv norm.
+/// Inputs: u [rows, H] bf16 (the collapsed residual). Outputs: y [rows, H],
+/// qn [rows, qRank], kn [rows, kvDim] (bf16).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildAttentionFront(mlir::MLIRContext &context, const ModelConfig &config,
+                    const BuildParams &params);
+
+/// Builds a launch by name (see launchNames()).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildLaunch(mlir::MLIRContext &context, const std::string &launch, const ModelConfig &config,
+            const BuildParams &params);
+
+} // namespace monodc::stages
+
+#endif // MONODC_STAGES_LAUNCHES_H

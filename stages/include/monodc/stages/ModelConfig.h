@@ -1,0 +1,51 @@
+//===- ModelConfig.h - model dimensions and build parameters ----*- C++ -*-===//
+#ifndef MONODC_STAGES_MODELCONFIG_H
+#define MONODC_STAGES_MODELCONFIG_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace monodc::stages {
+
+/// The dimensions the stage library is parameterized by (DSV41.md section 1).
+struct ModelConfig {
+  std::string name;
+  int64_t hidden;      ///< H
+  int64_t heads;       ///< attention heads (all ranks)
+  int64_t headDim;     ///< nope + rope
+  int64_t ropeDim;     ///< the rotated tail of a head
+  int64_t qRank;       ///< q low rank
+  int64_t kvDim;       ///< kv latent (= headDim: K = V)
+  float normEps;       ///< every RMSNorm
+
+  int64_t qkvWidth() const { return qRank + kvDim; }
+};
+
+/// DeepSeek-V4.1-Flash.
+ModelConfig dsv41Config();
+/// Same structure and formats, narrower: fast enough for many seeds in tests.
+ModelConfig tinyConfig();
+/// "dsv41" or "tiny".
+llvm::Expected<ModelConfig> configByName(const std::string &name);
+
+/// What one build serves: arch, grid, step width and tensor parallelism.
+struct BuildParams {
+  std::string arch = "gfx950";
+  int64_t grid = 0;  ///< 0: the arch's compute-unit count
+  int64_t block = 256;
+  int64_t rows = 6;
+  int64_t tp = 2;
+};
+
+/// Compute units of an arch (the persistent grid), or 0 when unknown.
+int64_t defaultGrid(const std::string &arch);
+
+/// Fills defaults and refuses what the stages cannot serve, naming the value.
+llvm::Expected<BuildParams> resolveBuildParams(const ModelConfig &config, BuildParams params);
+
+} // namespace monodc::stages
+
+#endif // MONODC_STAGES_MODELCONFIG_H

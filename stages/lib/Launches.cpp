@@ -1,0 +1,47 @@
+//===- Launches.cpp - layer compositions ----------------------------------===//
+#include "monodc/stages/Launches.h"
+
+#include "monodc/stages/AttentionFront.h"
+
+using namespace monodc::dsl;
+using namespace monodc::stages;
+
+std::vector<std::string> monodc::stages::launchNames() { return {"attention_front"}; }
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+monodc::stages::buildAttentionFront(mlir::MLIRContext &context, const ModelConfig &c,
+                                    const BuildParams &params) {
+  Launch launch(context, "attention_front",
+                {params.arch, params.grid, params.block, params.rows});
+  const int64_t rows = params.rows, h = c.hidden;
+  Region u = launch.input("u", bf16, {rows, h});
+  Region normWeight = launch.weight("attn_norm", bf16, {h});
+  Region wqkv = launch.weight("wqkv", e4m3, {c.qkvWidth(), h});
+  Region wqkvScale = launch.weight("wqkv_scale", e8m0, {c.qkvWidth() / 32, h / 32});
+  Region qNorm = launch.weight("q_norm", bf16, {c.qRank});
+  Region kvNorm = launch.weight("kv_norm", bf16, {c.kvDim});
+  Region y = launch.output("y", bf16, {rows, h});
+  Region xq = launch.scratch("xq", e4m3, {rows, h});
+  Region xs = launch.scratch("xs", e8m0, {rows, h / 32});
+  Region qkv = launch.scratch("qkv", bf16, {rows, c.qkvWidth()});
+  Region qn = launch.output("qn", bf16, {rows, c.qRank});
+  Region kn = launch.output("kn", bf16, {rows, c.kvDim});
+
+  addSeamNorm(launch, c, "seam.norm", {u, normWeight, y, xq, xs});
+  addWqkvGemv(launch, c, {xq, xs, wqkv, wqkvScale, qkv});
+  addRowNorm(launch, c, "front.q_norm", {qkv, qNorm, qn, 0, c.qRank});
+  addRowNorm(launch, c, "front.kv_norm", {qkv, kvNorm, kn, c.qRank, c.kvDim});
+  return launch.finish();
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
+                            const ModelConfig &config, const BuildParams &params) {
+  auto resolved = resolveBuildParams(config, params);
+  if (!resolved)
+    return resolved.takeError();
+  if (name == "attention_front")
+    return buildAttentionFront(context, config, *resolved);
+  return llvm::createStringError("unknown launch '%s' (known: attention_front)",
+                                 name.c_str());
+}

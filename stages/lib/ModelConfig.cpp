@@ -1,0 +1,63 @@
+//===- ModelConfig.cpp - model dimensions and build parameters ------------===//
+#include "monodc/stages/ModelConfig.h"
+
+using namespace monodc::stages;
+
+ModelConfig monodc::stages::dsv41Config() {
+  return ModelConfig{"dsv41", /*hidden=*/5120, /*heads=*/64, /*headDim=*/512,
+                     /*ropeDim=*/64, /*qRank=*/1280, /*kvDim=*/512, /*normEps=*/1e-20f};
+}
+
+ModelConfig monodc::stages::tinyConfig() {
+  return ModelConfig{"tiny", /*hidden=*/512, /*heads=*/8, /*headDim=*/128,
+                     /*ropeDim=*/64, /*qRank=*/256, /*kvDim=*/128, /*normEps=*/1e-20f};
+}
+
+llvm::Expected<ModelConfig> monodc::stages::configByName(const std::string &name) {
+  if (name == "dsv41")
+    return dsv41Config();
+  if (name == "tiny")
+    return tinyConfig();
+  return llvm::createStringError("unknown model config '%s' (known: dsv41, tiny)",
+                                 name.c_str());
+}
+
+int64_t monodc::stages::defaultGrid(const std::string &arch) {
+  if (arch == "gfx950")
+    return 256;  // MI355X compute units
+  if (arch == "gfx942")
+    return 304;  // MI300X
+  if (arch == "gfx90a")
+    return 104;  // MI210
+  if (arch == "sm_90")
+    return 132;  // H200
+  return 0;
+}
+
+llvm::Expected<BuildParams> monodc::stages::resolveBuildParams(const ModelConfig &config,
+                                                               BuildParams params) {
+  if (defaultGrid(params.arch) == 0)
+    return llvm::createStringError(
+        "unsupported arch '%s' (supported: gfx950, gfx942, gfx90a, sm_90)",
+        params.arch.c_str());
+  if (params.grid == 0)
+    params.grid = defaultGrid(params.arch);
+  if (params.grid < 0)
+    return llvm::createStringError("grid must be positive, got %lld",
+                                   static_cast<long long>(params.grid));
+  if (params.rows < 1 || params.rows > 48)
+    return llvm::createStringError("rows must be in 1..48, got %lld",
+                                   static_cast<long long>(params.rows));
+  if (params.tp != 2 && params.tp != 4)
+    return llvm::createStringError("unsupported TP %lld (supported: 2, 4)",
+                                   static_cast<long long>(params.tp));
+  if (config.heads % params.tp != 0)
+    return llvm::createStringError("%s has %lld heads, not divisible by TP %lld",
+                                   config.name.c_str(),
+                                   static_cast<long long>(config.heads),
+                                   static_cast<long long>(params.tp));
+  if (params.block < 32 || params.block > 1024 || (params.block & (params.block - 1)) != 0)
+    return llvm::createStringError("block must be a power of two in 32..1024, got %lld",
+                                   static_cast<long long>(params.block));
+  return params;
+}
