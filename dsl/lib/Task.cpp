@@ -95,8 +95,12 @@ static Tile binary(const Tile &a, const Tile &b, const char *what) {
     task->fail(std::string(what) + " of tiles from different tasks");
     return {};
   }
-  Tile x = task->asF32Operand(a, what), y = task->asF32Operand(b, what);
-  if (!x.valid() || !y.valid())
+  // One diagnostic per mistake, even when both operands share it.
+  Tile x = task->asF32Operand(a, what);
+  if (!x.valid())
+    return {};
+  Tile y = task->asF32Operand(b, what);
+  if (!y.valid())
     return {};
   int64_t size = std::max(x.size(), y.size());
   if ((x.size() != 1 && x.size() != size) || (y.size() != 1 && y.size() != size)) {

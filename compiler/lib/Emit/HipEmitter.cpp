@@ -169,7 +169,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         declareTile(c.getResult(), name);
         openSlotLoop(c.getResult());
         os << "      " << name << "[s] = "
-           << llvm::formatv("{0:e}", c.getValue().convertToFloat()) << "f;\n    }\n";
+           << llvm::formatv("{0:e9}", c.getValue().convertToFloat()) << "f;\n    }\n";
         return success();
       })
       .Case<LoadOp>([&](LoadOp load) {

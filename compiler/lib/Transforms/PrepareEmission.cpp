@@ -53,7 +53,7 @@ struct PrepareEmission
                               << " values needs "
                               << slotsPerThread(tile.getSize(), block)
                               << " registers per thread at block " << block
-                              << " (limit " << maxSlotsPerThread
+                              << " (limit " << static_cast<int64_t>(maxSlotsPerThread)
                               << "); split the stage into more tasks";
             failed = true;
           }

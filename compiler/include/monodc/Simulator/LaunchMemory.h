@@ -1,0 +1,50 @@
+//===- LaunchMemory.h - host copies of a launch's regions -------*- C++ -*-===//
+#ifndef MONODC_SIMULATOR_LAUNCHMEMORY_H
+#define MONODC_SIMULATOR_LAUNCHMEMORY_H
+
+#include "monodc/Dialect/Mono/MonoDialect.h"
+
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace monodc::sim {
+
+/// One region's bytes in its storage format (f32 4 B, bf16 2 B, e4m3 and
+/// e8m0 1 B, e2m1 two codes a byte, low nibble first), zero-filled.
+struct RegionStorage {
+  mlir::Type elementType;
+  int64_t rows = 1, cols = 0;
+  std::vector<uint8_t> bytes;
+
+  int64_t elements() const { return rows * cols; }
+  float get(int64_t index) const;
+  void set(int64_t index, float value);
+};
+
+/// The memory of every region of one launch, by region name.
+class LaunchMemory {
+public:
+  explicit LaunchMemory(mono::LaunchOp launch);
+
+  bool has(const std::string &region) const { return regions.count(region) != 0; }
+  RegionStorage &region(const std::string &name);
+  const RegionStorage &region(const std::string &name) const;
+
+  /// Writes values, rounding each into the region's format.
+  llvm::Error setValues(const std::string &name, const std::vector<float> &values);
+  llvm::Error setBytes(const std::string &name, const std::vector<uint8_t> &bytes);
+  std::vector<float> values(const std::string &name) const;
+  const std::vector<uint8_t> &bytes(const std::string &name) const {
+    return region(name).bytes;
+  }
+
+private:
+  std::map<std::string, RegionStorage> regions;
+};
+
+} // namespace monodc::sim
+
+#endif

@@ -1,0 +1,111 @@
+//===- LaunchMemory.cpp - host copies of a launch's regions ---------------===//
+#include "monodc/Simulator/LaunchMemory.h"
+
+#include "monodc/formats/NumberFormats.h"
+
+#include <cstring>
+
+using namespace monodc;
+using namespace monodc::sim;
+namespace fmts = monodc::formats;
+
+namespace {
+int64_t storageBytes(mlir::Type type, int64_t elements) {
+  if (type.isF32())
+    return elements * 4;
+  if (type.isBF16())
+    return elements * 2;
+  if (mlir::isa<mlir::Float4E2M1FNType>(type))
+    return (elements + 1) / 2;
+  return elements;
+}
+} // namespace
+
+float RegionStorage::get(int64_t i) const {
+  if (elementType.isF32()) {
+    float v;
+    std::memcpy(&v, bytes.data() + i * 4, 4);
+    return v;
+  }
+  if (elementType.isBF16()) {
+    uint16_t b;
+    std::memcpy(&b, bytes.data() + i * 2, 2);
+    return fmts::bf16Value(b);
+  }
+  if (mlir::isa<mlir::Float8E4M3FNType>(elementType))
+    return fmts::e4m3Value(bytes[i]);
+  if (mlir::isa<mlir::Float4E2M1FNType>(elementType))
+    return fmts::e2m1Value((i & 1) ? (bytes[i / 2] >> 4) : (bytes[i / 2] & 15));
+  return fmts::e8m0Value(bytes[i]);
+}
+
+void RegionStorage::set(int64_t i, float value) {
+  if (elementType.isF32()) {
+    std::memcpy(bytes.data() + i * 4, &value, 4);
+  } else if (elementType.isBF16()) {
+    uint16_t b = fmts::bf16Bits(value);
+    std::memcpy(bytes.data() + i * 2, &b, 2);
+  } else if (mlir::isa<mlir::Float8E4M3FNType>(elementType)) {
+    bytes[i] = fmts::e4m3Bits(value);
+  } else if (mlir::isa<mlir::Float4E2M1FNType>(elementType)) {
+    uint8_t code = fmts::e2m1Bits(value) & 15;
+    uint8_t &byte = bytes[i / 2];
+    byte = (i & 1) ? static_cast<uint8_t>((byte & 0x0F) | (code << 4))
+                   : static_cast<uint8_t>((byte & 0xF0) | code);
+  } else {
+    bytes[i] = fmts::e8m0Bits(value);
+  }
+}
+
+LaunchMemory::LaunchMemory(mono::LaunchOp launch) {
+  for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
+    RegionStorage storage;
+    storage.elementType = region.getElementType();
+    storage.rows = region.getRows();
+    storage.cols = region.getCols();
+    storage.bytes.assign(storageBytes(storage.elementType, storage.elements()), 0);
+    regions.emplace(region.getSymName().str(), std::move(storage));
+  }
+}
+
+RegionStorage &LaunchMemory::region(const std::string &name) {
+  auto it = regions.find(name);
+  if (it == regions.end())
+    llvm::report_fatal_error(llvm::Twine("no region named ") + name);
+  return it->second;
+}
+
+const RegionStorage &LaunchMemory::region(const std::string &name) const {
+  return const_cast<LaunchMemory *>(this)->region(name);
+}
+
+llvm::Error LaunchMemory::setValues(const std::string &name, const std::vector<float> &values) {
+  if (!has(name))
+    return llvm::createStringError("the launch has no region '%s'", name.c_str());
+  RegionStorage &r = region(name);
+  if (static_cast<int64_t>(values.size()) != r.elements())
+    return llvm::createStringError("region '%s' holds %lld values, got %zu", name.c_str(),
+                                   static_cast<long long>(r.elements()), values.size());
+  for (int64_t i = 0; i < r.elements(); ++i)
+    r.set(i, values[i]);
+  return llvm::Error::success();
+}
+
+llvm::Error LaunchMemory::setBytes(const std::string &name, const std::vector<uint8_t> &bytes) {
+  if (!has(name))
+    return llvm::createStringError("the launch has no region '%s'", name.c_str());
+  RegionStorage &r = region(name);
+  if (bytes.size() != r.bytes.size())
+    return llvm::createStringError("region '%s' holds %zu bytes, got %zu", name.c_str(),
+                                   r.bytes.size(), bytes.size());
+  r.bytes = bytes;
+  return llvm::Error::success();
+}
+
+std::vector<float> LaunchMemory::values(const std::string &name) const {
+  const RegionStorage &r = region(name);
+  std::vector<float> out(r.elements());
+  for (int64_t i = 0; i < r.elements(); ++i)
+    out[i] = r.get(i);
+  return out;
+}

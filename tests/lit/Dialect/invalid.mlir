@@ -1,0 +1,151 @@
+// RUN: monodc-opt %s -split-input-file -verify-diagnostics
+// The verifier rejects bad shapes, dtypes and region use, naming the op.
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @u input : bf16 [1, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.load' op loads a f32 tile from bf16 region 'u'}}
+    %u = mono.load @u[%t, %c0] : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : bf16 [1, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %x = mono.constant 1.0 : !mono.tile<64, f32>
+    %b = mono.cast %x : !mono.tile<64, f32> to !mono.tile<64, bf16>
+    // expected-error @+1 {{'mono.store' op writes weight region 'w', which is read-only}}
+    mono.store %b, @w[%t, %c0] : !mono.tile<64, bf16>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.load' op reads region 'nowhere' which the launch does not declare}}
+    %u = mono.load @nowhere[%t, %c0] : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @u input : f32 [1, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c48 = arith.constant 48 : index
+    // expected-error @+1 {{'mono.load' op columns [48, 80) are outside region 'u' (64 columns)}}
+    %u = mono.load @u[%t, %c48] : !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %a = mono.constant 1.0 : !mono.tile<64, f32>
+    %b = mono.constant 1.0 : !mono.tile<32, f32>
+    // expected-error @+1 {{'mono.add' op operand sizes 64 and 32 do not match}}
+    %c = mono.add %a, %b : !mono.tile<64, f32>, !mono.tile<32, f32> -> !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %a = mono.constant 1.0 : !mono.tile<64, f32>
+    %b = mono.cast %a : !mono.tile<64, f32> to !mono.tile<64, bf16>
+    // expected-error @+1 {{'mono.mul' op operates on f32 tiles, got a bf16 tile}}
+    %c = mono.mul %b, %b : !mono.tile<64, bf16>, !mono.tile<64, bf16> -> !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %a = mono.constant 1.0 : !mono.tile<48, f32>
+    // expected-error @+1 {{'mono.quantize_mxfp8' op input size 48 is not a multiple of the 32-value group}}
+    %c, %s = mono.quantize_mxfp8 standard %a : !mono.tile<48, f32> -> !mono.tile<48, f8E4M3FN>, !mono.tile<1, f8E8M0FNU>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %a = mono.constant 1.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.gemv' op an e4m3 weight takes an MXFP8 activation}}
+    %o = mono.gemv @w [%c0], %a : !mono.tile<64, f32> -> !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : bf16 [32, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %a = mono.constant 1.0 : !mono.tile<32, f32>
+    // expected-error @+1 {{'mono.gemv' op activation of 32 values does not match the 64 columns of weight 'w'}}
+    %o = mono.gemv @w [%c0], %a : !mono.tile<32, f32> -> !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'mono.launch' op rows must be in [1, 48], got 49}}
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 49 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'mono.launch' op block must be a power of two in [32, 1024], got 96}}
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 96 : i64, rows = 1 : i64} {
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.stage' op stage 's' must have at least one task, got 0}}
+  mono.stage @s tasks 0 {
+  ^bb0(%t: index):
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    // expected-error @+1 {{tile size must be positive, got 0}}
+    %y = mono.constant 1.0 : !mono.tile<0, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    // expected-error @+1 {{tile element type must be f32, bf16, f8E4M3FN, f4E2M1FN or f8E8M0FNU, got 'i32'}}
+    %y = mono.constant 1.0 : !mono.tile<4, i32>
+  }
+}

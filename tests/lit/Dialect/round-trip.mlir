@@ -1,0 +1,47 @@
+// RUN: monodc-opt %s | monodc-opt | FileCheck %s
+// The printed form parses back to the same IR.
+
+// CHECK-LABEL: mono.launch @front
+// CHECK-SAME: arch = "gfx950"
+mono.launch @front attributes {arch = "gfx950", grid = 256 : i64, block = 256 : i64, rows = 2 : i64} {
+  // CHECK: mono.region @u input : bf16 [2, 64]
+  mono.region @u input : bf16 [2, 64]
+  // CHECK: mono.region @w weight : f8E4M3FN [32, 64]
+  mono.region @w weight : f8E4M3FN [32, 64]
+  // CHECK: mono.region @ws weight : f8E8M0FNU [1, 2]
+  mono.region @ws weight : f8E8M0FNU [1, 2]
+  mono.region @g weight : bf16 [32, 64]
+  mono.region @q scratch : f4E2M1FN [2, 64]
+  mono.region @y output : bf16 [2, 32]
+  // CHECK: mono.stage @s tasks 2
+  mono.stage @s tasks 2 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %u = mono.load @u[%t, %c0] : !mono.tile<64, bf16>
+    %x = mono.cast %u : !mono.tile<64, bf16> to !mono.tile<64, f32>
+    // CHECK: mono.constant 9.99999968E-21 : <1, f32>
+    %eps = mono.constant 1.0e-20 : !mono.tile<1, f32>
+    %sq = mono.mul %x, %x : !mono.tile<64, f32>, !mono.tile<64, f32> -> !mono.tile<64, f32>
+    // CHECK: mono.reduce sum
+    %s = mono.reduce sum %sq : !mono.tile<64, f32> -> !mono.tile<1, f32>
+    %m = mono.reduce absmax %x : !mono.tile<64, f32> -> !mono.tile<1, f32>
+    %a = mono.add %s, %eps : !mono.tile<1, f32>, !mono.tile<1, f32> -> !mono.tile<1, f32>
+    %r = mono.rsqrt %a : !mono.tile<1, f32>
+    %e = mono.exp2 %r : !mono.tile<1, f32>
+    %g = mono.sigmoid %e : !mono.tile<1, f32>
+    %d = mono.div %m, %g : !mono.tile<1, f32>, !mono.tile<1, f32> -> !mono.tile<1, f32>
+    %y = mono.mul %x, %d : !mono.tile<64, f32>, !mono.tile<1, f32> -> !mono.tile<64, f32>
+    // CHECK: mono.quantize_mxfp8 standard
+    %codes, %scales = mono.quantize_mxfp8 standard %y : !mono.tile<64, f32> -> !mono.tile<64, f8E4M3FN>, !mono.tile<2, f8E8M0FNU>
+    // CHECK: mono.gemv @w scaled @ws[%{{.*}}], %{{.*}}, %{{.*}} :
+    %o = mono.gemv @w scaled @ws [%c0], %codes, %scales : !mono.tile<64, f8E4M3FN>, !mono.tile<2, f8E8M0FNU> -> !mono.tile<32, f32>
+    // CHECK: mono.gemv @g[%{{.*}}], %{{.*}} : <64, f32> -> <32, f32>
+    %o2 = mono.gemv @g [%c0], %y : !mono.tile<64, f32> -> !mono.tile<32, f32>
+    %f4 = mono.cast %y : !mono.tile<64, f32> to !mono.tile<64, f4E2M1FN>
+    mono.store %f4, @q[%t, %c0] : !mono.tile<64, f4E2M1FN>
+    %sum = mono.add %o, %o2 : !mono.tile<32, f32>, !mono.tile<32, f32> -> !mono.tile<32, f32>
+    %ob = mono.cast %sum : !mono.tile<32, f32> to !mono.tile<32, bf16>
+    // CHECK: mono.store
+    mono.store %ob, @y[%t, %c0] : !mono.tile<32, bf16>
+  }
+}

@@ -1,0 +1,210 @@
+// Small hand-checked cases of the CPU reference: every expected value below is
+// worked out on paper from DSV41.md, not produced by the code under test.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "monodc/formats/NumberFormats.h"
+#include "monodc/reference/Reference.h"
+
+namespace monodc::reference {
+namespace {
+
+using formats::Mxfp8Variant;
+
+// ---------------------------------------------------------------- roundDoubleToBf16
+
+TEST(RoundDoubleToBf16, RoundsOnce) {
+  // Just above the tie between 1 and 1 + 2^-7. Through f32 first, the 2^-30
+  // would be lost and the tie would then go to the even 1.0.
+  EXPECT_EQ(roundDoubleToBf16(1.0 + 0x1p-8 + 0x1p-30), 1.0078125f);
+  EXPECT_EQ(roundDoubleToBf16(1.0 + 0x1p-8), 1.0f);  // exact tie: even
+  EXPECT_EQ(roundDoubleToBf16(1.0 + 0x1p-8 - 0x1p-30), 1.0f);
+  EXPECT_EQ(roundDoubleToBf16(-(1.0 + 0x1p-8 + 0x1p-30)), -1.0078125f);
+}
+
+TEST(RoundDoubleToBf16, Specials) {
+  EXPECT_TRUE(std::isnan(roundDoubleToBf16(std::numeric_limits<double>::quiet_NaN())));
+  EXPECT_EQ(roundDoubleToBf16(1e300), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(roundDoubleToBf16(-std::numeric_limits<double>::infinity()),
+            -std::numeric_limits<float>::infinity());
+  const float negativeZero = roundDoubleToBf16(-1e-300);
+  EXPECT_EQ(negativeZero, 0.0f);
+  EXPECT_TRUE(std::signbit(negativeZero));
+  EXPECT_EQ(roundDoubleToBf16(0x1.8p-133), 0x1p-132f);  // denormal tie -> even
+}
+
+// ---------------------------------------------------------------- rmsNorm
+
+TEST(RmsNorm, ConstantRow) {
+  // mean(2^2) = 4, rsqrt = 0.5: every output is exactly the weight.
+  const std::vector<float> x(64, 2.0f);
+  EXPECT_EQ(rmsNorm(x, 1, 64, std::vector<float>(64, 1.0f), 1e-20),
+            std::vector<float>(64, 1.0f));
+  EXPECT_EQ(rmsNorm(x, 1, 64, std::vector<float>(64, 1.5f), 1e-20),
+            std::vector<float>(64, 1.5f));
+}
+
+TEST(RmsNorm, RowsAreNormalizedSeparatelyAndRoundedToBf16) {
+  // Row 1: mean of squares (9 + 16) / 2 = 12.5, rsqrt = 0.2828427...;
+  // 3 * that = 0.8485 -> 217.22 / 256 -> 0.84765625;
+  // 4 * that * 1 = 1.1314 -> 144.82 / 128 -> 1.1328125.
+  const std::vector<float> x = {2.0f, 2.0f, 3.0f, 4.0f};
+  const std::vector<float> y = rmsNorm(x, 2, 2, {1.0f, 1.0f}, 1e-20);
+  EXPECT_EQ(y, (std::vector<float>{1.0f, 1.0f, 0.84765625f, 1.1328125f}));
+  // Weights scale before the one rounding: 6 r = 1.6971 -> 1.6953125;
+  // -2 r = -0.5657 -> -0.56640625.
+  const std::vector<float> weighted = rmsNorm({3.0f, 4.0f}, 1, 2, {2.0f, -0.5f}, 1e-20);
+  EXPECT_EQ(weighted, (std::vector<float>{1.6953125f, -0.56640625f}));
+}
+
+TEST(RmsNorm, EpsIsInsideTheRoot) {
+  // x^2 = 1e-20 = eps: the root sees 2e-20, so y = 1 / sqrt(2) -> 0.70703125.
+  const std::vector<float> y = rmsNorm({1e-10f, -1e-10f}, 1, 2, {1.0f, 1.0f}, 1e-20);
+  EXPECT_EQ(y, (std::vector<float>{0.70703125f, -0.70703125f}));
+  EXPECT_EQ(rmsNorm({0.0f, 0.0f}, 1, 2, {1.0f, 1.0f}, 1e-20), (std::vector<float>{0.0f, 0.0f}));
+}
+
+TEST(RmsNorm, RejectsBadShapes) {
+  EXPECT_THROW(rmsNorm({1.0f, 2.0f, 3.0f}, 1, 2, {1.0f, 1.0f}, 1e-20), std::invalid_argument);
+  EXPECT_THROW(rmsNorm({1.0f, 2.0f}, 1, 2, {1.0f}, 1e-20), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------- quantizeMxfp8Rows
+
+TEST(QuantizeMxfp8Rows, ScalesAreRowMajorPerGroup) {
+  std::vector<float> x(2 * 64, 0.0f);
+  x[0] = 448.0f;            // row 0 group 0: code 127
+  x[33] = 1.0f;             // row 0 group 1: code 119, 256 -> 0x78
+  x[64 + 63] = -0.125f;     // row 1 group 1: code 116, -256 -> 0xF8
+  const Mxfp8Tensor standard = quantizeMxfp8Rows(x, 2, 64, Mxfp8Variant::Standard);
+  EXPECT_EQ(standard.rows, 2);
+  EXPECT_EQ(standard.cols, 64);
+  EXPECT_EQ(standard.scales, (std::vector<uint8_t>{127, 119, 0, 116}));
+  EXPECT_EQ(standard.codes[0], 0x7E);
+  EXPECT_EQ(standard.codes[33], 0x78);
+  EXPECT_EQ(standard.codes[127], 0xF8);
+  EXPECT_EQ(standard.codes[64], 0x00);
+  const Mxfp8Tensor routed = quantizeMxfp8Rows(x, 2, 64, Mxfp8Variant::Routed);
+  EXPECT_EQ(routed.scales, (std::vector<uint8_t>{127, 119, 85, 116}));
+  EXPECT_THROW(quantizeMxfp8Rows(std::vector<float>(48), 1, 48, Mxfp8Variant::Standard),
+               std::invalid_argument);
+}
+
+// ---------------------------------------------------------------- quantizeBlockE4m3
+
+uint8_t patternCode(int row, int col) {
+  const int magnitude = (row * 5 + col * 3) % 0x7E;  // never the NaN code
+  return static_cast<uint8_t>(magnitude | ((row + col) % 2 ? 0x80 : 0x00));
+}
+
+TEST(QuantizeBlockE4m3, RepresentableValuesRoundTripExactly) {
+  // 64 x 64 = 2 x 2 blocks, each of e4m3 values times the block's power of two
+  // (2^0, 2^-3, 2^3; the last block all zero), with 448 * factor at its corner
+  // so that the block's code is 127 + log2(factor).
+  constexpr int kN = 64, kK = 64;
+  const float factors[2][2] = {{1.0f, 0.125f}, {8.0f, 0.0f}};
+  std::vector<float> w(kN * kK);
+  std::vector<uint8_t> expectedCodes(kN * kK);
+  for (int i = 0; i < kN; ++i) {
+    for (int j = 0; j < kK; ++j) {
+      const float factor = factors[i / 32][j / 32];
+      const bool corner = i % 32 == 0 && j % 32 == 0;
+      const uint8_t code = factor == 0.0f ? 0x00 : corner ? 0x7E : patternCode(i, j);
+      expectedCodes[i * kK + j] = code;
+      w[i * kK + j] = factor == 0.0f ? 0.0f : formats::e4m3Value(code) * factor;
+    }
+  }
+  const BlockScaledE4m3 q = quantizeBlockE4m3(w, kN, kK);
+  EXPECT_EQ(q.n, kN);
+  EXPECT_EQ(q.k, kK);
+  EXPECT_EQ(q.scales, (std::vector<uint8_t>{127, 124, 130, 0}));
+  EXPECT_EQ(q.codes, expectedCodes);
+  for (int i = 0; i < kN; ++i)
+    for (int j = 0; j < kK; ++j)
+      ASSERT_EQ(formats::e4m3Value(q.codes[i * kK + j]) *
+                    formats::e8m0Value(q.scales[(i / 32) * 2 + j / 32]),
+                w[i * kK + j])
+          << i << " " << j;
+}
+
+TEST(QuantizeBlockE4m3, RejectsPartialBlocks) {
+  EXPECT_THROW(quantizeBlockE4m3(std::vector<float>(32 * 48), 32, 48), std::invalid_argument);
+  EXPECT_THROW(quantizeBlockE4m3(std::vector<float>(10), 32, 32), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------- gemvMxfp8xE4m3
+
+TEST(GemvMxfp8xE4m3, TwoHotRowPicksWeightColumns) {
+  // x = 1 at k = 3 (group 0) and 3 at k = 40 (group 1); w[j][3] = (j % 8 + 1) / 4,
+  // w[j][40] = -1. Every value is exact after quantization (block codes 120 and
+  // 119, x codes 119 and 120), so out[j] = (j % 8 + 1) / 4 - 3 exactly.
+  constexpr int kN = 32, kK = 64;
+  std::vector<float> x(kK, 0.0f);
+  x[3] = 1.0f;
+  x[40] = 3.0f;
+  std::vector<float> w(kN * kK, 0.0f);
+  for (int j = 0; j < kN; ++j) {
+    w[j * kK + 3] = static_cast<float>(j % 8 + 1) * 0.25f;
+    w[j * kK + 40] = -1.0f;
+  }
+  const std::vector<float> out = gemvMxfp8xE4m3(quantizeMxfp8Rows(x, 1, kK, Mxfp8Variant::Standard),
+                                                quantizeBlockE4m3(w, kN, kK));
+  ASSERT_EQ(out.size(), static_cast<size_t>(kN));
+  for (int j = 0; j < kN; ++j) EXPECT_EQ(out[j], static_cast<float>(j % 8 + 1) * 0.25f - 3.0f) << j;
+  EXPECT_EQ(out[0], -2.75f);
+  EXPECT_EQ(out[7], -1.0f);
+}
+
+TEST(GemvMxfp8xE4m3, SumIsRoundedOnceToBf16) {
+  // x = [1, 1, 0...]; even rows of w = [1, 3 * 2^-9], odd rows = [1, 2^-8].
+  // Even: 1.005859375 is 0.75 of a bf16 step past 1 -> 1.0078125.
+  // Odd: 1 + 2^-8 is a tie -> the even 1.0.
+  constexpr int kN = 64, kK = 32;
+  std::vector<float> x(kK, 0.0f);
+  x[0] = x[1] = 1.0f;
+  std::vector<float> w(kN * kK, 0.0f);
+  for (int j = 0; j < kN; ++j) {
+    w[j * kK + 0] = 1.0f;
+    w[j * kK + 1] = j % 2 == 0 ? 3 * 0x1p-9f : 0x1p-8f;
+  }
+  // Two rows of x, the second negated.
+  std::vector<float> rows = x;
+  for (float v : x) rows.push_back(-v);
+  const std::vector<float> out =
+      gemvMxfp8xE4m3(quantizeMxfp8Rows(rows, 2, kK, Mxfp8Variant::Standard),
+                     quantizeBlockE4m3(w, kN, kK));
+  ASSERT_EQ(out.size(), static_cast<size_t>(2 * kN));
+  for (int j = 0; j < kN; ++j) {
+    const float expected = j % 2 == 0 ? 1.0078125f : 1.0f;
+    EXPECT_EQ(out[j], expected) << j;
+    EXPECT_EQ(out[kN + j], -expected) << j;
+  }
+}
+
+TEST(GemvMxfp8xE4m3, ActivationQuantizationIsPartOfTheResult) {
+  // x = 1000 alone: code 129 (1000 / 448 = 2.23 -> 2^2), 1000 / 4 = 250 ->
+  // e4m3 256 (step 16), dequantized 1024; times w = 1 gives 1024.
+  constexpr int kN = 32, kK = 32;
+  std::vector<float> x(kK, 0.0f);
+  x[5] = 1000.0f;
+  std::vector<float> w(kN * kK, 0.0f);
+  for (int j = 0; j < kN; ++j) w[j * kK + 5] = 1.0f;
+  const Mxfp8Tensor xq = quantizeMxfp8Rows(x, 1, kK, Mxfp8Variant::Standard);
+  EXPECT_EQ(xq.scales[0], 129);
+  const std::vector<float> out = gemvMxfp8xE4m3(xq, quantizeBlockE4m3(w, kN, kK));
+  EXPECT_EQ(out, std::vector<float>(kN, 1024.0f));
+}
+
+TEST(GemvMxfp8xE4m3, RejectsMismatchedK) {
+  const Mxfp8Tensor x = quantizeMxfp8Rows(std::vector<float>(64), 1, 64, Mxfp8Variant::Standard);
+  const BlockScaledE4m3 w = quantizeBlockE4m3(std::vector<float>(32 * 32), 32, 32);
+  EXPECT_THROW(gemvMxfp8xE4m3(x, w), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace monodc::reference

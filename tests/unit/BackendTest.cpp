@@ -1,0 +1,70 @@
+// The in-process clang + lld backend: a gfx950 code object from HIP source,
+// compiler errors with source locations, clear refusals.
+#include "monodc/Emit/HipEmitter.h"
+#include "monodc/backends/ClangBackend.h"
+#include "monodc/inspect/KernelResources.h"
+#include "monodc/stages/Launches.h"
+
+#include <gtest/gtest.h>
+
+using namespace monodc;
+
+namespace {
+
+TEST(ClangBackend, BuildsAGfx950CodeObjectForTheDsv41Front) {
+  mlir::MLIRContext ctx;
+  auto module = stages::buildLaunch(ctx, "attention_front", stages::dsv41Config(), {});
+  ASSERT_TRUE(static_cast<bool>(module));
+  auto hip = emit::emitHip(**module);
+  ASSERT_TRUE(succeeded(hip));
+  auto object = backends::compileHipToCodeObject(*hip, {});
+  ASSERT_TRUE(static_cast<bool>(object)) << llvm::toString(object.takeError());
+  ASSERT_GT(object->size(), 64u);
+  EXPECT_EQ(std::string(object->data() + 1, 3), "ELF");
+  auto info = inspect::inspectCodeObject(llvm::StringRef(object->data(), object->size()));
+  ASSERT_TRUE(static_cast<bool>(info)) << llvm::toString(info.takeError());
+  EXPECT_EQ(info->target.rfind("amdgcn-amd-amdhsa--gfx950", 0), 0u) << info->target;
+  ASSERT_EQ(info->kernels.size(), 1u);
+  EXPECT_EQ(info->kernels[0].name, "mono_attention_front");
+  EXPECT_EQ(info->kernels[0].scratchBytes, 0);
+  EXPECT_EQ(info->kernels[0].vgprSpills, 0);
+  EXPECT_EQ(info->kernels[0].wavefrontSize, 64);
+  EXPECT_GT(info->kernels[0].vgprs, 0);
+  EXPECT_LE(info->kernels[0].vgprs, 512);
+}
+
+TEST(ClangBackend, CompilerErrorsCarryTheSourceLocation) {
+  backends::ClangCompileOptions options;
+  options.sourceName = "broken.hip";
+  auto object = backends::compileHipToCodeObject(
+      "extern \"C\" __attribute__((global)) void k(float *p) {\n  p[0] = undefined_name;\n}\n",
+      options);
+  ASSERT_FALSE(static_cast<bool>(object));
+  std::string message = llvm::toString(object.takeError());
+  EXPECT_NE(message.find("broken.hip:2:10: error"), std::string::npos) << message;
+  EXPECT_NE(message.find("undefined_name"), std::string::npos) << message;
+}
+
+TEST(ClangBackend, RefusesAnArchItCannotBuild) {
+  backends::ClangCompileOptions options;
+  options.arch = "sm_90";
+  auto object = backends::compileHipToCodeObject("", options);
+  ASSERT_FALSE(static_cast<bool>(object));
+  EXPECT_NE(llvm::toString(object.takeError()).find("cannot build for arch 'sm_90'"),
+            std::string::npos);
+}
+
+TEST(ClangBackend, AssemblyNamesTheTarget) {
+  auto assembly = backends::compileHipToAssembly(
+      "extern \"C\" __attribute__((global)) void k(float *p) { p[0] = 1.0f; }\n", {});
+  ASSERT_TRUE(static_cast<bool>(assembly)) << llvm::toString(assembly.takeError());
+  EXPECT_NE(assembly->find("amdgcn-amd-amdhsa--gfx950"), std::string::npos);
+}
+
+TEST(Inspect, RejectsBytesThatAreNotACodeObject) {
+  auto info = inspect::inspectCodeObject("not an elf file at all");
+  ASSERT_FALSE(static_cast<bool>(info));
+  EXPECT_NE(llvm::toString(info.takeError()).find("not a 64-bit ELF"), std::string::npos);
+}
+
+} // namespace

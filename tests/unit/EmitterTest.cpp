@@ -1,0 +1,89 @@
+// The HIP printer: self-contained output, a read-only printer, refusal of
+// launches that skipped the prepare pass.
+#include "monodc/Emit/HipEmitter.h"
+#include "monodc/Transforms/Passes.h"
+#include "monodc/stages/Launches.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+using namespace monodc;
+
+namespace {
+
+mlir::OwningOpRef<mlir::ModuleOp> tinyFront(mlir::MLIRContext &ctx, int64_t rows = 6) {
+  stages::BuildParams params;
+  params.rows = rows;
+  auto module = stages::buildLaunch(ctx, "attention_front", stages::tinyConfig(), params);
+  EXPECT_TRUE(static_cast<bool>(module));
+  return module ? std::move(*module) : nullptr;
+}
+
+std::string print(mlir::Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  return text;
+}
+
+TEST(Emitter, SourceIsSelfContained) {
+  mlir::MLIRContext ctx;
+  auto module = tinyFront(ctx);
+  auto hip = emit::emitHip(*module);
+  ASSERT_TRUE(succeeded(hip));
+  EXPECT_EQ(hip->find("#include"), std::string::npos);
+  EXPECT_NE(hip->find("MONO_KERNEL void mono_attention_front("), std::string::npos);
+  EXPECT_NE(hip->find("#if defined(__AMDGCN__)"), std::string::npos);
+  EXPECT_NE(hip->find("#if defined(__CUDA_ARCH__)"), std::string::npos);
+  // One loop per stage, one barrier between consecutive stages.
+  size_t loops = 0, barriers = 0;
+  for (size_t p = 0; (p = hip->find("task += MONO_GRID", p)) != std::string::npos; ++p)
+    ++loops;
+  for (size_t p = 0; (p = hip->find("  mono_grid_barrier(mono_sync", p)) != std::string::npos; ++p)
+    ++barriers;
+  EXPECT_EQ(loops, 4u);
+  EXPECT_EQ(barriers, 3u);
+}
+
+TEST(Emitter, PrinterDoesNotChangeTheIR) {
+  mlir::MLIRContext ctx;
+  auto module = tinyFront(ctx);
+  mlir::PassManager pm(&ctx);
+  pm.addPass(mono::createPrepareEmission());
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  std::string before = print(*module);
+  std::string hip;
+  llvm::raw_string_ostream os(hip);
+  auto launch = *module->getOps<mono::LaunchOp>().begin();
+  ASSERT_TRUE(succeeded(emit::printHip(launch, os)));
+  EXPECT_EQ(print(*module), before);
+  EXPECT_FALSE(hip.empty());
+}
+
+TEST(Emitter, RefusesALaunchThatSkippedPrepare) {
+  mlir::MLIRContext ctx;
+  auto module = tinyFront(ctx);
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    message = d.str();
+    return mlir::success();
+  });
+  std::string hip;
+  llvm::raw_string_ostream os(hip);
+  auto launch = *module->getOps<mono::LaunchOp>().begin();
+  EXPECT_TRUE(failed(emit::printHip(launch, os)));
+  EXPECT_NE(message.find("run mono-prepare-emission first"), std::string::npos) << message;
+}
+
+TEST(Emitter, WidthsChangeTheTaskTables) {
+  mlir::MLIRContext ctx;
+  auto r1 = emit::emitHip(*tinyFront(ctx, 1));
+  auto r48 = emit::emitHip(*tinyFront(ctx, 48));
+  ASSERT_TRUE(succeeded(r1) && succeeded(r48));
+  // tiny qkv width 384 = 12 blocks of 32 rows: 12 and 576 wqkv tasks.
+  EXPECT_NE(r1->find("task < 12;"), std::string::npos);
+  EXPECT_NE(r48->find("task < 576;"), std::string::npos);
+}
+
+} // namespace
