@@ -1,40 +1,13 @@
 //===- monodc.cpp - the monodc command line -------------------------------===//
 //
-// monodc build: DSL launch -> mono IR -> HIP -> AMDGPU code object, with a
-// resource report. Every error is one line on stderr and a non-zero exit.
+// Every error is one line on stderr and a non-zero exit.
 //
 //===----------------------------------------------------------------------===//
-#include "monodc/Emit/HipEmitter.h"
-#include "monodc/backends/ClangBackend.h"
-#include "monodc/inspect/KernelResources.h"
-#include "monodc/stages/Launches.h"
+#include "Commands.h"
 
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Diagnostics.h"
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
-#include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
-namespace {
-
-struct BuildCommand {
-  std::string arch = "gfx950";
-  std::string config = "dsv41";
-  std::string launch = "all";
-  std::string out = "out";
-  std::string emit = "obj";
-  int64_t rows = 6;
-  int64_t tp = 2;
-  int64_t grid = 0;
-};
-
-[[noreturn]] void fail(const std::string &message) {
-  // One line, whatever the message carried.
+[[noreturn]] void monodc::cli::fail(const std::string &message) {
   std::string line = message;
   for (char &c : line)
     if (c == '\n')
@@ -43,143 +16,10 @@ struct BuildCommand {
   std::exit(1);
 }
 
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-void writeFile(const std::filesystem::path &path, const std::string &bytes) {
-  std::ofstream file(path, std::ios::binary);
-  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!file)
-    fail("cannot write " + path.string());
-}
-
-int runBuild(const BuildCommand &cmd) {
-  auto config = monodc::stages::configByName(cmd.config);
-  if (!config)
-    fail(llvm::toString(config.takeError()));
-  monodc::stages::BuildParams params{cmd.arch, cmd.grid, 256, cmd.rows, cmd.tp};
-  auto resolved = monodc::stages::resolveBuildParams(*config, params);
-  if (!resolved)
-    fail(llvm::toString(resolved.takeError()));
-  if (cmd.emit == "obj" || cmd.emit == "asm")
-    if (!monodc::backends::isClangBackendArch(cmd.arch))
-      fail("--emit " + cmd.emit + " for arch '" + cmd.arch +
-           "' needs the nvrtc backend, which this build lacks; use --emit hip");
-
-  std::vector<std::string> launches = monodc::stages::launchNames();
-  if (cmd.launch != "all") {
-    if (std::find(launches.begin(), launches.end(), cmd.launch) == launches.end())
-      fail("unknown launch '" + cmd.launch + "'");
-    launches = {cmd.launch};
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(cmd.out, ec);
-  if (ec)
-    fail("cannot create output directory " + cmd.out + ": " + ec.message());
-
-  std::string report = fmt::format("monodc build: config {}, arch {}, grid {}, rows {}, TP {}\n",
-                                   config->name, resolved->arch, resolved->grid,
-                                   resolved->rows, resolved->tp);
-  report += fmt::format("{:<18} {:>8} {:>9} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
-                        "launch", "dsl ms", "emit ms", "build ms", "VGPR", "AGPR", "SGPR",
-                        "LDS B", "scratch", "file");
-  bool scratchUsed = false;
-  for (const std::string &name : launches) {
-    mlir::MLIRContext context;
-    std::string diagnostics;
-    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-      llvm::raw_string_ostream os(diagnostics);
-      os << d << " ";
-      return mlir::success();
-    });
-    auto start = std::chrono::steady_clock::now();
-    auto module = monodc::stages::buildLaunch(context, name, *config, *resolved);
-    if (!module)
-      fail(llvm::toString(module.takeError()));
-    double dslMs = millisecondsSince(start);
-    std::string stem = fmt::format("{}.{}.{}.r{}.tp{}", name, config->name, cmd.arch,
-                                   resolved->rows, resolved->tp);
-    std::filesystem::path base = std::filesystem::path(cmd.out) / stem;
-    if (cmd.emit == "mlir") {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      (*module)->print(os);
-      writeFile(base.string() + ".mlir", text);
-      report += fmt::format("{:<18} {:>8.1f} {:>9} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
-                            name, dslMs, "-", "-", "-", "-", "-", "-", "-",
-                            base.string() + ".mlir");
-      continue;
-    }
-    start = std::chrono::steady_clock::now();
-    auto hip = monodc::emit::emitHip(**module);
-    if (mlir::failed(hip))
-      fail("emitting HIP for " + name + " failed: " + diagnostics);
-    double emitMs = millisecondsSince(start);
-    if (cmd.emit == "hip") {
-      writeFile(base.string() + ".hip", *hip);
-      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
-                            name, dslMs, emitMs, "-", "-", "-", "-", "-", "-",
-                            base.string() + ".hip");
-      continue;
-    }
-    monodc::backends::ClangCompileOptions options;
-    options.arch = cmd.arch;
-    options.sourceName = stem + ".hip";
-    start = std::chrono::steady_clock::now();
-    if (cmd.emit == "asm") {
-      auto assembly = monodc::backends::compileHipToAssembly(*hip, options);
-      if (!assembly)
-        fail(llvm::toString(assembly.takeError()));
-      writeFile(base.string() + ".s", *assembly);
-      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10.1f} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
-                            name, dslMs, emitMs, millisecondsSince(start), "-", "-", "-", "-",
-                            "-", base.string() + ".s");
-      continue;
-    }
-    auto object = monodc::backends::compileHipToCodeObject(*hip, options);
-    if (!object)
-      fail(llvm::toString(object.takeError()));
-    double buildMs = millisecondsSince(start);
-    std::string bytes(object->begin(), object->end());
-    auto info = monodc::inspect::inspectCodeObject(bytes);
-    if (!info)
-      fail("reading the code object of " + name + ": " + llvm::toString(info.takeError()));
-    writeFile(base.string() + ".co", bytes);
-    for (const auto &k : info->kernels) {
-      scratchUsed |= k.scratchBytes != 0;
-      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10.1f} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
-                            name, dslMs, emitMs, buildMs, k.vgprs, k.agprs, k.sgprs,
-                            k.ldsBytes, k.scratchBytes, base.string() + ".co");
-    }
-  }
-  std::cout << report;
-  writeFile(std::filesystem::path(cmd.out) / "report.txt", report);
-  if (scratchUsed)
-    fail("a persistent launch uses scratch memory (spills); it is refused");
-  return 0;
-}
-
-} // namespace
-
 int main(int argc, char **argv) {
   CLI::App app{"monodc: fused persistent decode-layer kernels"};
   app.require_subcommand(1);
-  BuildCommand build;
-  CLI::App *buildApp = app.add_subcommand("build", "build the launches of a layer");
-  buildApp->add_option("--arch", build.arch, "target: gfx950, gfx942, gfx90a, sm_90 (hip only)")
-      ->capture_default_str();
-  buildApp->add_option("--config", build.config, "model config: dsv41 or tiny")
-      ->capture_default_str();
-  buildApp->add_option("--launch", build.launch, "launch to build, or all")->capture_default_str();
-  buildApp->add_option("--out", build.out, "output directory")->capture_default_str();
-  buildApp->add_option("--emit", build.emit, "what to write")
-      ->check(CLI::IsMember({"mlir", "hip", "asm", "obj"}))
-      ->capture_default_str();
-  buildApp->add_option("--rows", build.rows, "tokens in the step, 1..48")->capture_default_str();
-  buildApp->add_option("--tp", build.tp, "tensor parallelism, 2 or 4")->capture_default_str();
-  buildApp->add_option("--grid", build.grid, "CTAs (default: the arch's compute units)");
+  monodc::cli::addBuildCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {
@@ -187,9 +27,7 @@ int main(int argc, char **argv) {
   } catch (const CLI::CallForAllHelp &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
-    fail(e.what());
+    monodc::cli::fail(e.what());
   }
-  if (buildApp->parsed())
-    return runBuild(build);
-  return 1;
+  return 0;
 }
