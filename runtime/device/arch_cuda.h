@@ -30,5 +30,18 @@ MONO_DEV mono_u32 mono_load_acquire_device(const mono_u32 *p) {
 MONO_DEV void mono_store_relaxed_device(mono_u32 *p, mono_u32 v) {
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
 }
+MONO_DEV void mono_store_release_device(mono_u32 *p, mono_u32 v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+}
+MONO_DEV mono_u64 mono_load_acquire_device_u64(const mono_u64 *p) {
+  mono_u64 v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+MONO_DEV void mono_store_release_device_u64(mono_u64 *p, mono_u64 v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+}
+MONO_DEV void mono_fence_release_device() { __threadfence(); }
+MONO_DEV void mono_fence_acquire_device() { __threadfence(); }
 MONO_DEV void mono_poll_pause() { __nanosleep(64); }
 #endif

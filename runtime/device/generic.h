@@ -279,19 +279,35 @@ MONO_DEV void mono_gemv_bf16(const float (&x)[SX], const mono_u16 *w, mono_i64 r
   mono_block_sync();
 }
 
-// ---- grid barrier between stages (generation counting: reusable, no reset) ----
-// sync[0] counts arrivals, sync[1] is the generation. Replaced by tagged
-// mailboxes once the fusion passes land.
-MONO_DEV void mono_grid_barrier(mono_u32 *sync, mono_u32 grid) {
+// ---- mailboxes: (value, tag) pairs written with one 8-byte store ----
+// Publish: every thread waits for its stores and fences at device scope, the
+// block meets, then one thread writes the pair (task, tag) with release.
+MONO_DEV void mono_publish_flag(mono_u64 *flags, mono_i64 task, mono_u32 tag) {
+  mono_fence_release_device();
+  mono_block_sync();
+  if (mono_tid() == 0)
+    mono_store_release_device_u64(&flags[task], ((mono_u64)tag << 32) | (mono_u32)task);
+}
+
+// Batched poll: thread i reloads pair first + i (+ k * MONO_BLOCK) until its
+// tag is the step's, then the block meets and every thread fences (acquire).
+MONO_DEV void mono_wait_flags(const mono_u64 *flags, mono_i64 first, mono_i64 count, mono_u32 tag) {
+  for (mono_i64 i = mono_tid(); i < count; i += MONO_BLOCK)
+    while ((mono_u32)(mono_load_acquire_device_u64(&flags[first + i]) >> 32) != tag)
+      mono_poll_pause();
+  mono_block_sync();
+  mono_fence_acquire_device();
+}
+
+// ---- epoch end: every CTA marks its arrival; the last one moves e on ----
+// Layout (see mono-plan-memory): [0] epoch e, [1] arrivals, [2 + cta] marks.
+MONO_DEV void mono_epoch_end(mono_u32 *epoch, mono_u32 e, int advance) {
   mono_block_sync();
   if (mono_tid() == 0) {
-    mono_u32 generation = mono_load_acquire_device(&sync[1]);
-    if (mono_atomic_add_device(&sync[0], 1u) == grid - 1u) {
-      mono_store_relaxed_device(&sync[0], 0u);
-      mono_atomic_add_device(&sync[1], 1u);
-    } else {
-      while (mono_load_acquire_device(&sync[1]) == generation) mono_poll_pause();
+    mono_store_relaxed_device(&epoch[2 + mono_cta()], e + 1u);
+    if (advance && mono_atomic_add_device(&epoch[1], 1u) == (mono_u32)MONO_GRID - 1u) {
+      mono_store_relaxed_device(&epoch[1], 0u);
+      mono_store_release_device(&epoch[0], e + 1u);
     }
   }
-  mono_block_sync();
 }

@@ -2,6 +2,7 @@
 // simulator, against the independent CPU reference (tests/reference) with the
 // bounds of DSV41.md section 6. MXFP8 codes and scales are checked exactly.
 #include "monodc/Simulator/Simulator.h"
+#include "monodc/Transforms/Passes.h"
 #include "monodc/formats/NumberFormats.h"
 #include "monodc/reference/Reference.h"
 #include "monodc/stages/Launches.h"
@@ -58,6 +59,7 @@ FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontIn
   params.rows = rows;
   auto module = stages::buildLaunch(ctx, "attention_front", c, params);
   EXPECT_TRUE(static_cast<bool>(module));
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
   auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
   sim::LaunchMemory memory(launch);
   auto check = [](llvm::Error e) { EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e)); };
@@ -67,7 +69,8 @@ FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontIn
   check(memory.setValues("kv_norm", in.kvNorm));
   check(memory.setBytes("wqkv", in.wqkv.codes));
   check(memory.setBytes("wqkv_scale", in.wqkv.scales));
-  EXPECT_TRUE(succeeded(sim::simulate(launch, memory)));
+  auto run = sim::simulate(launch, memory);
+  EXPECT_TRUE(succeeded(run) && !run->deadlock) << (succeeded(run) ? run->describe() : "");
   return {memory.values("y"), memory.values("qkv"), memory.values("qn"), memory.values("kn"),
           memory.bytes("xq"), memory.bytes("xs")};
 }

@@ -11,7 +11,9 @@ namespace fmts = monodc::formats;
 
 namespace {
 int64_t storageBytes(mlir::Type type, int64_t elements) {
-  if (type.isF32())
+  if (type.isInteger(64))
+    return elements * 8;
+  if (type.isF32() || type.isInteger(32))
     return elements * 4;
   if (type.isBF16())
     return elements * 2;
@@ -57,6 +59,26 @@ void RegionStorage::set(int64_t i, float value) {
   }
 }
 
+uint64_t RegionStorage::word(int64_t i) const {
+  if (elementType.isInteger(64)) {
+    uint64_t v;
+    std::memcpy(&v, bytes.data() + i * 8, 8);
+    return v;
+  }
+  uint32_t v;
+  std::memcpy(&v, bytes.data() + i * 4, 4);
+  return v;
+}
+
+void RegionStorage::setWord(int64_t i, uint64_t value) {
+  if (elementType.isInteger(64)) {
+    std::memcpy(bytes.data() + i * 8, &value, 8);
+    return;
+  }
+  uint32_t v = static_cast<uint32_t>(value);
+  std::memcpy(bytes.data() + i * 4, &v, 4);
+}
+
 LaunchMemory::LaunchMemory(mono::LaunchOp launch) {
   for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
     RegionStorage storage;
@@ -64,7 +86,8 @@ LaunchMemory::LaunchMemory(mono::LaunchOp launch) {
     storage.rows = region.getRows();
     storage.cols = region.getCols();
     storage.bytes.assign(storageBytes(storage.elementType, storage.elements()), 0);
-    regions.emplace(region.getSymName().str(), std::move(storage));
+    regions.emplace(region.getSymName().str(),
+                    std::make_shared<RegionStorage>(std::move(storage)));
   }
 }
 
@@ -72,11 +95,23 @@ RegionStorage &LaunchMemory::region(const std::string &name) {
   auto it = regions.find(name);
   if (it == regions.end())
     llvm::report_fatal_error(llvm::Twine("no region named ") + name);
-  return it->second;
+  return *it->second;
 }
 
 const RegionStorage &LaunchMemory::region(const std::string &name) const {
   return const_cast<LaunchMemory *>(this)->region(name);
+}
+
+llvm::Error LaunchMemory::share(const std::string &name,
+                                std::shared_ptr<RegionStorage> shared) {
+  if (!has(name))
+    return llvm::createStringError("the launch has no region '%s'", name.c_str());
+  if (shared->bytes.size() != region(name).bytes.size())
+    return llvm::createStringError("region '%s' holds %zu bytes, the shared one %zu",
+                                   name.c_str(), region(name).bytes.size(),
+                                   shared->bytes.size());
+  regions[name] = std::move(shared);
+  return llvm::Error::success();
 }
 
 llvm::Error LaunchMemory::setValues(const std::string &name, const std::vector<float> &values) {

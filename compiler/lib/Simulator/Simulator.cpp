@@ -9,12 +9,14 @@
 #include "monodc/Simulator/Simulator.h"
 
 #include "monodc/formats/NumberFormats.h"
+#include "monodc/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <limits>
+#include <random>
 
 using namespace mlir;
 using namespace monodc;
@@ -44,15 +46,31 @@ float roundTo(Type type, float v) {
 /// Exactly 2^k for k in [-127, 127].
 float exp2i(int k) { return std::ldexp(1.0f, k); }
 
+/// Where a CTA stands: the stage it walks, the task it runs and the next op.
+struct CtaState {
+  size_t stage = 0;
+  int64_t task = -1; ///< -1: between tasks
+  bool done = false;
+  Block::iterator pc;
+  llvm::DenseMap<Value, int64_t> indices;
+  llvm::DenseMap<Value, TileValues> tiles;
+};
+
+enum class StepResult { Progress, Blocked, Done, Error };
+
 class TaskInterpreter {
 public:
-  TaskInterpreter(LaunchOp launch, LaunchMemory &memory)
-      : memory(memory), block(launch.getBlock()) {}
+  TaskInterpreter(LaunchOp launch, LaunchMemory &memory, uint32_t tag)
+      : memory(memory), block(launch.getBlock()), tag(tag) {}
 
-  LogicalResult run(StageOp stage, int64_t task);
+  /// Runs ops from the CTA's pc to the end of its task, or to a wait that
+  /// is not yet satisfied.
+  StepResult resume(CtaState &cta, StageOp stage, Waiter *waiter);
 
 private:
-  LogicalResult step(Operation &op);
+  enum class OpResult { Done, Blocked, Error };
+  OpResult step(Operation &op, Waiter *waiter);
+  LogicalResult compute(Operation &op);
   TileValues &tile(Value v) { return tiles[v]; }
   float at(Value v, int64_t i) {
     TileValues &t = tiles[v];
@@ -69,18 +87,32 @@ private:
 
   LaunchMemory &memory;
   int64_t block;
+  uint32_t tag;
+  // The frame of the CTA being resumed.
   llvm::DenseMap<Value, int64_t> indices;
   llvm::DenseMap<Value, TileValues> tiles;
 };
 
-LogicalResult TaskInterpreter::run(StageOp stage, int64_t task) {
-  indices.clear();
-  tiles.clear();
-  indices[stage.getTaskIndex()] = task;
-  for (Operation &op : stage.getBodyBlock())
-    if (failed(step(op)))
-      return failure();
-  return success();
+StepResult TaskInterpreter::resume(CtaState &cta, StageOp stage, Waiter *waiter) {
+  std::swap(indices, cta.indices);
+  std::swap(tiles, cta.tiles);
+  StepResult result = StepResult::Progress;
+  Block &body = stage.getBodyBlock();
+  while (cta.pc != body.end()) {
+    OpResult r = step(*cta.pc, waiter);
+    if (r == OpResult::Blocked) {
+      result = StepResult::Blocked;
+      break;
+    }
+    if (r == OpResult::Error) {
+      result = StepResult::Error;
+      break;
+    }
+    ++cta.pc;
+  }
+  std::swap(indices, cta.indices);
+  std::swap(tiles, cta.tiles);
+  return result;
 }
 
 FailureOr<int64_t> TaskInterpreter::window(Operation *op, RegionOp region, Value row,
@@ -180,7 +212,45 @@ TileValues TaskInterpreter::gemv(GemvOp op, RegionOp weight, int64_t row0) {
   return out;
 }
 
-LogicalResult TaskInterpreter::step(Operation &op) {
+TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
+  if (auto wait = dyn_cast<WaitOp>(op)) {
+    const RegionStorage &flags = memory.region(wait.getFlags().str());
+    int64_t first = indices.lookup(wait.getFirst()), count = indices.lookup(wait.getCount());
+    if (first < 0 || count <= 0 || first + count > flags.elements()) {
+      wait.emitOpError() << "waits on flags [" << first << ", " << first + count
+                         << ") outside '" << wait.getFlags() << "'";
+      return OpResult::Error;
+    }
+    for (int64_t i = first; i < first + count; ++i) {
+      uint32_t seen = static_cast<uint32_t>(flags.word(i) >> 32);
+      if (seen == tag)
+        continue;
+      if (waiter) {
+        waiter->flags = wait.getFlags().str();
+        waiter->regions.clear();
+        if (auto names = wait->getAttrOfType<ArrayAttr>("mono.regions"))
+          for (Attribute n : names)
+            waiter->regions.push_back(cast<StringAttr>(n).str());
+        waiter->first = first;
+        waiter->count = count;
+        waiter->expectedTag = tag;
+        waiter->blockingFlag = i;
+        waiter->seenTag = seen;
+      }
+      return OpResult::Blocked;
+    }
+    return OpResult::Done;
+  }
+  if (auto publish = dyn_cast<PublishOp>(op)) {
+    RegionStorage &flags = memory.region(publish.getFlags().str());
+    int64_t task = indices.lookup(publish.getTask());
+    flags.setWord(task, (uint64_t(tag) << 32) | uint32_t(task));
+    return OpResult::Done;
+  }
+  return succeeded(compute(op)) ? OpResult::Done : OpResult::Error;
+}
+
+LogicalResult TaskInterpreter::compute(Operation &op) {
   auto unary = [&](Operation *o, auto fn) {
     Value in = o->getOperand(0);
     TileValues out(sizeOf(o->getResult(0)));
@@ -297,13 +367,180 @@ LogicalResult TaskInterpreter::step(Operation &op) {
       });
 }
 
+
+/// Picks the next CTA among those that may run.
+class Scheduler {
+public:
+  Scheduler(const Schedule &schedule, int64_t grid)
+      : schedule(schedule), rng(schedule.seed), grid(grid) {}
+
+  /// -1 when no CTA can run.
+  int64_t pick(const std::vector<char> &runnable) {
+    auto nextFrom = [&](int64_t start, int64_t skip) -> int64_t {
+      for (int64_t k = 0; k < grid; ++k) {
+        int64_t c = (start + k) % grid;
+        if (runnable[c] && c != skip)
+          return c;
+      }
+      return -1;
+    };
+    switch (schedule.policy) {
+    case SchedulePolicy::RoundRobin: {
+      int64_t c = nextFrom(last + 1, -1);
+      if (c >= 0)
+        last = c;
+      return c;
+    }
+    case SchedulePolicy::Random: {
+      std::vector<int64_t> candidates;
+      for (int64_t c = 0; c < grid; ++c)
+        if (runnable[c])
+          candidates.push_back(c);
+      if (candidates.empty())
+        return -1;
+      return candidates[std::uniform_int_distribution<size_t>(0, candidates.size() - 1)(rng)];
+    }
+    case SchedulePolicy::StarveOne: {
+      int64_t c = nextFrom(last + 1, schedule.starvedCta % grid);
+      if (c < 0)
+        c = nextFrom(0, -1);
+      if (c >= 0)
+        last = c;
+      return c;
+    }
+    }
+    return -1;
+  }
+
+private:
+  Schedule schedule;
+  std::mt19937_64 rng;
+  int64_t grid;
+  int64_t last = -1;
+};
+
 } // namespace
 
-LogicalResult monodc::sim::simulate(LaunchOp launch, LaunchMemory &memory) {
-  TaskInterpreter interpreter(launch, memory);
-  for (auto stage : launch.getBodyBlock().getOps<StageOp>())
-    for (int64_t task = 0; task < stage.getTasks(); ++task)
-      if (failed(interpreter.run(stage, task)))
-        return failure();
-  return success();
+std::string SimulationResult::describe() const {
+  if (!deadlock)
+    return "completed after " + std::to_string(steps) + " tasks";
+  std::string text = "deadlock: " + std::to_string(waiters.size()) + " CTAs wait forever";
+  for (const Waiter &w : waiters) {
+    text += "\n  CTA " + std::to_string(w.cta) + ", stage '" + w.stage + "', task " +
+            std::to_string(w.task) + " waits on '" + w.flags + "' [" + std::to_string(w.first) +
+            ", " + std::to_string(w.first + w.count) + ") for tag " +
+            std::to_string(w.expectedTag) + " (data:";
+    for (const std::string &r : w.regions)
+      text += " '" + r + "'";
+    text += "); flag " + std::to_string(w.blockingFlag) + " holds tag " +
+            std::to_string(w.seenTag);
+  }
+  return text;
+}
+
+FailureOr<SimulationResult> monodc::sim::simulate(LaunchOp launch, LaunchMemory &memory,
+                                                  const Schedule &schedule) {
+  auto tagOffset = launch->getAttrOfType<IntegerAttr>("mono.tag_offset");
+  auto advance = launch->getAttrOfType<BoolAttr>("mono.advance_epoch");
+  if (!tagOffset || !advance || !memory.has("epoch"))
+    return launch.emitOpError() << "is not synchronized; run the fusion passes first";
+  const int64_t grid = launch.getGrid();
+  RegionStorage &epochWords = memory.region("epoch");
+  const uint32_t e = static_cast<uint32_t>(epochWords.word(epoch::kEpochWord));
+  const uint32_t tag = 2u * e + static_cast<uint32_t>(tagOffset.getInt());
+
+  auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
+  std::vector<int64_t> bases;
+  for (StageOp stage : stages) {
+    auto base = stage->getAttrOfType<IntegerAttr>("mono.base");
+    if (!base)
+      return stage.emitOpError() << "has no mono.base; run mono-place-tasks first";
+    bases.push_back(base.getInt());
+  }
+
+  TaskInterpreter interpreter(launch, memory, tag);
+  std::vector<CtaState> ctas(grid);
+  std::vector<char> runnable(grid, 1);
+  std::vector<Waiter> waiting(grid);
+  Scheduler scheduler(schedule, grid);
+  SimulationResult result;
+  int64_t arrivals = 0;
+
+  // Runs CTA c until it blocks, finishes a task, or ends the launch.
+  auto stepCta = [&](int64_t c) -> StepResult {
+    CtaState &cta = ctas[c];
+    while (cta.task < 0) {
+      if (cta.stage == stages.size()) {
+        // Epoch end: mark arrival; the last CTA moves e on.
+        epochWords.setWord(epoch::kMarks + c, e + 1);
+        if (advance.getValue() && ++arrivals == grid)
+          epochWords.setWord(epoch::kEpochWord, e + 1);
+        cta.done = true;
+        return StepResult::Done;
+      }
+      StageOp stage = stages[cta.stage];
+      // Task t of a stage runs on CTA (base + t) mod G.
+      int64_t first = ((c - bases[cta.stage]) % grid + grid) % grid;
+      if (first >= stage.getTasks()) {
+        ++cta.stage;
+        continue;
+      }
+      cta.task = first;
+      cta.pc = stage.getBodyBlock().begin();
+      cta.indices.clear();
+      cta.tiles.clear();
+      cta.indices[stage.getTaskIndex()] = cta.task;
+    }
+    StageOp stage = stages[cta.stage];
+    Waiter &w = waiting[c];
+    StepResult r = interpreter.resume(cta, stage, &w);
+    if (r == StepResult::Blocked) {
+      w.cta = c;
+      w.stage = stage.getSymName().str();
+      w.task = cta.task;
+      return r;
+    }
+    if (r == StepResult::Error)
+      return r;
+    // Task finished: the CTA's next task of this stage is G further on.
+    ++result.steps;
+    int64_t next = cta.task + grid;
+    if (next < stage.getTasks()) {
+      cta.task = next;
+      cta.pc = stage.getBodyBlock().begin();
+      cta.indices.clear();
+      cta.tiles.clear();
+      cta.indices[stage.getTaskIndex()] = next;
+    } else {
+      cta.task = -1;
+      cta.pc = Block::iterator();
+      ++cta.stage;
+    }
+    return StepResult::Progress;
+  };
+
+  int64_t live = grid;
+  while (live > 0) {
+    int64_t c = scheduler.pick(runnable);
+    if (c < 0) {
+      result.deadlock = true;
+      for (int64_t k = 0; k < grid; ++k)
+        if (!ctas[k].done)
+          result.waiters.push_back(waiting[k]);
+      return result;
+    }
+    StepResult r = stepCta(c);
+    if (r == StepResult::Error)
+      return failure();
+    if (r == StepResult::Blocked) {
+      runnable[c] = 0;
+      continue;
+    }
+    // Progress may satisfy anyone's poll: every waiting CTA may try again.
+    for (int64_t k = 0; k < grid; ++k)
+      runnable[k] = !ctas[k].done;
+    if (r == StepResult::Done)
+      --live;
+  }
+  return result;
 }

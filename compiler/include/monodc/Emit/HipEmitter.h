@@ -3,6 +3,7 @@
 #define MONODC_EMIT_HIPEMITTER_H
 
 #include "monodc/Dialect/Mono/MonoDialect.h"
+#include "monodc/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -13,12 +14,16 @@ std::string kernelName(mono::LaunchOp launch);
 
 /// Prints one self-contained HIP translation unit for `launch`, which must
 /// have been through mono-prepare-emission. The IR is only read.
-/// Kernel arguments: one pointer per region in declaration order, then the
-/// 8-byte sync word pair used between stages.
+/// Kernel arguments: one pointer per input, weight and output region in
+/// declaration order, then the scratch buffer (mono.scratch_bytes, planned
+/// by mono-plan-memory) and the epoch buffer (epochWords(grid) words, zeroed
+/// once when allocated; never cleared between steps).
 mlir::LogicalResult printHip(mono::LaunchOp launch, llvm::raw_ostream &os);
 
-/// Runs mono-prepare-emission on `module`, then prints its first launch.
-mlir::FailureOr<std::string> emitHip(mlir::ModuleOp module);
+/// Runs the fusion passes and mono-prepare-emission on `module`, then prints
+/// its first launch.
+mlir::FailureOr<std::string> emitHip(mlir::ModuleOp module,
+                                     const mono::FusionOptions &options = {});
 
 } // namespace monodc::emit
 

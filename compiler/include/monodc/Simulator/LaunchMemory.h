@@ -7,6 +7,7 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct RegionStorage {
   int64_t elements() const { return rows * cols; }
   float get(int64_t index) const;
   void set(int64_t index, float value);
+  /// Raw words of the i32 (epoch) and i64 (flags) regions.
+  uint64_t word(int64_t index) const;
+  void setWord(int64_t index, uint64_t value);
 };
 
 /// The memory of every region of one launch, by region name.
@@ -30,6 +34,10 @@ public:
   explicit LaunchMemory(mono::LaunchOp launch);
 
   bool has(const std::string &region) const { return regions.count(region) != 0; }
+  /// Makes `name` use `shared` (e.g. one epoch buffer for every launch of a
+  /// step sequence); the shapes must match.
+  llvm::Error share(const std::string &name, std::shared_ptr<RegionStorage> shared);
+  std::shared_ptr<RegionStorage> storage(const std::string &name) { return regions.at(name); }
   RegionStorage &region(const std::string &name);
   const RegionStorage &region(const std::string &name) const;
 
@@ -42,7 +50,7 @@ public:
   }
 
 private:
-  std::map<std::string, RegionStorage> regions;
+  std::map<std::string, std::shared_ptr<RegionStorage>> regions;
 };
 
 } // namespace monodc::sim

@@ -1,19 +1,55 @@
-//===- Simulator.h - execute a launch on the CPU ----------------*- C++ -*-===//
+//===- Simulator.h - execute a synchronized launch on the CPU ---*- C++ -*-===//
 #ifndef MONODC_SIMULATOR_SIMULATOR_H
 #define MONODC_SIMULATOR_SIMULATOR_H
 
 #include "monodc/Simulator/LaunchMemory.h"
 
+#include <string>
+#include <vector>
+
 namespace monodc::sim {
 
-/// Executes `launch` op by op on `memory`: stages in order, every task of a
-/// stage. Tile building blocks reproduce the device library's arithmetic
-/// order for the launch's block size (reductions, MXFP8, GEMV), so results
-/// can be compared with a GPU run. The simulator never calls the CPU
-/// reference. A read or write outside a region is an error naming the op.
-/// (First version: sequential; the resumable-CTA scheduler comes with the
-/// mailbox passes.)
-mlir::LogicalResult simulate(mono::LaunchOp launch, LaunchMemory &memory);
+enum class SchedulePolicy {
+  RoundRobin, ///< CTAs in turn
+  Random,     ///< a seeded random CTA each step
+  StarveOne,  ///< one CTA runs only when every other is blocked or done
+};
+
+struct Schedule {
+  SchedulePolicy policy = SchedulePolicy::RoundRobin;
+  uint64_t seed = 0;
+  int64_t starvedCta = 0;
+};
+
+/// One CTA that cannot go on: what it waits for.
+struct Waiter {
+  int64_t cta = 0;
+  std::string stage;
+  int64_t task = 0;
+  std::string flags;                ///< the producer's flags region
+  std::vector<std::string> regions; ///< the data behind those flags
+  int64_t first = 0, count = 0;
+  uint32_t expectedTag = 0;
+  int64_t blockingFlag = 0; ///< the first flag without the tag
+  uint32_t seenTag = 0;     ///< what that flag holds
+};
+
+struct SimulationResult {
+  bool deadlock = false;
+  std::vector<Waiter> waiters; ///< the wait-for set when deadlocked
+  int64_t steps = 0;           ///< tasks executed
+  std::string describe() const;
+};
+
+/// Executes the IR the HIP printer prints (after the fusion passes): every
+/// CTA of the grid is a resumable program walking the stages in order, a
+/// poll that is not yet satisfied yields, and `schedule` picks the next CTA.
+/// Tile building blocks follow the device library's order of arithmetic, so
+/// a GPU run can be compared value for value. A deadlock is reported as the
+/// wait-for set, never a hang; an op error (an access outside a region) is a
+/// failure with a diagnostic. The simulator never calls the CPU reference.
+mlir::FailureOr<SimulationResult> simulate(mono::LaunchOp launch, LaunchMemory &memory,
+                                           const Schedule &schedule = {});
 
 } // namespace monodc::sim
 

@@ -22,6 +22,35 @@ inline int64_t slotsPerThread(int64_t size, int64_t block) {
   return size == 1 ? 1 : (size + block - 1) / block;
 }
 
+/// Bytes of a region in its storage format.
+int64_t regionBytes(RegionOp region);
+
+/// The flags region plan-memory declares for a stage.
+inline std::string flagsRegionName(StageOp stage) {
+  return (stage.getSymName() + ".flags").str();
+}
+
+/// The epoch buffer: word 0 the epoch e, word 1 the arrival counter, then one
+/// mark per CTA, then a 256-slot ring of task counters (index e mod 256).
+namespace epoch {
+constexpr int64_t kEpochWord = 0;
+constexpr int64_t kArrivals = 1;
+constexpr int64_t kMarks = 2;
+constexpr int64_t kCounterSlots = 256;
+inline int64_t countersWord(int64_t grid) { return kMarks + grid; }
+} // namespace epoch
+inline int64_t epochWords(int64_t grid) { return epoch::countersWord(grid) + epoch::kCounterSlots; }
+
+/// Adds the fusion passes, in order, then the emission preparation.
+struct FusionOptions {
+  int64_t tagOffset = 1;
+  bool advanceEpoch = true;
+  std::string testOmitPublish;
+};
+void addFusionPipeline(mlir::OpPassManager &pm, const FusionOptions &options = {});
+/// Runs that pipeline on `module`.
+mlir::LogicalResult runFusionPipeline(mlir::ModuleOp module, const FusionOptions &options = {});
+
 /// Shared memory (bytes) the building block of `op` needs, 0 for none.
 int64_t sharedBytesFor(mlir::Operation *op, int64_t block);
 

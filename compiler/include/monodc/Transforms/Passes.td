@@ -18,4 +18,55 @@ def PrepareEmission : Pass<"mono-prepare-emission", "::mlir::ModuleOp"> {
   ];
 }
 
+def CheckHandoffs : Pass<"mono-check-handoffs", "::mlir::ModuleOp"> {
+  let summary = "Refuses a launch whose stages read what no earlier stage writes";
+  let description = [{
+    Every read of scratch, output or peer memory must have its writer in an
+    earlier stage of the same launch, and every word it reads must be written
+    by some task of that stage; a region has one writer stage and a word one
+    writer task per step. A violating plan is refused with the stage, the
+    region and the reason, since it could deadlock or race.
+  }];
+}
+
+def PlaceTasks : Pass<"mono-place-tasks", "::mlir::ModuleOp"> {
+  let summary = "Places task t of a stage on CTA (base + t) mod G";
+  let description = [{
+    Attaches `mono.base` to every stage. Bases rotate: a stage starts on the
+    CTA after the last one its predecessor used, so consecutive small stages
+    spread over the grid instead of piling onto CTA 0. G is the launch's grid.
+  }];
+}
+
+def PlanMemory : Pass<"mono-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Lays out the scratch buffer and declares the sync regions";
+  let description = [{
+    Declares one flags region per stage (an 8-byte (value, tag) pair per
+    task) and the epoch buffer (epoch word, arrival counter, per-CTA marks,
+    a 256-slot ring of task counters), then gives every scratch and flags
+    region a 256-byte aligned `mono.offset` in the launch's scratch buffer
+    (`mono.scratch_bytes`). Each step width has its own launch and so its own
+    scratch: a word polled as a tag never holds another width's data.
+  }];
+}
+
+def MaterializeSync : Pass<"mono-materialize-sync", "::mlir::ModuleOp"> {
+  let summary = "Turns hand-offs into tagged publishes and batched polls";
+  let description = [{
+    Every producer task ends with `mono.publish` of its flag; every consumer
+    task waits, before its first read of a hand-off, on the contiguous run of
+    producer flags it needs (one `mono.wait` per producer stage, expressed as
+    first = (task / d) * a + b, or the whole producer when no such form fits).
+    Tags are 2e + `tag-offset` (1 for K1, 2 for K2 and the FFN launch); the
+    launch that ends a step advances e. No host action happens between steps.
+  }];
+  let options = [
+    Option<"tagOffset", "tag-offset", "int64_t", "1", "1 for K1, 2 for K2/FFN">,
+    Option<"advanceEpoch", "advance-epoch", "bool", "true",
+           "this launch ends the step and moves the epoch on">,
+    Option<"testOmitPublish", "test-omit-publish", "std::string", "\"\"",
+           "test only: the stage whose publishes are left out">
+  ];
+}
+
 #endif // MONODC_TRANSFORMS_PASSES_TD

@@ -78,6 +78,17 @@ LogicalResult LaunchOp::verify() {
 }
 
 LogicalResult RegionOp::verify() {
+  if (getKind() == MemoryKind::Flags) {
+    if (!getElementType().isInteger(64) || getShape().size() != 1)
+      return emitOpError() << "flags region '" << getSymName()
+                           << "' must be i64 [tasks]";
+    return success();
+  }
+  if (getKind() == MemoryKind::Epoch) {
+    if (!getElementType().isInteger(32) || getShape().size() != 1)
+      return emitOpError() << "epoch region '" << getSymName() << "' must be i32 [words]";
+    return success();
+  }
   if (!isSupportedElementType(getElementType()))
     return emitOpError() << "region '" << getSymName()
                          << "' has unsupported element type " << getElementType();
@@ -113,6 +124,37 @@ LogicalResult StageOp::verify() {
 // Memory
 //===----------------------------------------------------------------------===//
 
+static FailureOr<RegionOp> flagsRegion(Operation *op, FlatSymbolRefAttr name) {
+  RegionOp region = lookupRegion(op, name);
+  if (!region || region.getKind() != MemoryKind::Flags)
+    return op->emitOpError() << "names '" << name.getValue()
+                             << "', which is not a flags region of the launch";
+  return region;
+}
+
+LogicalResult PublishOp::verify() {
+  if (failed(flagsRegion(*this, getFlagsAttr())))
+    return failure();
+  auto stage = (*this)->getParentOfType<StageOp>();
+  if (!stage || getTask() != stage.getTaskIndex())
+    return emitOpError() << "publishes the flag of the enclosing task only";
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  auto region = flagsRegion(*this, getFlagsAttr());
+  if (failed(region))
+    return failure();
+  auto first = constantIndex(getFirst()), count = constantIndex(getCount());
+  if (count && *count <= 0)
+    return emitOpError() << "waits on " << *count << " flags";
+  if (first && count && (*first < 0 || *first + *count > region->getCols()))
+    return emitOpError() << "waits on flags [" << *first << ", " << *first + *count
+                         << ") outside '" << region->getSymName() << "' ("
+                         << region->getCols() << " tasks)";
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   RegionOp region = lookupRegion(*this, getRegionAttr());
   if (!region)
@@ -132,7 +174,7 @@ LogicalResult StoreOp::verify() {
     return emitOpError() << "writes region '" << getRegion()
                          << "' which the launch does not declare";
   if (!region.isWritable())
-    return emitOpError() << "writes " << stringifyRegionKind(region.getKind())
+    return emitOpError() << "writes " << stringifyMemoryKind(region.getKind())
                          << " region '" << region.getSymName()
                          << "', which is read-only";
   TileType tile = tileOf(getValue());

@@ -23,13 +23,14 @@ def Mono_Dialect : Dialect {
 class Mono_Op<string mnemonic, list<Trait> traits = []>
     : Op<Mono_Dialect, mnemonic, traits>;
 
-def Mono_RegionKind : I32EnumAttr<"RegionKind", "what a region holds and who may write it", [
+def Mono_RegionKind : I32EnumAttr<"MemoryKind", "what a region holds and who may write it", [
     I32EnumAttrCase<"Input", 0, "input">,
     I32EnumAttrCase<"Output", 1, "output">,
     I32EnumAttrCase<"Weight", 2, "weight">,
     I32EnumAttrCase<"Scratch", 3, "scratch">,
     I32EnumAttrCase<"Peer", 4, "peer">,
-    I32EnumAttrCase<"Epoch", 5, "epoch">]> {
+    I32EnumAttrCase<"Epoch", 5, "epoch">,
+    I32EnumAttrCase<"Flags", 6, "flags">]> {
   let cppNamespace = "::monodc::mono";
 }
 

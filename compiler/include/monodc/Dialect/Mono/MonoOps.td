@@ -38,7 +38,9 @@ def Mono_RegionOp : Mono_Op<"region", [Symbol, HasParent<"LaunchOp">]> {
   let description = [{
     A row-major array of `shape` values of `elementType`. Inputs, weights and
     the epoch buffer come from the host; outputs and scratch are written by
-    stages; weights are read-only.
+    stages; weights are read-only. `flags` regions (i64, one (value, tag)
+    pair of 32-bit words per producer task) and the `epoch` buffer (i32) are
+    created by the fusion passes.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Mono_RegionKind:$kind,
                        TypeAttr:$elementType, DenseI64ArrayAttr:$shape);
@@ -48,7 +50,7 @@ def Mono_RegionOp : Mono_Op<"region", [Symbol, HasParent<"LaunchOp">]> {
     int64_t getRows() { return getShape().size() == 2 ? getShape()[0] : 1; }
     int64_t getCols() { return getShape().back(); }
     bool isWritable() {
-      return getKind() != RegionKind::Input && getKind() != RegionKind::Weight;
+      return getKind() != MemoryKind::Input && getKind() != MemoryKind::Weight;
     }
   }];
 }
@@ -184,6 +186,35 @@ def Mono_GemvOp : Mono_Op<"gemv"> {
     $weight (`scaled` $weightScales^)? `[` $row `]` `,` $x (`,` $xScales^)?
     attr-dict `:` type($x) (`,` type($xScales)^)? `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronization (created by materialize-sync)
+//===----------------------------------------------------------------------===//
+
+def Mono_PublishOp : Mono_Op<"publish"> {
+  let summary = "publish this task's results behind its flag";
+  let description = [{
+    Once every store of the task is complete (block barrier, release fence),
+    one thread writes the (task, tag) pair of `flags[task]` with one 8-byte
+    store. The tag is the step's tag for this launch (2e+1 for K1, 2e+2 for
+    K2 and the FFN launch).
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$flags, Index:$task);
+  let assemblyFormat = "$flags `[` $task `]` attr-dict";
+  let hasVerifier = 1;
+}
+
+def Mono_WaitOp : Mono_Op<"wait"> {
+  let summary = "wait until flags [first, first + count) carry this step's tag";
+  let description = [{
+    The threads of the block poll the pairs in parallel (a batched poll),
+    reloading each until its tag is the one expected, then meet at a block
+    barrier; the producers' stores are then visible to the whole block.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$flags, Index:$first, Index:$count);
+  let assemblyFormat = "$flags `[` $first `,` $count `]` attr-dict";
   let hasVerifier = 1;
 }
 

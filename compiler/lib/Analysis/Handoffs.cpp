@@ -1,0 +1,214 @@
+//===- Handoffs.cpp - who writes what a stage reads -----------------------===//
+#include "monodc/Analysis/Handoffs.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace monodc::mono;
+
+FailureOr<llvm::DenseMap<Value, int64_t>> monodc::mono::evaluateIndices(StageOp stage,
+                                                                        int64_t task) {
+  llvm::DenseMap<Value, int64_t> values;
+  values[stage.getTaskIndex()] = task;
+  for (Operation &op : stage.getBodyBlock()) {
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      if (auto i = dyn_cast<IntegerAttr>(c.getValue()); i && c.getType().isIndex())
+        values[c.getResult()] = i.getInt();
+      continue;
+    }
+    if (!isa<arith::ArithDialect>(op.getDialect()) || op.getNumOperands() != 2)
+      continue;
+    int64_t a = values.lookup(op.getOperand(0)), b = values.lookup(op.getOperand(1));
+    if (isa<arith::DivUIOp, arith::DivSIOp, arith::RemUIOp, arith::RemSIOp>(op) && b == 0)
+      return op.emitOpError() << "divides by zero for task " << task;
+    std::optional<int64_t> r = llvm::TypeSwitch<Operation *, std::optional<int64_t>>(&op)
+                                   .Case<arith::AddIOp>([&](auto) { return a + b; })
+                                   .Case<arith::SubIOp>([&](auto) { return a - b; })
+                                   .Case<arith::MulIOp>([&](auto) { return a * b; })
+                                   .Case<arith::DivUIOp, arith::DivSIOp>([&](auto) { return a / b; })
+                                   .Case<arith::RemUIOp, arith::RemSIOp>([&](auto) { return a % b; })
+                                   .Default([](auto) { return std::nullopt; });
+    if (!r)
+      return op.emitOpError() << "is not an index operation the analysis can evaluate";
+    values[op.getResult(0)] = *r;
+  }
+  return values;
+}
+
+namespace {
+
+/// Values [col, col + size) of one row.
+struct Window {
+  int64_t row, col, size;
+};
+
+struct Write {
+  int64_t col, end, task;
+};
+
+/// Every window a stage writes, per region and row.
+using WriteMap = std::map<std::string, std::map<int64_t, std::vector<Write>>>;
+
+int64_t tileSize(Value v) { return cast<TileType>(v.getType()).getSize(); }
+
+bool handedOff(RegionOp region) {
+  return region.getKind() == MemoryKind::Scratch || region.getKind() == MemoryKind::Output ||
+         region.getKind() == MemoryKind::Peer;
+}
+
+class Analysis {
+public:
+  explicit Analysis(LaunchOp launch) : launch(launch) {}
+  FailureOr<std::vector<Handoff>> run();
+
+private:
+  LogicalResult recordWrites(StageOp stage);
+  LogicalResult checkReads(StageOp stage, std::vector<Handoff> &handoffs);
+
+  LaunchOp launch;
+  /// The stage that writes each region, and where.
+  llvm::DenseMap<Operation *, StageOp> writerOf;
+  std::map<std::string, WriteMap> writesOf; // stage name -> its writes
+};
+
+LogicalResult Analysis::recordWrites(StageOp stage) {
+  WriteMap &writes = writesOf[stage.getSymName().str()];
+  for (int64_t t = 0; t < stage.getTasks(); ++t) {
+    auto values = evaluateIndices(stage, t);
+    if (failed(values))
+      return failure();
+    for (auto store : stage.getBodyBlock().getOps<StoreOp>()) {
+      RegionOp region = lookupRegion(store, store.getRegionAttr());
+      if (!region)
+        return failure();
+      if (t == 0) {
+        StageOp &writer = writerOf[region];
+        if (writer && writer != stage)
+          return store.emitOpError()
+                 << "region '" << region.getSymName() << "' is written by stages '"
+                 << writer.getSymName() << "' and '" << stage.getSymName()
+                 << "'; a word has one writer per step";
+        writer = stage;
+      }
+      Window w{values->lookup(store.getRow()), values->lookup(store.getCol()),
+               tileSize(store.getValue())};
+      writes[region.getSymName().str()][w.row].push_back({w.col, w.col + w.size, t});
+    }
+  }
+  // Two tasks of the stage must not write one word.
+  for (auto &[region, rows] : writes)
+    for (auto &[row, list] : rows) {
+      std::sort(list.begin(), list.end(),
+                [](const Write &a, const Write &b) { return a.col < b.col; });
+      for (size_t i = 1; i < list.size(); ++i)
+        if (list[i].col < list[i - 1].end)
+          return stage.emitOpError()
+                 << "tasks " << list[i - 1].task << " and " << list[i].task
+                 << " of stage '" << stage.getSymName() << "' both write region '"
+                 << region << "' row " << row << " column " << list[i].col;
+    }
+  return success();
+}
+
+LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs) {
+  // Regions this stage reads, grouped by their producer stage.
+  std::map<std::string, Handoff> byProducer;
+  std::vector<std::pair<Operation *, RegionOp>> reads;
+  for (Operation &op : stage.getBodyBlock()) {
+    auto load = dyn_cast<LoadOp>(op);
+    if (!load)
+      continue;
+    RegionOp region = lookupRegion(load, load.getRegionAttr());
+    if (!region || !handedOff(region))
+      continue;
+    StageOp writer = writerOf.lookup(region);
+    if (!writer) {
+      // This stage or a later one may write it: a poll that would never end.
+      for (auto later : launch.getBodyBlock().getOps<StageOp>())
+        for (auto store : later.getBodyBlock().getOps<StoreOp>())
+          if (store.getRegion() == region.getSymName() && later == stage)
+            return load.emitOpError()
+                   << "stage '" << stage.getSymName() << "' reads region '"
+                   << region.getSymName()
+                   << "' which it writes itself; tasks of one stage are independent, "
+                      "so the read needs an earlier stage";
+          else if (store.getRegion() == region.getSymName())
+            return load.emitOpError()
+                   << "stage '" << stage.getSymName() << "' reads region '"
+                   << region.getSymName() << "' written by the later stage '"
+                   << later.getSymName() << "'; it would wait forever";
+      return load.emitOpError() << "stage '" << stage.getSymName() << "' reads "
+                                << stringifyMemoryKind(region.getKind()) << " region '"
+                                << region.getSymName()
+                                << "' which no stage of the launch writes";
+    }
+    Handoff &h = byProducer[writer.getSymName().str()];
+    if (!h.firstRead) {
+      h.producer = writer;
+      h.consumer = stage;
+      h.firstRead = load;
+      h.needs.assign(stage.getTasks(), TaskRange{});
+    }
+    if (llvm::find(h.regions, region) == h.regions.end())
+      h.regions.push_back(region);
+    reads.push_back({load, region});
+  }
+
+  for (int64_t t = 0; t < stage.getTasks() && !reads.empty(); ++t) {
+    auto values = evaluateIndices(stage, t);
+    if (failed(values))
+      return failure();
+    for (auto [op, region] : reads) {
+      auto load = cast<LoadOp>(op);
+      StageOp writer = writerOf.lookup(region);
+      Handoff &h = byProducer[writer.getSymName().str()];
+      Window w{values->lookup(load.getRow()), values->lookup(load.getCol()),
+               tileSize(load.getResult())};
+      const auto &list =
+          writesOf[writer.getSymName().str()][region.getSymName().str()][w.row];
+      // The writes are sorted by column: they must cover the window exactly.
+      int64_t covered = w.col, lo = INT64_MAX, hi = -1;
+      for (const Write &write : list) {
+        if (write.end <= w.col || write.col >= w.col + w.size)
+          continue;
+        if (write.col > covered)
+          break;
+        covered = std::max(covered, write.end);
+        lo = std::min(lo, write.task);
+        hi = std::max(hi, write.task);
+      }
+      if (covered < w.col + w.size)
+        return load.emitOpError()
+               << "task " << t << " of stage '" << stage.getSymName() << "' reads row "
+               << w.row << " columns [" << covered << ", " << w.col + w.size
+               << ") of region '" << region.getSymName() << "', which no task of stage '"
+               << writer.getSymName() << "' writes";
+      TaskRange &need = h.needs[t];
+      int64_t first = need.count ? std::min(need.first, lo) : lo;
+      int64_t last = need.count ? std::max(need.first + need.count - 1, hi) : hi;
+      need = {first, last - first + 1};
+    }
+  }
+  for (auto &[name, h] : byProducer)
+    handoffs.push_back(std::move(h));
+  return success();
+}
+
+FailureOr<std::vector<Handoff>> Analysis::run() {
+  std::vector<Handoff> handoffs;
+  for (auto stage : launch.getBodyBlock().getOps<StageOp>()) {
+    // Reads are checked against earlier stages only, then this stage's
+    // writes join the map.
+    if (failed(checkReads(stage, handoffs)) || failed(recordWrites(stage)))
+      return failure();
+  }
+  return handoffs;
+}
+
+} // namespace
+
+FailureOr<std::vector<Handoff>> monodc::mono::analyzeHandoffs(LaunchOp launch) {
+  return Analysis(launch).run();
+}
