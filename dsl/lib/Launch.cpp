@@ -38,9 +38,9 @@ dsl::Region Launch::declare(const std::string &name, int kind, DType type,
   region.regionName = name;
   region.type = type;
   region.extents = shape;
-  auto regionKind = static_cast<mono::RegionKind>(kind);
-  region.isWritable = regionKind != mono::RegionKind::Input &&
-                      regionKind != mono::RegionKind::Weight;
+  auto regionKind = static_cast<mono::MemoryKind>(kind);
+  region.isWritable = regionKind != mono::MemoryKind::Input &&
+                      regionKind != mono::MemoryKind::Weight;
   if (sawStage) {
     diagnostics.push_back("launch '" + launchName + "': region '" + name +
                           "' is declared after a stage; declare regions first");
@@ -66,16 +66,16 @@ dsl::Region Launch::declare(const std::string &name, int kind, DType type,
 }
 
 dsl::Region Launch::input(const std::string &name, DType type, std::vector<int64_t> shape) {
-  return declare(name, static_cast<int>(mono::RegionKind::Input), type, std::move(shape));
+  return declare(name, static_cast<int>(mono::MemoryKind::Input), type, std::move(shape));
 }
 dsl::Region Launch::output(const std::string &name, DType type, std::vector<int64_t> shape) {
-  return declare(name, static_cast<int>(mono::RegionKind::Output), type, std::move(shape));
+  return declare(name, static_cast<int>(mono::MemoryKind::Output), type, std::move(shape));
 }
 dsl::Region Launch::weight(const std::string &name, DType type, std::vector<int64_t> shape) {
-  return declare(name, static_cast<int>(mono::RegionKind::Weight), type, std::move(shape));
+  return declare(name, static_cast<int>(mono::MemoryKind::Weight), type, std::move(shape));
 }
 dsl::Region Launch::scratch(const std::string &name, DType type, std::vector<int64_t> shape) {
-  return declare(name, static_cast<int>(mono::RegionKind::Scratch), type, std::move(shape));
+  return declare(name, static_cast<int>(mono::MemoryKind::Scratch), type, std::move(shape));
 }
 
 void Launch::stage(const std::string &name, int64_t tasks,
