@@ -77,14 +77,18 @@ struct MaterializeSync : public monodc::mono::impl::MaterializeSyncBase<Material
       Location loc = h.firstRead->getLoc();
       Value task = h.consumer.getTaskIndex();
       auto constant = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-      Value first = constant(need.offset);
-      if (need.stride != 0) {
+      Value first;
+      if (need.stride == 0)
+        first = constant(need.offset);
+      else {
         Value t = need.divisor == 1 ? task
                                     : arith::DivUIOp::create(b, loc, task, constant(need.divisor)).getResult();
         Value scaled = need.stride == 1
                            ? t
                            : arith::MulIOp::create(b, loc, t, constant(need.stride)).getResult();
-        first = arith::AddIOp::create(b, loc, scaled, first);
+        first = need.offset == 0
+                    ? scaled
+                    : arith::AddIOp::create(b, loc, scaled, constant(need.offset)).getResult();
       }
       auto wait = WaitOp::create(b, loc, flagsRegionName(h.producer), first,
                                  constant(need.count));

@@ -1,0 +1,98 @@
+// Shared by the attention-front tests (see AttentionFrontFixture.h).
+#include "AttentionFrontFixture.h"
+
+#include "monodc/Transforms/Passes.h"
+#include "monodc/formats/NumberFormats.h"
+#include "monodc/stages/Launches.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace monodc;
+namespace ref = monodc::reference;
+
+namespace monodc::testing {
+
+static std::vector<float> bf16Normal(std::mt19937 &rng, size_t n, float mean, float stddev) {
+  std::normal_distribution<float> dist(mean, stddev);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = formats::roundToBf16(dist(rng));
+  return v;
+}
+
+FrontInputs makeFrontInputs(const stages::ModelConfig &c, int rows, unsigned seed) {
+  std::mt19937 rng(seed);
+  FrontInputs in;
+  in.u = bf16Normal(rng, size_t(rows) * c.hidden, 0.0f, 1.0f);
+  // Rows of very different magnitudes: the norm must not care.
+  for (int r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < c.hidden; ++d)
+      in.u[r * c.hidden + d] =
+          formats::roundToBf16(in.u[r * c.hidden + d] * std::ldexp(1.0f, (r % 7) * 3 - 9));
+  in.attnNorm = bf16Normal(rng, c.hidden, 1.0f, 0.1f);
+  in.qNorm = bf16Normal(rng, c.qRank, 1.0f, 0.1f);
+  in.kvNorm = bf16Normal(rng, c.kvDim, 1.0f, 0.1f);
+  std::normal_distribution<float> w(0.0f, 0.02f);
+  std::vector<float> dense(size_t(c.qkvWidth()) * c.hidden);
+  for (float &x : dense)
+    x = w(rng);
+  in.wqkv = ref::quantizeBlockE4m3(dense, int(c.qkvWidth()), int(c.hidden));
+  return in;
+}
+
+void loadFrontInputs(sim::LaunchMemory &memory, const FrontInputs &in) {
+  auto check = [](llvm::Error e) {
+    EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));
+  };
+  check(memory.setValues("u", in.u));
+  check(memory.setValues("attn_norm", in.attnNorm));
+  check(memory.setValues("q_norm", in.qNorm));
+  check(memory.setValues("kv_norm", in.kvNorm));
+  check(memory.setBytes("wqkv", in.wqkv.codes));
+  check(memory.setBytes("wqkv_scale", in.wqkv.scales));
+}
+
+FrontOutputs readFrontOutputs(const sim::LaunchMemory &memory) {
+  return {memory.values("y"), memory.values("qkv"), memory.values("qn"),
+          memory.values("kn"), memory.bytes("xq"), memory.bytes("xs")};
+}
+
+FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontInputs &in,
+                           const sim::Schedule &schedule) {
+  mlir::MLIRContext ctx;
+  stages::BuildParams params;
+  params.rows = rows;
+  auto module = stages::buildLaunch(ctx, "attention_front", c, params);
+  EXPECT_TRUE(static_cast<bool>(module));
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  sim::LaunchMemory memory(launch);
+  loadFrontInputs(memory, in);
+  auto run = sim::simulate(launch, memory, schedule);
+  EXPECT_TRUE(succeeded(run) && !run->deadlock) << (succeeded(run) ? run->describe() : "");
+  return readFrontOutputs(memory);
+}
+
+/// The reference chain, from DSV41.md, on the reference's own intermediates.
+FrontOutputs referenceFront(const stages::ModelConfig &c, int rows, const FrontInputs &in) {
+  FrontOutputs out;
+  const int h = int(c.hidden), qr = int(c.qRank), kv = int(c.kvDim), w = int(c.qkvWidth());
+  out.y = ref::rmsNorm(in.u, rows, h, in.attnNorm, c.normEps);
+  ref::Mxfp8Tensor xq = ref::quantizeMxfp8Rows(out.y, rows, h, formats::Mxfp8Variant::Standard);
+  out.xq = xq.codes;
+  out.xs = xq.scales;
+  out.qkv = ref::gemvMxfp8xE4m3(xq, in.wqkv);
+  std::vector<float> q(size_t(rows) * qr), k(size_t(rows) * kv);
+  for (int r = 0; r < rows; ++r) {
+    std::copy_n(out.qkv.begin() + size_t(r) * w, qr, q.begin() + size_t(r) * qr);
+    std::copy_n(out.qkv.begin() + size_t(r) * w + qr, kv, k.begin() + size_t(r) * kv);
+  }
+  out.qn = ref::rmsNorm(q, rows, qr, in.qNorm, c.normEps);
+  out.kn = ref::rmsNorm(k, rows, kv, in.kvNorm, c.normEps);
+  return out;
+}
+
+
+} // namespace monodc::testing

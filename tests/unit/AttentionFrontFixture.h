@@ -1,0 +1,36 @@
+// Shared by the attention-front tests: random inputs in the real formats,
+// loading them into a launch's memory, and the CPU reference chain.
+#ifndef MONODC_TESTS_ATTENTIONFRONTFIXTURE_H
+#define MONODC_TESTS_ATTENTIONFRONTFIXTURE_H
+
+#include "monodc/Simulator/Simulator.h"
+#include "monodc/reference/Reference.h"
+#include "monodc/stages/ModelConfig.h"
+
+#include <vector>
+
+namespace monodc::testing {
+
+struct FrontInputs {
+  std::vector<float> u, attnNorm, qNorm, kvNorm;
+  reference::BlockScaledE4m3 wqkv;
+};
+
+struct FrontOutputs {
+  std::vector<float> y, qkv, qn, kn;
+  std::vector<uint8_t> xq, xs;
+};
+
+FrontInputs makeFrontInputs(const stages::ModelConfig &c, int rows, unsigned seed);
+/// Writes the inputs and weights into a launch's memory.
+void loadFrontInputs(sim::LaunchMemory &memory, const FrontInputs &in);
+FrontOutputs readFrontOutputs(const sim::LaunchMemory &memory);
+/// Builds the attention front, runs the fusion passes, simulates it.
+FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontInputs &in,
+                           const sim::Schedule &schedule = {});
+/// The reference chain, from DSV41.md, on the reference's own intermediates.
+FrontOutputs referenceFront(const stages::ModelConfig &c, int rows, const FrontInputs &in);
+
+} // namespace monodc::testing
+
+#endif

@@ -1,0 +1,150 @@
+// The mailbox protocol on the simulator: schedule independence, deadlock
+// reports when a publish is missing, consecutive steps of different widths
+// with no clearing in between.
+#include "AttentionFrontFixture.h"
+
+#include "monodc/Transforms/Passes.h"
+#include "monodc/stages/Launches.h"
+
+#include <gtest/gtest.h>
+
+using namespace monodc;
+using namespace monodc::testing;
+namespace ref = monodc::reference;
+
+namespace {
+
+struct BuiltFront {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mono::LaunchOp launch;
+};
+
+std::unique_ptr<BuiltFront> buildFront(const stages::ModelConfig &c, int rows, int64_t grid,
+                                       const mono::FusionOptions &options = {}) {
+  auto built = std::make_unique<BuiltFront>();
+  stages::BuildParams params;
+  params.rows = rows;
+  params.grid = grid;
+  auto module = stages::buildLaunch(built->context, "attention_front", c, params);
+  EXPECT_TRUE(static_cast<bool>(module));
+  built->module = std::move(*module);
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(*built->module, options)));
+  built->launch = *built->module->getOps<mono::LaunchOp>().begin();
+  return built;
+}
+
+TEST(FusionProtocol, TwentyFourSchedulesGiveBitIdenticalOutputs) {
+  const auto c = stages::tinyConfig();
+  FrontInputs in = makeFrontInputs(c, 6, 99u);
+  FrontOutputs first = simulateFront(c, 6, in);
+  FrontOutputs want = referenceFront(c, 6, in);
+  EXPECT_TRUE(ref::withinStageBounds(ref::compare(first.qn, want.qn)));
+  std::vector<sim::Schedule> schedules;
+  for (uint64_t seed = 1; seed <= 16; ++seed)
+    schedules.push_back({sim::SchedulePolicy::Random, seed, 0});
+  for (int64_t starved : {0, 1, 2, 3, 100, 255})
+    schedules.push_back({sim::SchedulePolicy::StarveOne, 0, starved});
+  schedules.push_back({sim::SchedulePolicy::RoundRobin, 0, 0});
+  schedules.push_back({sim::SchedulePolicy::Random, 12345, 0});
+  ASSERT_GE(schedules.size(), 20u);
+  for (const sim::Schedule &s : schedules) {
+    FrontOutputs got = simulateFront(c, 6, in, s);
+    EXPECT_EQ(got.qn, first.qn);
+    EXPECT_EQ(got.kn, first.kn);
+    EXPECT_EQ(got.y, first.y);
+  }
+}
+
+TEST(FusionProtocol, SmallGridsWorkTooAndAgree) {
+  // Fewer CTAs than tasks: every CTA walks several tasks of each stage.
+  const auto c = stages::tinyConfig();
+  FrontInputs in = makeFrontInputs(c, 6, 5u);
+  auto a = buildFront(c, 6, 3), b = buildFront(c, 6, 256);
+  sim::LaunchMemory ma(a->launch), mb(b->launch);
+  loadFrontInputs(ma, in);
+  loadFrontInputs(mb, in);
+  auto ra = sim::simulate(a->launch, ma, {sim::SchedulePolicy::Random, 7, 0});
+  auto rb = sim::simulate(b->launch, mb);
+  ASSERT_TRUE(succeeded(ra) && succeeded(rb));
+  ASSERT_FALSE(ra->deadlock) << ra->describe();
+  EXPECT_EQ(ma.values("qn"), mb.values("qn"));
+  EXPECT_EQ(ma.values("kn"), mb.values("kn"));
+}
+
+TEST(FusionProtocol, AMissingPublishIsReportedAsADeadlock) {
+  const auto c = stages::tinyConfig();
+  mono::FusionOptions options;
+  options.testOmitPublish = "seam.norm";
+  auto built = buildFront(c, 2, 8, options);
+  sim::LaunchMemory memory(built->launch);
+  loadFrontInputs(memory, makeFrontInputs(c, 2, 3u));
+  auto run = sim::simulate(built->launch, memory, {sim::SchedulePolicy::Random, 3, 0});
+  ASSERT_TRUE(succeeded(run));
+  ASSERT_TRUE(run->deadlock);
+  ASSERT_FALSE(run->waiters.empty());
+  // Every wqkv task waits on the norm's flags for xq/xs, tag 2*0+1.
+  bool sawWqkv = false;
+  for (const sim::Waiter &w : run->waiters) {
+    if (w.stage != "front.wqkv")
+      continue;
+    sawWqkv = true;
+    EXPECT_EQ(w.flags, "seam.norm.flags");
+    EXPECT_EQ(w.regions, (std::vector<std::string>{"xq", "xs"}));
+    EXPECT_EQ(w.expectedTag, 1u);
+    EXPECT_EQ(w.seenTag, 0u);
+  }
+  EXPECT_TRUE(sawWqkv);
+  EXPECT_NE(run->describe().find("stage 'front.wqkv'"), std::string::npos) << run->describe();
+}
+
+TEST(FusionProtocol, StepsOfAlternatingWidthsNeedNoClearing) {
+  // One epoch buffer for the step sequence; each width its own scratch.
+  const auto c = stages::tinyConfig();
+  const int64_t grid = 16;
+  auto narrow = buildFront(c, 6, grid), wide = buildFront(c, 48, grid);
+  sim::LaunchMemory narrowMemory(narrow->launch), wideMemory(wide->launch);
+  auto epoch = narrowMemory.storage("epoch");
+  ASSERT_FALSE(static_cast<bool>(wideMemory.share("epoch", epoch)));
+
+  struct Step {
+    sim::LaunchMemory *memory;
+    mono::LaunchOp launch;
+    int rows;
+    unsigned seed;
+  };
+  std::vector<Step> steps = {{&narrowMemory, narrow->launch, 6, 1u},
+                             {&wideMemory, wide->launch, 48, 2u},
+                             {&narrowMemory, narrow->launch, 6, 3u}};
+  uint64_t e = 0;
+  for (const Step &step : steps) {
+    SCOPED_TRACE("step " + std::to_string(e) + ", rows " + std::to_string(step.rows));
+    FrontInputs in = makeFrontInputs(c, step.rows, step.seed);
+    loadFrontInputs(*step.memory, in);
+    auto run = sim::simulate(step.launch, *step.memory, {sim::SchedulePolicy::Random, e + 1, 0});
+    ASSERT_TRUE(succeeded(run));
+    ASSERT_FALSE(run->deadlock) << run->describe();
+    FrontOutputs got = readFrontOutputs(*step.memory), want = referenceFront(c, step.rows, in);
+    EXPECT_TRUE(ref::withinStageBounds(ref::compare(got.qn, want.qn)));
+    EXPECT_TRUE(ref::withinStageBounds(ref::compare(got.kn, want.kn)));
+    ++e;
+    EXPECT_EQ(epoch->word(mono::epoch::kEpochWord), e);
+  }
+}
+
+TEST(FusionProtocol, UnsynchronizedLaunchIsRefused) {
+  mlir::MLIRContext ctx;
+  auto module = stages::buildLaunch(ctx, "attention_front", stages::tinyConfig(), {});
+  ASSERT_TRUE(static_cast<bool>(module));
+  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  sim::LaunchMemory memory(launch);
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    message = d.str();
+    return mlir::success();
+  });
+  EXPECT_TRUE(failed(sim::simulate(launch, memory)));
+  EXPECT_NE(message.find("run the fusion passes first"), std::string::npos) << message;
+}
+
+} // namespace
