@@ -6,6 +6,7 @@
 #include "Commands.h"
 
 #include "monodc/Emit/HipEmitter.h"
+#include "monodc/Transforms/Passes.h"
 #include "monodc/backends/ClangBackend.h"
 #include "monodc/inspect/KernelResources.h"
 #include "monodc/stages/Launches.h"
@@ -46,6 +47,30 @@ void writeFile(const std::filesystem::path &path, const std::string &bytes) {
   file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!file)
     fail("cannot write " + path.string());
+}
+
+/// The memory plan of a synchronized launch: scratch regions and flags with
+/// their offsets, and the epoch buffer's words.
+std::string describeLayout(monodc::mono::LaunchOp launch) {
+  namespace mono = monodc::mono;
+  auto scratch = launch->getAttrOfType<mlir::IntegerAttr>("mono.scratch_bytes");
+  std::string text = fmt::format("layout of {}: scratch buffer {} bytes\n",
+                                 launch.getSymName().str(), scratch ? scratch.getInt() : 0);
+  text += fmt::format("  {:<24} {:<8} {:>10} {:>10}\n", "region", "kind", "offset", "bytes");
+  for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
+    auto offset = region->getAttrOfType<mlir::IntegerAttr>("mono.offset");
+    text += fmt::format("  {:<24} {:<8} {:>10} {:>10}\n", region.getSymName().str(),
+                        mono::stringifyMemoryKind(region.getKind()).str(),
+                        offset ? std::to_string(offset.getInt()) : std::string("argument"),
+                        mono::regionBytes(region));
+  }
+  int64_t grid = launch.getGrid();
+  text += fmt::format("  epoch buffer ({} words of 4 B): [{}] epoch e, [{}] arrivals, "
+                      "[{}..{}) per-CTA marks, [{}..{}) task counters (slot e mod 256)\n",
+                      mono::epochWords(grid), mono::epoch::kEpochWord, mono::epoch::kArrivals,
+                      mono::epoch::kMarks, mono::epoch::kMarks + grid,
+                      mono::epoch::countersWord(grid), mono::epochWords(grid));
+  return text;
 }
 
 int runBuild(const BuildCommand &cmd) {
@@ -95,6 +120,14 @@ int runBuild(const BuildCommand &cmd) {
     std::string stem = fmt::format("{}.{}.{}.r{}.tp{}", name, config->name, cmd.arch,
                                    resolved->rows, resolved->tp);
     std::filesystem::path base = std::filesystem::path(cmd.out) / stem;
+    if (cmd.emit == "layout") {
+      if (mlir::failed(monodc::mono::runFusionPipeline(**module)))
+        fail("planning " + name + " failed: " + diagnostics);
+      std::string text = describeLayout(*(*module)->getOps<monodc::mono::LaunchOp>().begin());
+      writeFile(base.string() + ".layout.txt", text);
+      report += text;
+      continue;
+    }
     if (cmd.emit == "mlir") {
       std::string text;
       llvm::raw_string_ostream os(text);
@@ -165,7 +198,7 @@ void monodc::cli::addBuildCommand(CLI::App &app) {
   sub->add_option("--launch", build->launch, "launch to build, or all")->capture_default_str();
   sub->add_option("--out", build->out, "output directory")->capture_default_str();
   sub->add_option("--emit", build->emit, "what to write")
-      ->check(CLI::IsMember({"mlir", "hip", "asm", "obj"}))
+      ->check(CLI::IsMember({"mlir", "layout", "hip", "asm", "obj"}))
       ->capture_default_str();
   sub->add_option("--rows", build->rows, "tokens in the step, 1..48")->capture_default_str();
   sub->add_option("--tp", build->tp, "tensor parallelism, 2 or 4")->capture_default_str();
