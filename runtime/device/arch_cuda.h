@@ -2,7 +2,8 @@
 // Warp 32; CUDA atomics with explicit scopes; __nanosleep in polls.
 #if defined(__CUDA_ARCH__)
 #define MONO_DEV __device__ __forceinline__
-#define MONO_KERNEL extern "C" __global__ __launch_bounds__(MONO_BLOCK)
+// One resident CTA per SM is all a persistent launch needs: every register is ours.
+#define MONO_KERNEL extern "C" __global__ __launch_bounds__(MONO_BLOCK, 1)
 #define MONO_SHARED __shared__
 
 MONO_DEV int mono_tid() { return (int)threadIdx.x; }
@@ -12,6 +13,7 @@ MONO_DEV void mono_block_sync() { __syncthreads(); }
 MONO_DEV float mono_as_float(mono_u32 bits) { return __uint_as_float(bits); }
 MONO_DEV mono_u32 mono_as_u32(float v) { return __float_as_uint(v); }
 MONO_DEV float mono_rint(float v) { return rintf(v); }
+MONO_DEV int mono_clz(mono_u32 v) { return __clz((int)v); }
 MONO_DEV float mono_sqrt(float v) { return sqrtf(v); }
 MONO_DEV float mono_exp2(float v) { return exp2f(v); }
 MONO_DEV float mono_exp(float v) { return expf(v); }

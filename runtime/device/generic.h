@@ -81,7 +81,7 @@ MONO_DEV int mono_ceil_log2(float t) {
   int e = (int)((b >> 23) & 0xFFu);
   mono_u32 m = b & 0x7FFFFFu;
   if (e != 0) return (e - 127) + (m != 0u ? 1 : 0);
-  int p = 31 - __builtin_clz(m);  // denormal: t = m * 2^-149
+  int p = 31 - mono_clz(m);  // denormal: t = m * 2^-149
   return p - 149 + ((m & (m - 1u)) != 0u ? 1 : 0);
 }
 
@@ -111,7 +111,7 @@ MONO_DEV void mono_store_e8m0(void *p, mono_i64 i, float v) { ((mono_u8 *)p)[i] 
 template <int S, int N, int KIND>  // KIND: 0 sum, 1 max, 2 absmax
 MONO_DEV float mono_block_reduce(const float (&x)[S], float *lds) {
   const int tid = mono_tid();
-  float acc = KIND == 0 ? 0.0f : -__builtin_inff();
+  float acc = KIND == 0 ? 0.0f : mono_as_float(0xFF800000u);  // -inf
 #pragma unroll
   for (int s = 0; s < S; ++s) {
     int i = s * MONO_BLOCK + tid;

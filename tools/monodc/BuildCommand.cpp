@@ -35,6 +35,7 @@ struct BuildCommand {
   int64_t rows = 6;
   int64_t tp = 2;
   int64_t grid = 0;
+  bool unfused = false;
 };
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
@@ -145,6 +146,15 @@ int runBuild(const BuildCommand &cmd) {
     double emitMs = millisecondsSince(start);
     if (cmd.emit == "hip") {
       writeFile(base.string() + ".hip", *hip);
+      auto launchOp = *(*module)->getOps<monodc::mono::LaunchOp>().begin();
+      writeFile(base.string() + ".manifest", monodc::emit::kernelManifest(launchOp));
+      if (cmd.unfused) {
+        std::string unfused;
+        llvm::raw_string_ostream os(unfused);
+        if (mlir::failed(monodc::emit::printHip(launchOp, os, {/*unfused=*/true})))
+          fail("emitting the unfused baseline of " + name + " failed: " + diagnostics);
+        writeFile(base.string() + ".unfused.hip", unfused);
+      }
       report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
                             name, dslMs, emitMs, "-", "-", "-", "-", "-", "-",
                             base.string() + ".hip");
@@ -203,5 +213,7 @@ void monodc::cli::addBuildCommand(CLI::App &app) {
   sub->add_option("--rows", build->rows, "tokens in the step, 1..48")->capture_default_str();
   sub->add_option("--tp", build->tp, "tensor parallelism, 2 or 4")->capture_default_str();
   sub->add_option("--grid", build->grid, "CTAs (default: the arch's compute units)");
+  sub->add_flag("--unfused", build->unfused,
+                "with --emit hip: also write the unfused baseline (one kernel per stage)");
   sub->callback([build] { std::exit(runBuild(*build)); });
 }

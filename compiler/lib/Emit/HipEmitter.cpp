@@ -36,8 +36,8 @@ std::string storageSuffix(Type type) {
 
 class LaunchPrinter {
 public:
-  LaunchPrinter(LaunchOp launch, llvm::raw_ostream &os)
-      : launch(launch), os(os), block(launch.getBlock()) {}
+  LaunchPrinter(LaunchOp launch, llvm::raw_ostream &os, const emit::HipPrintOptions &options)
+      : launch(launch), os(os), options(options), block(launch.getBlock()) {}
 
   LogicalResult print();
 
@@ -76,12 +76,13 @@ private:
   }
   /// Opens a loop over the slots of `v`, with `i` the value's tile index.
   void openSlotLoop(Value v) {
-    os << "    for (int s = 0; s < " << slotsOf(v) << "; ++s) {\n"
+    os << "    _Pragma(\"unroll\") for (int s = 0; s < " << slotsOf(v) << "; ++s) {\n"
        << "      const int i = s * MONO_BLOCK + mono_t; (void)i;\n";
   }
 
   LaunchOp launch;
   llvm::raw_ostream &os;
+  emit::HipPrintOptions options;
   int64_t block;
   llvm::DenseMap<Value, std::string> names;
   int nextId = 0;
@@ -104,23 +105,38 @@ LogicalResult LaunchPrinter::print() {
   os << "#define MONO_GRID " << launch.getGrid() << "\n";
   os << deviceLibrarySource() << "\n";
 
-  os << "MONO_KERNEL void " << emit::kernelName(launch) << "(";
-  for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {
-    if (region->hasAttr("mono.offset") || region.getKind() == MemoryKind::Epoch)
-      continue;
-    os << (region.isWritable() ? "void *" : "const void *") << "__restrict__ "
-       << argumentName(region.getSymName()) << ", ";
+  auto openKernel = [&](const std::string &name) {
+    os << "MONO_KERNEL void " << name << "(";
+    for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {
+      if (region->hasAttr("mono.offset") || region.getKind() == MemoryKind::Epoch)
+        continue;
+      os << (region.isWritable() ? "void *" : "const void *") << "__restrict__ "
+         << argumentName(region.getSymName()) << ", ";
+    }
+    os << "mono_u8 *mono_scratch, mono_u32 *mono_epoch) {\n";
+    os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
+    os << "  const int mono_t = mono_tid();\n";
+  };
+  auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
+  if (options.unfused) {
+    // The baseline: one kernel per stage, ordered by the stream instead of
+    // by mailboxes.
+    for (auto [index, stage] : llvm::enumerate(stages)) {
+      openKernel(emit::kernelName(launch) + "_s" + std::to_string(index));
+      os << "  (void)mono_epoch;\n";
+      if (failed(printStage(stage, index)))
+        return failure();
+      os << "}\n";
+    }
+    return success();
   }
-  os << "mono_u8 *mono_scratch, mono_u32 *mono_epoch) {\n";
-  os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
-  os << "  const int mono_t = mono_tid();\n";
+  openKernel(emit::kernelName(launch));
   os << "  // The step's tag: 2e+1 in K1, 2e+2 in K2 and the FFN launch.\n";
   os << "  const mono_u32 mono_e = mono_load_acquire_device(mono_epoch + "
      << epoch::kEpochWord << ");\n";
   os << "  const mono_u32 mono_tag = 2u * mono_e + " << tagOffset.getInt() << "u;\n";
-  int index = 0;
-  for (auto stage : launch.getBodyBlock().getOps<StageOp>())
-    if (failed(printStage(stage, index++)))
+  for (auto [index, stage] : llvm::enumerate(stages))
+    if (failed(printStage(stage, index)))
       return failure();
   os << "  mono_epoch_end(mono_epoch, mono_e, " << (advance.getValue() ? 1 : 0) << ");\n";
   os << "}\n";
@@ -290,11 +306,15 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         return success();
       })
       .Case<WaitOp>([&](WaitOp w) {
+        if (options.unfused)
+          return success();  // the stream orders the stage kernels
         os << "    mono_wait_flags((const mono_u64 *)" << regionPointer(w.getFlags()) << ", "
            << nameOf(w.getFirst()) << ", " << nameOf(w.getCount()) << ", mono_tag);\n";
         return success();
       })
       .Case<PublishOp>([&](PublishOp p) {
+        if (options.unfused)
+          return success();
         os << "    mono_publish_flag((mono_u64 *)" << regionPointer(p.getFlags()) << ", "
            << nameOf(p.getTask()) << ", mono_tag);\n";
         return success();
@@ -313,21 +333,46 @@ std::string emit::kernelName(LaunchOp launch) {
   return name;
 }
 
-LogicalResult emit::printHip(LaunchOp launch, llvm::raw_ostream &os) {
-  return LaunchPrinter(launch, os).print();
+LogicalResult emit::printHip(LaunchOp launch, llvm::raw_ostream &os,
+                             const HipPrintOptions &options) {
+  return LaunchPrinter(launch, os, options).print();
 }
 
-FailureOr<std::string> emit::emitHip(ModuleOp module, const FusionOptions &options) {
-  PassManager pm(module.getContext());
-  addFusionPipeline(pm, options);
-  if (failed(pm.run(module)))
+FailureOr<std::string> emit::emitHip(ModuleOp module, const FusionOptions &options,
+                                     const HipPrintOptions &printOptions) {
+  if (failed(runFusionPipeline(module, options)))
     return failure();
   auto launches = module.getOps<LaunchOp>();
   if (launches.empty())
     return module.emitError("module holds no mono.launch"), failure();
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (failed(printHip(*launches.begin(), os)))
+  if (failed(printHip(*launches.begin(), os, printOptions)))
     return failure();
+  return text;
+}
+
+std::string emit::kernelManifest(LaunchOp launch) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto scratch = launch->getAttrOfType<IntegerAttr>("mono.scratch_bytes");
+  os << "kernel " << kernelName(launch) << "\n"
+     << "grid " << launch.getGrid() << "\nblock " << launch.getBlock() << "\nrows "
+     << launch.getRows() << "\nscratch_bytes " << (scratch ? scratch.getInt() : 0)
+     << "\nepoch_words " << epochWords(launch.getGrid()) << "\n";
+  int64_t index = 0;
+  for (auto stage : launch.getBodyBlock().getOps<StageOp>())
+    os << "stage " << index++ << " " << stage.getSymName() << " " << stage.getTasks() << "\n";
+  for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {
+    if (region.getKind() == MemoryKind::Epoch)
+      continue;
+    auto offset = region->getAttrOfType<IntegerAttr>("mono.offset");
+    os << (offset ? "scratch " : "arg ") << region.getSymName() << " "
+       << stringifyMemoryKind(region.getKind()) << " " << formatName(region.getElementType())
+       << " " << region.getRows() << " " << region.getCols() << " " << regionBytes(region);
+    if (offset)
+      os << " " << offset.getInt();
+    os << "\n";
+  }
   return text;
 }

@@ -1,0 +1,523 @@
+// Runs the attention-front launch that monodc emitted for sm_90 on a real GPU
+// through nvrtc and the CUDA driver API, and checks it against the CPU
+// reference: numerics per width, fused == unfused bit for bit, a race stress
+// of graph replays with widths alternating, and speed against the unfused
+// baseline with cold weights. Built and run by bench/gpu/run_h200.sh.
+#include "monodc/formats/NumberFormats.h"
+#include "monodc/reference/Reference.h"
+
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ref = monodc::reference;
+namespace fmts = monodc::formats;
+
+namespace {
+
+[[noreturn]] void die(const std::string &message) {
+  std::fprintf(stderr, "front_harness: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+void check(CUresult r, const char *what) {
+  if (r != CUDA_SUCCESS) {
+    const char *name = nullptr;
+    cuGetErrorName(r, &name);
+    die(std::string(what) + " failed: " + (name ? name : "?"));
+  }
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    die("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Region {
+  std::string name, kind, format;
+  long rows = 0, cols = 0, bytes = 0, offset = -1;
+};
+
+struct Manifest {
+  std::string kernel;
+  int grid = 0, block = 0, rows = 0;
+  long scratchBytes = 0, epochWords = 0;
+  std::vector<std::string> stages;
+  std::vector<Region> args;  // kernel arguments, in order
+  std::map<std::string, Region> scratch;
+
+  const Region &arg(const std::string &name) const {
+    for (const Region &r : args)
+      if (r.name == name)
+        return r;
+    die("manifest has no argument " + name);
+  }
+};
+
+Manifest readManifest(const std::string &path) {
+  Manifest m;
+  std::istringstream in(readText(path));
+  std::string key;
+  while (in >> key) {
+    if (key == "kernel") in >> m.kernel;
+    else if (key == "grid") in >> m.grid;
+    else if (key == "block") in >> m.block;
+    else if (key == "rows") in >> m.rows;
+    else if (key == "scratch_bytes") in >> m.scratchBytes;
+    else if (key == "epoch_words") in >> m.epochWords;
+    else if (key == "stage") {
+      int index, tasks;
+      std::string name;
+      in >> index >> name >> tasks;
+      m.stages.push_back(name);
+    } else if (key == "arg" || key == "scratch") {
+      Region r;
+      in >> r.name >> r.kind >> r.format >> r.rows >> r.cols >> r.bytes;
+      if (key == "scratch") {
+        in >> r.offset;
+        m.scratch[r.name] = r;
+      } else {
+        m.args.push_back(r);
+      }
+    } else {
+      die("unknown manifest line '" + key + "' in " + path);
+    }
+  }
+  return m;
+}
+
+CUmodule compile(const std::string &source, const std::string &name) {
+  nvrtcProgram program;
+  if (nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr) !=
+      NVRTC_SUCCESS)
+    die("nvrtcCreateProgram failed for " + name);
+  const char *options[] = {"--gpu-architecture=sm_90", "-std=c++17", "--fmad=false"};
+  nvrtcResult result = nvrtcCompileProgram(program, 3, options);
+  size_t logSize = 0;
+  nvrtcGetProgramLogSize(program, &logSize);
+  std::string log(logSize, '\0');
+  nvrtcGetProgramLog(program, log.data());
+  if (result != NVRTC_SUCCESS)
+    die("nvrtc could not compile " + name + ":\n" + log);
+  size_t size = 0;
+  nvrtcGetCUBINSize(program, &size);
+  std::vector<char> cubin(size);
+  nvrtcGetCUBIN(program, cubin.data());
+  nvrtcDestroyProgram(&program);
+  CUmodule module;
+  check(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+  return module;
+}
+
+// ---- inputs in the real formats (the same recipe as the unit tests) ----
+struct Inputs {
+  std::vector<float> u, attnNorm, qNorm, kvNorm;
+  ref::BlockScaledE4m3 wqkv;
+};
+
+struct Dims {
+  int hidden, qkvWidth, qRank, kvDim;
+};
+
+std::vector<float> bf16Normal(std::mt19937 &rng, size_t n, float mean, float stddev) {
+  std::normal_distribution<float> dist(mean, stddev);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = fmts::roundToBf16(dist(rng));
+  return v;
+}
+
+Inputs makeInputs(const Dims &d, int rows, unsigned seed) {
+  std::mt19937 rng(seed);
+  Inputs in;
+  in.u = bf16Normal(rng, size_t(rows) * d.hidden, 0.0f, 1.0f);
+  in.attnNorm = bf16Normal(rng, d.hidden, 1.0f, 0.1f);
+  in.qNorm = bf16Normal(rng, d.qRank, 1.0f, 0.1f);
+  in.kvNorm = bf16Normal(rng, d.kvDim, 1.0f, 0.1f);
+  std::normal_distribution<float> w(0.0f, 0.02f);
+  std::vector<float> dense(size_t(d.qkvWidth) * d.hidden);
+  for (float &x : dense)
+    x = w(rng);
+  in.wqkv = ref::quantizeBlockE4m3(dense, d.qkvWidth, d.hidden);
+  return in;
+}
+
+std::vector<uint8_t> bf16Bytes(const std::vector<float> &v) {
+  std::vector<uint8_t> out(v.size() * 2);
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint16_t b = fmts::bf16Bits(v[i]);
+    std::memcpy(out.data() + 2 * i, &b, 2);
+  }
+  return out;
+}
+
+std::vector<float> bf16Values(const std::vector<uint8_t> &bytes) {
+  std::vector<float> out(bytes.size() / 2);
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint16_t b;
+    std::memcpy(&b, bytes.data() + 2 * i, 2);
+    out[i] = fmts::bf16Value(b);
+  }
+  return out;
+}
+
+struct Reference {
+  std::vector<float> y, qn, kn;
+};
+
+Reference referenceFront(const Dims &d, int rows, const Inputs &in) {
+  Reference r;
+  r.y = ref::rmsNorm(in.u, rows, d.hidden, in.attnNorm, 1e-20);
+  auto xq = ref::quantizeMxfp8Rows(r.y, rows, d.hidden, fmts::Mxfp8Variant::Standard);
+  auto qkv = ref::gemvMxfp8xE4m3(xq, in.wqkv);
+  std::vector<float> q(size_t(rows) * d.qRank), k(size_t(rows) * d.kvDim);
+  for (int row = 0; row < rows; ++row) {
+    std::copy_n(qkv.begin() + size_t(row) * d.qkvWidth, d.qRank, q.begin() + size_t(row) * d.qRank);
+    std::copy_n(qkv.begin() + size_t(row) * d.qkvWidth + d.qRank, d.kvDim,
+                k.begin() + size_t(row) * d.kvDim);
+  }
+  r.qn = ref::rmsNorm(q, rows, d.qRank, in.qNorm, 1e-20);
+  r.kn = ref::rmsNorm(k, rows, d.kvDim, in.kvNorm, 1e-20);
+  return r;
+}
+
+// ---- one width: its modules, buffers and argument list ----
+struct Width {
+  Manifest manifest;
+  CUmodule fusedModule = nullptr, unfusedModule = nullptr;
+  CUfunction fused = nullptr;
+  std::vector<CUfunction> unfused;
+  std::map<std::string, CUdeviceptr> buffers;
+  CUdeviceptr scratch = 0;
+  std::vector<std::vector<CUdeviceptr>> weightSets; // per layer copy: wqkv, wqkv_scale
+  std::vector<void *> params;
+  std::vector<CUdeviceptr> paramValues;
+};
+
+CUdeviceptr alloc(size_t bytes) {
+  CUdeviceptr p;
+  check(cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
+  return p;
+}
+
+void upload(CUdeviceptr dst, const void *src, size_t bytes) {
+  check(cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+}
+
+std::vector<uint8_t> download(CUdeviceptr src, size_t bytes) {
+  std::vector<uint8_t> out(bytes);
+  check(cuMemcpyDtoH(out.data(), src, bytes), "cuMemcpyDtoH");
+  return out;
+}
+
+/// Binds the argument list for weight set `layer` (0 = the checked one).
+void bind(Width &w, CUdeviceptr epoch, size_t layer) {
+  w.paramValues.clear();
+  for (const Region &r : w.manifest.args) {
+    if (r.name == "wqkv")
+      w.paramValues.push_back(w.weightSets[layer][0]);
+    else if (r.name == "wqkv_scale")
+      w.paramValues.push_back(w.weightSets[layer][1]);
+    else
+      w.paramValues.push_back(w.buffers.at(r.name));
+  }
+  w.paramValues.push_back(w.scratch);
+  w.paramValues.push_back(epoch);
+  w.params.clear();
+  for (CUdeviceptr &p : w.paramValues)
+    w.params.push_back(&p);
+}
+
+void launchFused(Width &w, CUstream stream) {
+  check(cuLaunchKernel(w.fused, w.manifest.grid, 1, 1, w.manifest.block, 1, 1, 0, stream,
+                       w.params.data(), nullptr),
+        "cuLaunchKernel (fused)");
+}
+
+void launchUnfused(Width &w, CUstream stream) {
+  for (CUfunction f : w.unfused)
+    check(cuLaunchKernel(f, w.manifest.grid, 1, 1, w.manifest.block, 1, 1, 0, stream,
+                         w.params.data(), nullptr),
+          "cuLaunchKernel (unfused)");
+}
+
+void poisonOutputs(Width &w) {
+  for (const Region &r : w.manifest.args)
+    if (r.kind == "output")
+      check(cuMemsetD8(w.buffers.at(r.name), 0xFF, r.bytes), "cuMemsetD8");
+}
+
+struct Outputs {
+  std::vector<uint8_t> y, qn, kn, xq, xs;
+};
+
+Outputs readOutputs(Width &w) {
+  const Manifest &m = w.manifest;
+  Outputs o;
+  o.y = download(w.buffers.at("y"), m.arg("y").bytes);
+  o.qn = download(w.buffers.at("qn"), m.arg("qn").bytes);
+  o.kn = download(w.buffers.at("kn"), m.arg("kn").bytes);
+  o.xq = download(w.scratch + m.scratch.at("xq").offset, m.scratch.at("xq").bytes);
+  o.xs = download(w.scratch + m.scratch.at("xs").offset, m.scratch.at("xs").bytes);
+  return o;
+}
+
+const char *kCompareSource = R"(
+extern "C" __global__ void mono_compare(const unsigned char *a, const unsigned char *b,
+                                        unsigned long long n, unsigned int *mismatches) {
+  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    if (a[i] != b[i]) atomicAdd(mismatches, 1u);
+}
+)";
+
+struct Row {
+  std::string what;
+  std::string result;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 3)
+    die("usage: front_harness DIR CONFIG [WIDTHS...] (files DIR/attention_front.CONFIG.sm_90.r<W>.tp2.*)");
+  const std::string dir = argv[1], config = argv[2];
+  std::vector<int> widths;
+  for (int i = 3; i < argc; ++i)
+    widths.push_back(std::atoi(argv[i]));
+  if (widths.empty())
+    widths = {6, 12, 24, 48};
+  const long replays = std::getenv("MONO_REPLAYS") ? std::atol(std::getenv("MONO_REPLAYS")) : 100000;
+
+  check(cuInit(0), "cuInit");
+  CUdevice device;
+  check(cuDeviceGet(&device, 0), "cuDeviceGet");
+  CUcontext context;
+  CUctxCreateParams ctxParams = {};
+  check(cuCtxCreate(&context, &ctxParams, 0, device), "cuCtxCreate");
+  int sms = 0;
+  check(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device), "attr");
+  char deviceName[256];
+  cuDeviceGetName(deviceName, sizeof deviceName, device);
+  std::printf("device: %s, %d SMs\n", deviceName, sms);
+  CUstream stream;
+  check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+
+  CUmodule compareModule = compile(kCompareSource, "compare.cu");
+  CUfunction compare;
+  check(cuModuleGetFunction(&compare, compareModule, "mono_compare"), "compare kernel");
+
+  // The epoch buffer of the step sequence: shared by every launch, zeroed once.
+  CUdeviceptr epoch = 0;
+  std::vector<Row> table;
+  bool allGood = true;
+  std::map<int, Width> byWidth;
+  Dims dims{};
+  const int layers = config == "tiny" ? 2 : 8; // enough copies to overflow the 60 MB L2
+
+  for (int rows : widths) {
+    std::string stem = dir + "/attention_front." + config + ".sm_90.r" + std::to_string(rows) + ".tp2";
+    Width &w = byWidth[rows];
+    w.manifest = readManifest(stem + ".manifest");
+    const Manifest &m = w.manifest;
+    dims = {int(m.arg("u").cols), int(m.arg("wqkv").rows), int(m.arg("qn").cols), int(m.arg("kn").cols)};
+    w.fusedModule = compile(readText(stem + ".hip"), stem + ".hip");
+    w.unfusedModule = compile(readText(stem + ".unfused.hip"), stem + ".unfused.hip");
+    check(cuModuleGetFunction(&w.fused, w.fusedModule, m.kernel.c_str()), "fused kernel");
+    for (size_t s = 0; s < m.stages.size(); ++s) {
+      CUfunction f;
+      check(cuModuleGetFunction(&f, w.unfusedModule, (m.kernel + "_s" + std::to_string(s)).c_str()),
+            "unfused kernel");
+      w.unfused.push_back(f);
+    }
+    // Residency: one CTA per SM, the whole grid at once, or a poll may never end.
+    int perSm = 0;
+    check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, w.fused, m.block, 0), "occupancy");
+    if (perSm < 1 || m.grid > sms * perSm)
+      die("grid " + std::to_string(m.grid) + " cannot be resident (" + std::to_string(perSm) +
+          " CTA per SM, " + std::to_string(sms) + " SMs)");
+    if (!epoch) {
+      epoch = alloc(m.epochWords * 4);
+      check(cuMemsetD8(epoch, 0, m.epochWords * 4), "zero epoch");
+    }
+    for (const Region &r : m.args)
+      if (r.name != "wqkv" && r.name != "wqkv_scale")
+        w.buffers[r.name] = alloc(r.bytes);
+    w.scratch = alloc(m.scratchBytes);
+    check(cuMemsetD8(w.scratch, 0, m.scratchBytes), "zero scratch");
+
+    Inputs in = makeInputs(dims, rows, 1000u + rows);
+    upload(w.buffers["u"], bf16Bytes(in.u).data(), m.arg("u").bytes);
+    upload(w.buffers["attn_norm"], bf16Bytes(in.attnNorm).data(), m.arg("attn_norm").bytes);
+    upload(w.buffers["q_norm"], bf16Bytes(in.qNorm).data(), m.arg("q_norm").bytes);
+    upload(w.buffers["kv_norm"], bf16Bytes(in.kvNorm).data(), m.arg("kv_norm").bytes);
+    for (int l = 0; l < layers; ++l) {
+      CUdeviceptr codes = alloc(in.wqkv.codes.size()), scales = alloc(in.wqkv.scales.size());
+      upload(codes, in.wqkv.codes.data(), in.wqkv.codes.size());
+      upload(scales, in.wqkv.scales.data(), in.wqkv.scales.size());
+      w.weightSets.push_back({codes, scales});
+    }
+    bind(w, epoch, 0);
+
+    // Numerics: fused against the reference, with outputs poisoned first.
+    poisonOutputs(w);
+    launchFused(w, stream);
+    check(cuStreamSynchronize(stream), "fused run");
+    Outputs fused = readOutputs(w);
+    Reference want = referenceFront(dims, rows, in);
+    auto y = bf16Values(fused.y), qn = bf16Values(fused.qn), kn = bf16Values(fused.kn);
+    auto cy = ref::compare(y, want.y), cq = ref::compare(qn, want.qn), ck = ref::compare(kn, want.kn);
+    bool bounds = ref::withinStageBounds(cy) && ref::withinStageBounds(cq) && ref::withinStageBounds(ck);
+    auto mine = ref::quantizeMxfp8Rows(y, rows, dims.hidden, fmts::Mxfp8Variant::Standard);
+    bool exact = mine.codes == fused.xq && mine.scales == fused.xs;
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: y rel %.2e cos %.6f, qn rel %.2e cos %.6f, kn rel %.2e cos %.6f; MXFP8 %s",
+                  bounds ? "PASS" : "FAIL", cy.relativeError, cy.cosine, cq.relativeError,
+                  cq.cosine, ck.relativeError, ck.cosine, exact ? "exact" : "MISMATCH");
+    table.push_back({"numerics " + config + " rows " + std::to_string(rows), line});
+    allGood &= bounds && exact;
+
+    // The unfused baseline computes the same thing, bit for bit.
+    poisonOutputs(w);
+    launchUnfused(w, stream);
+    check(cuStreamSynchronize(stream), "unfused run");
+    Outputs unfused = readOutputs(w);
+    bool same = unfused.y == fused.y && unfused.qn == fused.qn && unfused.kn == fused.kn;
+    table.push_back({"fused == unfused rows " + std::to_string(rows), same ? "PASS: bit-identical" : "FAIL: differ"});
+    allGood &= same;
+  }
+
+  // Race stress: one graph with the narrowest and widest launches, each
+  // followed by on-device comparisons with the first run's outputs.
+  if (byWidth.size() >= 2) {
+    Width &a = byWidth.begin()->second, &b = byWidth.rbegin()->second;
+    std::vector<std::pair<CUdeviceptr, CUdeviceptr>> golden;
+    std::vector<size_t> sizes;
+    for (Width *w : {&a, &b}) {
+      launchFused(*w, stream);
+      check(cuStreamSynchronize(stream), "golden run");
+      for (const char *name : {"y", "qn", "kn"}) {
+        size_t bytes = w->manifest.arg(name).bytes;
+        CUdeviceptr copy = alloc(bytes);
+        check(cuMemcpyDtoD(copy, w->buffers.at(name), bytes), "golden copy");
+        golden.push_back({w->buffers.at(name), copy});
+        sizes.push_back(bytes);
+      }
+    }
+    CUdeviceptr mismatches = alloc(4);
+    check(cuMemsetD8(mismatches, 0, 4), "zero mismatches");
+    std::vector<CUdeviceptr> cmpArgs(golden.size() * 4);
+    std::vector<unsigned long long> cmpSizes(golden.size());
+    std::vector<std::vector<void *>> cmpParams(golden.size());
+    CUgraph graph;
+    check(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "capture");
+    size_t g = 0;
+    for (Width *w : {&a, &b}) {
+      launchFused(*w, stream);
+      for (int k = 0; k < 3; ++k, ++g) {
+        cmpSizes[g] = sizes[g];
+        cmpArgs[4 * g] = golden[g].first;
+        cmpArgs[4 * g + 1] = golden[g].second;
+        cmpArgs[4 * g + 3] = mismatches;
+        cmpParams[g] = {&cmpArgs[4 * g], &cmpArgs[4 * g + 1], &cmpSizes[g], &cmpArgs[4 * g + 3]};
+        check(cuLaunchKernel(compare, 64, 1, 1, 256, 1, 1, 0, stream, cmpParams[g].data(), nullptr),
+              "compare launch");
+      }
+    }
+    check(cuStreamEndCapture(stream, &graph), "end capture");
+    CUgraphExec exec;
+    check(cuGraphInstantiate(&exec, graph, 0), "instantiate");
+    for (long r = 0; r < replays; ++r)
+      check(cuGraphLaunch(exec, stream), "graph launch");
+    check(cuStreamSynchronize(stream), "replays");
+    uint32_t bad = 0;
+    check(cuMemcpyDtoH(&bad, mismatches, 4), "mismatch count");
+    uint32_t e = 0;
+    check(cuMemcpyDtoH(&e, epoch, 4), "epoch");
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: %u mismatching bytes in %ld replays (%ld steps; epoch now %u)",
+                  bad == 0 ? "PASS" : "FAIL", bad, replays, 2 * replays, e);
+    table.push_back({"race stress rows " + std::to_string(a.manifest.rows) + "/" +
+                         std::to_string(b.manifest.rows),
+                     line});
+    allGood &= bad == 0;
+  }
+
+  // Speed: graphs of `layers` launches, each on its own copy of the weights.
+  CUevent start, stop;
+  cuEventCreate(&start, 0);
+  cuEventCreate(&stop, 0);
+  auto timeGraph = [&](const std::function<void()> &body, int launchesPerReplay) {
+    CUgraph graph;
+    check(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "capture");
+    body();
+    check(cuStreamEndCapture(stream, &graph), "end capture");
+    CUgraphExec exec;
+    check(cuGraphInstantiate(&exec, graph, 0), "instantiate");
+    for (int i = 0; i < 20; ++i)
+      cuGraphLaunch(exec, stream);
+    const int reps = 200;
+    cuEventRecord(start, stream);
+    for (int i = 0; i < reps; ++i)
+      cuGraphLaunch(exec, stream);
+    cuEventRecord(stop, stream);
+    check(cuEventSynchronize(stop), "timing");
+    float ms = 0;
+    cuEventElapsedTime(&ms, start, stop);
+    cuGraphExecDestroy(exec);
+    cuGraphDestroy(graph);
+    return 1000.0 * ms / (reps * launchesPerReplay);
+  };
+  // Copy bandwidth (bytes read + written per second) for the floor.
+  size_t copyBytes = size_t(1) << 30;
+  CUdeviceptr src = alloc(copyBytes), dst = alloc(copyBytes);
+  double copyUs = timeGraph([&] { check(cuMemcpyDtoDAsync(dst, src, copyBytes, stream), "copy"); }, 1);
+  double bandwidth = 2.0 * copyBytes / (copyUs * 1e-6);
+  cuMemFree(src);
+  cuMemFree(dst);
+  std::printf("device-to-device copy: %.2f TB/s (read + write)\n", bandwidth / 1e12);
+  for (auto &[rows, w] : byWidth) {
+    double fusedUs = timeGraph([&] {
+      for (int l = 0; l < layers; ++l) {
+        bind(w, epoch, l);
+        launchFused(w, stream);
+      }
+    }, layers);
+    double unfusedUs = timeGraph([&] {
+      for (int l = 0; l < layers; ++l) {
+        bind(w, epoch, l);
+        launchUnfused(w, stream);
+      }
+    }, layers);
+    bind(w, epoch, 0);
+    const Manifest &m = w.manifest;
+    double bytes = double(m.arg("wqkv").bytes + m.arg("wqkv_scale").bytes + m.arg("attn_norm").bytes +
+                          m.arg("q_norm").bytes + m.arg("kv_norm").bytes + m.arg("u").bytes);
+    double floorUs = bytes / (bandwidth / 2.0) * 1e6;  // reads at the copy's read rate
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "fused %.2f us, unfused %.2f us, speed-up %.2fx; floor %.2f us (%.1f%% of floor)",
+                  fusedUs, unfusedUs, unfusedUs / fusedUs, floorUs, 100.0 * floorUs / fusedUs);
+    table.push_back({"speed rows " + std::to_string(rows) + " (" + std::to_string(rows / 6) + " x 6)", line});
+  }
+
+  std::printf("\n%-28s %s\n", "check", "result");
+  for (const Row &r : table)
+    std::printf("%-28s %s\n", r.what.c_str(), r.result.c_str());
+  std::printf("%s\n", allGood ? "ALL CHECKS PASSED" : "SOME CHECKS FAILED");
+  return allGood ? 0 : 1;
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Emits the sm_90 sources, unfused baselines and manifests the GPU harness
+# runs, into bench/gpu/emitted (carried to the GPU machine, not committed).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+MONODC="${MONODC:-$ROOT/build/bin/monodc}"
+OUT="$ROOT/bench/gpu/emitted"
+rm -rf "$OUT" && mkdir -p "$OUT"
+for config in tiny dsv41; do
+  for rows in 6 12 24 48; do
+    "$MONODC" build --arch sm_90 --config "$config" --rows "$rows" --emit hip --unfused --out "$OUT" > /dev/null
+  done
+done
+ls "$OUT" | wc -l

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# On the GPU machine (CUDA 13, g++, no LLVM): builds the harness against the
+# LLVM-free number formats and CPU reference, runs it on the emitted sources
+# for each config, keeps full logs in $OUT and prints the tables last.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+OUT="${OUT:-/tmp/monodc-gpu}"
+CUDA="${CUDA_HOME:-/usr/local/cuda}"
+mkdir -p "$OUT"
+g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
+  -I "$CUDA/include" "$ROOT/bench/gpu/FrontHarness.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
+  "$ROOT/tests/reference/src/Reference.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
+  -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/front_harness" > "$OUT/build.log" 2>&1 \
+  || { cat "$OUT/build.log"; exit 1; }
+status=0
+for config in ${CONFIGS:-tiny dsv41}; do
+  "$OUT/front_harness" "$ROOT/bench/gpu/emitted" "$config" > "$OUT/front.$config.log" 2>&1 || status=1
+done
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1 || true
+for config in ${CONFIGS:-tiny dsv41}; do
+  echo "== attention front, config $config =="
+  sed -n '/^device/p;/^device-to-device/p;/^check /,$p' "$OUT/front.$config.log"
+  grep -q "front_harness: error" "$OUT/front.$config.log" && grep "front_harness: error" "$OUT/front.$config.log"
+done
+exit $status
