@@ -224,6 +224,32 @@ void Task::store(const Region &region, Index row, int64_t col, const Tile &value
   store(region, row, index(col), value);
 }
 
+void Task::storeRows(const Region &region, Index row, Index col, int64_t rows,
+                     const Tile &value) {
+  if (!value.valid() || !checkRegion(region, "writes"))
+    return;
+  if (!region.writable()) {
+    fail("writes read-only region '" + region.name() + "' (inputs and weights are read-only)");
+    return;
+  }
+  if (value.dtype() != region.dtype()) {
+    fail("stores a " + dtypeName(value.dtype()) + " tile into " + dtypeName(region.dtype()) +
+         " region '" + region.name() + "'; convert it with .to(" + dtypeName(region.dtype()) +
+         ") first");
+    return;
+  }
+  if (rows < 1 || value.size() % rows != 0 || rows > region.rows() ||
+      value.size() / rows > region.cols()) {
+    fail("stores " + std::to_string(value.size()) + " values as " + std::to_string(rows) +
+         " rows into region '" + region.name() + "' [" + std::to_string(region.rows()) + ", " +
+         std::to_string(region.cols()) + "]");
+    return;
+  }
+  auto op = mono::StoreOp::create(builder, locOf(*this), value.get(), region.name(), row.get(),
+                                  col.get());
+  op.setRows(rows);
+}
+
 Tile Task::constant(float value, int64_t size) {
   return Tile(this, mono::ConstantOp::create(builder, locOf(*this),
                                              tileType(*this, size, DType::F32),
@@ -297,4 +323,56 @@ Tile Task::gemv(const Region &weight, Index row, int64_t rows, const Tile &x) {
                                          tileType(*this, rows, DType::F32),
                                          FlatSymbolRefAttr::get(builder.getContext(), weight.name()),
                                          FlatSymbolRefAttr(), row.get(), x.get(), Value()));
+}
+
+static bool sameWidth(Task &t, const dsl::Region &weight, const dsl::Region &x) {
+  if (x.cols() == weight.cols())
+    return true;
+  t.fail("gemvRows of activation '" + x.name() + "' (" + std::to_string(x.cols()) +
+         " columns) with weight '" + weight.name() + "' (" + std::to_string(weight.cols()) +
+         " columns)");
+  return false;
+}
+
+Tile Task::gemvRows(const dsl::Region &weight, const dsl::Region &weightScales, Index row,
+                    int64_t outputs, const dsl::Region &x, const dsl::Region &xScales, Index firstToken,
+                    int64_t tokens) {
+  for (const dsl::Region *r : {&weight, &weightScales, &x, &xScales})
+    if (!checkRegion(*r, "reads"))
+      return {};
+  if (weight.dtype() != DType::E4M3 || weightScales.dtype() != DType::E8M0 ||
+      x.dtype() != DType::E4M3 || xScales.dtype() != DType::E8M0) {
+    fail("gemvRows with weight '" + weight.name() + "' expects e4m3 weight and activation "
+         "with e8m0 scales");
+    return {};
+  }
+  if (!sameWidth(*this, weight, x) || outputs <= 0 || tokens <= 0)
+    return {};
+  auto *ctx = builder.getContext();
+  return Tile(this, mono::GemvRowsOp::create(
+                        builder, locOf(*this), tileType(*this, outputs * tokens, DType::F32),
+                        FlatSymbolRefAttr::get(ctx, weight.name()),
+                        FlatSymbolRefAttr::get(ctx, weightScales.name()), row.get(),
+                        FlatSymbolRefAttr::get(ctx, x.name()),
+                        FlatSymbolRefAttr::get(ctx, xScales.name()), firstToken.get(),
+                        builder.getI64IntegerAttr(tokens)));
+}
+
+Tile Task::gemvRows(const dsl::Region &weight, Index row, int64_t outputs, const dsl::Region &x,
+                    Index firstToken, int64_t tokens) {
+  if (!checkRegion(weight, "reads") || !checkRegion(x, "reads"))
+    return {};
+  if (weight.dtype() != DType::BF16 || (x.dtype() != DType::BF16 && x.dtype() != DType::F32)) {
+    fail("gemvRows with weight '" + weight.name() + "' expects a bf16 weight and a bf16 or "
+         "f32 activation");
+    return {};
+  }
+  if (!sameWidth(*this, weight, x) || outputs <= 0 || tokens <= 0)
+    return {};
+  auto *ctx = builder.getContext();
+  return Tile(this, mono::GemvRowsOp::create(
+                        builder, locOf(*this), tileType(*this, outputs * tokens, DType::F32),
+                        FlatSymbolRefAttr::get(ctx, weight.name()), FlatSymbolRefAttr(),
+                        row.get(), FlatSymbolRefAttr::get(ctx, x.name()), FlatSymbolRefAttr(),
+                        firstToken.get(), builder.getI64IntegerAttr(tokens)));
 }

@@ -279,6 +279,92 @@ MONO_DEV void mono_gemv_bf16(const float (&x)[SX], const mono_u16 *w, mono_i64 r
   mono_block_sync();
 }
 
+// ---- GEMV over all the step's tokens: weights streamed once ----
+// result[t * N + j] = sum_k x[t0 + t][k] * W[n0 + j][k]. Each output row has
+// TP = MONO_BLOCK / N threads; thread p reads the 16-byte weight chunks
+// p, p + TP, ... of its row (adjacent threads, adjacent chunks: coalesced),
+// decodes them once and applies them to TC tokens of activations staged in
+// shared memory as bf16 (exact dequantized MXFP8 for scale codes >= 3).
+// Accumulation is one fused multiply-add chain per (thread, token); the TP
+// partials of an output are then added in thread order.
+struct __attribute__((aligned(16))) mono_u32x4 { mono_u32 x, y, z, w; };
+
+// e4m3fn without branches: sign and 7 bits moved into f32 position, then
+// scaled by 2^120 (exact for normals and subnormals; weights hold no NaN).
+MONO_DEV float mono_e4m3_fast(mono_u32 b) {
+  return mono_as_float(((b & 0x80u) << 24) | ((b & 0x7Fu) << 20)) * mono_exp2i(120);
+}
+
+template <int SO, int N, int K, int TOKENS, int TC, int SCALED, int XF32>
+MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
+                             const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
+                             float *lds) {
+  constexpr int TP = MONO_BLOCK / N;
+  constexpr int CHUNKS = K / 16;
+  mono_u16 *xl = (mono_u16 *)lds;
+  float *partial = lds + TC * K / 2;
+  float *outL = partial + TC * MONO_BLOCK;
+  const int tid = mono_tid(), j = tid / TP, p = tid % TP;
+  const mono_i64 row = n0 + j;
+  for (int tc0 = 0; tc0 < TOKENS; tc0 += TC) {
+    const int tcn = TOKENS - tc0 < TC ? TOKENS - tc0 : TC;
+    for (int i = tid; i < tcn * K; i += MONO_BLOCK) {
+      const int t = i / K, k = i % K;
+      const mono_i64 at = (t0 + tc0 + t) * K + k;
+      float v = SCALED ? mono_e4m3_value(((const mono_u8 *)x)[at]) *
+                             mono_e8m0_value(xs[(t0 + tc0 + t) * (K / 32) + k / 32])
+                       : (XF32 ? ((const float *)x)[at] : mono_bf16_value(((const mono_u16 *)x)[at]));
+      xl[i] = mono_bf16_bits(v);
+    }
+    mono_block_sync();
+    float acc[TC];
+#pragma unroll
+    for (int t = 0; t < TC; ++t) acc[t] = 0.0f;
+    if (j < N) {
+      for (int c = p; c < CHUNKS; c += TP) {
+        float wv[16];
+        if (SCALED) {
+          const mono_u32x4 q = *(const mono_u32x4 *)(w + row * K + 16 * c);
+          const float scale = mono_e8m0_value(ws[(row / 32) * wsCols + c / 2]);
+          const mono_u32 words[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+          for (int i = 0; i < 16; ++i) wv[i] = mono_e4m3_fast(words[i / 4] >> (8 * (i % 4))) * scale;
+        } else {
+          const mono_u32x4 *q = (const mono_u32x4 *)((const mono_u16 *)w + row * K + 16 * c);
+          const mono_u32x4 a = q[0], b = q[1];
+          const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+          for (int i = 0; i < 16; ++i) wv[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
+        }
+#pragma unroll
+        for (int t = 0; t < TC; ++t) {
+          if (t < tcn) {
+            const mono_u16 *xr = xl + t * K + 16 * c;
+#pragma unroll
+            for (int i = 0; i < 16; ++i) acc[t] = mono_fma(mono_bf16_value(xr[i]), wv[i], acc[t]);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int t = 0; t < TC; ++t) partial[t * MONO_BLOCK + tid] = acc[t];
+    mono_block_sync();
+    for (int i = tid; i < tcn * N; i += MONO_BLOCK) {
+      const int t = i / N, jj = i % N;
+      float s = 0.0f;
+      for (int q = 0; q < TP; ++q) s += partial[t * MONO_BLOCK + jj * TP + q];
+      outL[(tc0 + t) * N + jj] = s;
+    }
+    mono_block_sync();
+  }
+#pragma unroll
+  for (int s = 0; s < SO; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    if (i < TOKENS * N) out[s] = outL[i];
+  }
+  mono_block_sync();
+}
+
 // ---- mailboxes: (value, tag) pairs written with one 8-byte store ----
 // Publish: every thread waits for its stores and fences at device scope, the
 // block meets, then one thread writes the pair (task, tag) with release.

@@ -25,13 +25,15 @@ void monodc::stages::addSeamNorm(Launch &launch, const ModelConfig &config,
 
 void monodc::stages::addWqkvGemv(Launch &launch, const ModelConfig &config,
                                  const WqkvRegions &r) {
-  const int64_t blocks = config.qkvWidth() / 32;
-  launch.stage("front.wqkv", launch.options().rows * blocks, [&](Task &t) {
-    Index token = t.id() / blocks;
-    Index firstRow = (t.id() % blocks) * 32;
-    Mxfp8Tile x{t.loadRow(r.codes, token), t.loadRow(r.scales, token)};
-    Tile out = t.gemv(r.weight, r.weightScales, firstRow, 32, x);
-    t.store(r.qkv, token, firstRow, out.to(bf16));
+  // One task per 16 weight rows for all the step's tokens: the weights are
+  // read once per step, and 1792 rows give 112 tasks to spread over the grid.
+  constexpr int64_t rowsPerTask = 16;
+  const int64_t tokens = launch.options().rows;
+  launch.stage("front.wqkv", config.qkvWidth() / rowsPerTask, [&](Task &t) {
+    Index firstRow = t.id() * rowsPerTask;
+    Tile out = t.gemvRows(r.weight, r.weightScales, firstRow, rowsPerTask, r.codes, r.scales,
+                          t.index(0), tokens);
+    t.storeRows(r.qkv, t.index(0), firstRow, tokens, out.to(bf16));
   });
 }
 

@@ -2,7 +2,7 @@
 // compiler errors with source locations, clear refusals.
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/backends/ClangBackend.h"
-#include "monodc/inspect/KernelResources.h"
+#include "monodc/runtime/CodeObject.h"
 #include "monodc/stages/Launches.h"
 
 #include <gtest/gtest.h>
@@ -21,8 +21,8 @@ TEST(ClangBackend, BuildsAGfx950CodeObjectForTheDsv41Front) {
   ASSERT_TRUE(static_cast<bool>(object)) << llvm::toString(object.takeError());
   ASSERT_GT(object->size(), 64u);
   EXPECT_EQ(std::string(object->data() + 1, 3), "ELF");
-  auto info = inspect::inspectCodeObject(llvm::StringRef(object->data(), object->size()));
-  ASSERT_TRUE(static_cast<bool>(info)) << llvm::toString(info.takeError());
+  auto info = runtime::readCodeObject(std::string_view(object->data(), object->size()));
+  ASSERT_TRUE(info.ok()) << info.message();
   EXPECT_EQ(info->target.rfind("amdgcn-amd-amdhsa--gfx950", 0), 0u) << info->target;
   ASSERT_EQ(info->kernels.size(), 1u);
   EXPECT_EQ(info->kernels[0].name, "mono_attention_front");
@@ -62,9 +62,9 @@ TEST(ClangBackend, AssemblyNamesTheTarget) {
 }
 
 TEST(Inspect, RejectsBytesThatAreNotACodeObject) {
-  auto info = inspect::inspectCodeObject("not an elf file at all");
-  ASSERT_FALSE(static_cast<bool>(info));
-  EXPECT_NE(llvm::toString(info.takeError()).find("not a 64-bit ELF"), std::string::npos);
+  auto info = runtime::readCodeObject("not an elf file at all");
+  ASSERT_FALSE(info.ok());
+  EXPECT_NE(info.message().find("not a 64-bit"), std::string::npos);
 }
 
 } // namespace

@@ -82,9 +82,13 @@ TEST(Emitter, WidthsChangeTheTaskTables) {
   auto r1 = emit::emitHip(*tinyFront(ctx, 1));
   auto r48 = emit::emitHip(*tinyFront(ctx, 48));
   ASSERT_TRUE(succeeded(r1) && succeeded(r48));
-  // tiny qkv width 384 = 12 blocks of 32 rows: 12 and 576 wqkv tasks.
-  EXPECT_NE(r1->find("task < 12;"), std::string::npos);
-  EXPECT_NE(r48->find("task < 576;"), std::string::npos);
+  // The norms have a task per token; wqkv streams its 16-row weight slices
+  // once for all tokens (tiny: 384 / 16 = 24 tasks at any width).
+  EXPECT_NE(r1->find("task < 1;"), std::string::npos);
+  EXPECT_NE(r48->find("task < 48;"), std::string::npos);
+  EXPECT_NE(r1->find("task < 24;"), std::string::npos);
+  EXPECT_NE(r48->find("task < 24;"), std::string::npos);
+  EXPECT_NE(r48->find("mono_gemv_rows<3, 16, 512, 48, 20, 1, 0>"), std::string::npos);
 }
 
 } // namespace

@@ -53,6 +53,28 @@ using WriteMap = std::map<std::string, std::map<int64_t, std::vector<Write>>>;
 
 int64_t tileSize(Value v) { return cast<TileType>(v.getType()).getSize(); }
 
+/// One read of a region: `rows` rows from `row`, `size` values from `col`
+/// (a null col is column 0).
+struct Read {
+  RegionOp region;
+  Value row, col;
+  int64_t rows, size;
+};
+
+/// The region reads of an op: loads, and the activations a gemv_rows streams.
+SmallVector<Read> readsOf(Operation &op) {
+  SmallVector<Read> reads;
+  if (auto load = dyn_cast<LoadOp>(op)) {
+    if (RegionOp r = lookupRegion(load, load.getRegionAttr()))
+      reads.push_back({r, load.getRow(), load.getCol(), 1, tileSize(load.getResult())});
+  } else if (auto gemv = dyn_cast<GemvRowsOp>(op)) {
+    for (FlatSymbolRefAttr name : {gemv.getXAttr(), gemv.getXScalesAttr()})
+      if (RegionOp r = name ? lookupRegion(gemv, name) : RegionOp())
+        reads.push_back({r, gemv.getFirstToken(), Value(), gemv.getTokens(), r.getCols()});
+  }
+  return reads;
+}
+
 bool handedOff(RegionOp region) {
   return region.getKind() == MemoryKind::Scratch || region.getKind() == MemoryKind::Output ||
          region.getKind() == MemoryKind::Peer;
@@ -92,9 +114,10 @@ LogicalResult Analysis::recordWrites(StageOp stage) {
                  << "'; a word has one writer per step";
         writer = stage;
       }
-      Window w{values->lookup(store.getRow()), values->lookup(store.getCol()),
-               tileSize(store.getValue())};
-      writes[region.getSymName().str()][w.row].push_back({w.col, w.col + w.size, t});
+      int64_t row = values->lookup(store.getRow()), col = values->lookup(store.getCol());
+      for (int64_t r = 0; r < store.getRows(); ++r)
+        writes[region.getSymName().str()][row + r].push_back(
+            {col, col + store.getRowWidth(), t});
     }
   }
   // Two tasks of the stage must not write one word.
@@ -115,57 +138,56 @@ LogicalResult Analysis::recordWrites(StageOp stage) {
 LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs) {
   // Regions this stage reads, grouped by their producer stage.
   std::map<std::string, Handoff> byProducer;
-  std::vector<std::pair<Operation *, RegionOp>> reads;
+  std::vector<std::pair<Operation *, Read>> reads;
   for (Operation &op : stage.getBodyBlock()) {
-    auto load = dyn_cast<LoadOp>(op);
-    if (!load)
-      continue;
-    RegionOp region = lookupRegion(load, load.getRegionAttr());
-    if (!region || !handedOff(region))
-      continue;
-    StageOp writer = writerOf.lookup(region);
-    if (!writer) {
-      // This stage or a later one may write it: a poll that would never end.
-      for (auto later : launch.getBodyBlock().getOps<StageOp>())
-        for (auto store : later.getBodyBlock().getOps<StoreOp>())
-          if (store.getRegion() == region.getSymName() && later == stage)
-            return load.emitOpError()
-                   << "stage '" << stage.getSymName() << "' reads region '"
-                   << region.getSymName()
-                   << "' which it writes itself; tasks of one stage are independent, "
-                      "so the read needs an earlier stage";
-          else if (store.getRegion() == region.getSymName())
-            return load.emitOpError()
-                   << "stage '" << stage.getSymName() << "' reads region '"
-                   << region.getSymName() << "' written by the later stage '"
-                   << later.getSymName() << "'; it would wait forever";
-      return load.emitOpError() << "stage '" << stage.getSymName() << "' reads "
+    for (const Read &read : readsOf(op)) {
+      RegionOp region = read.region;
+      if (!handedOff(region))
+        continue;
+      StageOp writer = writerOf.lookup(region);
+      if (!writer) {
+        // This stage or a later one may write it: a poll that would never end.
+        for (auto later : launch.getBodyBlock().getOps<StageOp>())
+          for (auto store : later.getBodyBlock().getOps<StoreOp>())
+            if (store.getRegion() == region.getSymName() && later == stage)
+              return op.emitOpError()
+                     << "stage '" << stage.getSymName() << "' reads region '"
+                     << region.getSymName()
+                     << "' which it writes itself; tasks of one stage are independent, "
+                        "so the read needs an earlier stage";
+            else if (store.getRegion() == region.getSymName())
+              return op.emitOpError()
+                     << "stage '" << stage.getSymName() << "' reads region '"
+                     << region.getSymName() << "' written by the later stage '"
+                     << later.getSymName() << "'; it would wait forever";
+        return op.emitOpError() << "stage '" << stage.getSymName() << "' reads "
                                 << stringifyMemoryKind(region.getKind()) << " region '"
                                 << region.getSymName()
                                 << "' which no stage of the launch writes";
+      }
+      Handoff &h = byProducer[writer.getSymName().str()];
+      if (!h.firstRead) {
+        h.producer = writer;
+        h.consumer = stage;
+        h.firstRead = &op;
+        h.needs.assign(stage.getTasks(), TaskRange{});
+      }
+      if (llvm::find(h.regions, region) == h.regions.end())
+        h.regions.push_back(region);
+      reads.push_back({&op, read});
     }
-    Handoff &h = byProducer[writer.getSymName().str()];
-    if (!h.firstRead) {
-      h.producer = writer;
-      h.consumer = stage;
-      h.firstRead = load;
-      h.needs.assign(stage.getTasks(), TaskRange{});
-    }
-    if (llvm::find(h.regions, region) == h.regions.end())
-      h.regions.push_back(region);
-    reads.push_back({load, region});
   }
 
   for (int64_t t = 0; t < stage.getTasks() && !reads.empty(); ++t) {
     auto values = evaluateIndices(stage, t);
     if (failed(values))
       return failure();
-    for (auto [op, region] : reads) {
-      auto load = cast<LoadOp>(op);
+    for (auto &[op, read] : reads) {
+      RegionOp region = read.region;
       StageOp writer = writerOf.lookup(region);
       Handoff &h = byProducer[writer.getSymName().str()];
-      Window w{values->lookup(load.getRow()), values->lookup(load.getCol()),
-               tileSize(load.getResult())};
+      for (int64_t r = 0; r < read.rows; ++r) {
+      Window w{values->lookup(read.row) + r, read.col ? values->lookup(read.col) : 0, read.size};
       const auto &list =
           writesOf[writer.getSymName().str()][region.getSymName().str()][w.row];
       // The writes are sorted by column: they must cover the window exactly.
@@ -180,7 +202,7 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
         hi = std::max(hi, write.task);
       }
       if (covered < w.col + w.size)
-        return load.emitOpError()
+        return op->emitOpError()
                << "task " << t << " of stage '" << stage.getSymName() << "' reads row "
                << w.row << " columns [" << covered << ", " << w.col + w.size
                << ") of region '" << region.getSymName() << "', which no task of stage '"
@@ -189,6 +211,7 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       int64_t first = need.count ? std::min(need.first, lo) : lo;
       int64_t last = need.count ? std::max(need.first + need.count - 1, hi) : hi;
       need = {first, last - first + 1};
+      }
     }
   }
   for (auto &[name, h] : byProducer)

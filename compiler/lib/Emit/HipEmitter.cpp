@@ -238,9 +238,15 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         openSlotLoop(v);
         std::string guard = sizeOf(v) == 1 ? "mono_t == 0"
                                            : ("i < " + std::to_string(sizeOf(v)));
+        // Row r of a multi-row store starts `cols` further on.
+        std::string offset = sizeOf(v) == 1 ? "0" : "i";
+        if (store.getRows() > 1)
+          offset = "(i / " + std::to_string(store.getRowWidth()) + ") * " +
+                   std::to_string(region.getCols()) + " + i % " +
+                   std::to_string(store.getRowWidth());
         os << "      if (" << guard << ") " << fn << "("
-           << regionPointer(region.getSymName()) << ", base + "
-           << (sizeOf(v) == 1 ? "0" : "i") << ", " << slot(v) << ");\n    }\n    }\n";
+           << regionPointer(region.getSymName()) << ", base + " << offset << ", " << slot(v)
+           << ");\n    }\n    }\n";
         return success();
       })
       .Case<CastOp>([&](CastOp castOp) {
@@ -280,6 +286,27 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
            << slotsOf(q.getScales()) << ", " << sizeOf(q.getInput()) << ">("
            << nameOf(q.getInput()) << ", " << codes << ", " << scales << ", "
            << (q.getVariant() == Mxfp8Variant::Routed ? 1 : 0) << ", mono_lds);\n";
+        return success();
+      })
+      .Case<GemvRowsOp>([&](GemvRowsOp g) {
+        RegionOp weight = lookupRegion(g, g.getWeightAttr());
+        RegionOp x = lookupRegion(g, g.getXAttr());
+        Value res = g.getResult();
+        std::string name = define(res, "t");
+        declareTile(res, name);
+        const int64_t k = weight.getCols();
+        const bool scaled = static_cast<bool>(g.getWeightScales());
+        RegionOp ws = scaled ? lookupRegion(g, g.getWeightScalesAttr()) : RegionOp();
+        RegionOp xs = scaled ? lookupRegion(g, g.getXScalesAttr()) : RegionOp();
+        os << "    mono_gemv_rows<" << slotsOf(res) << ", " << g.getOutputs() << ", " << k
+           << ", " << g.getTokens() << ", " << gemvRowsChunkTokens(k, g.getTokens(), block) << ", "
+           << (scaled ? 1 : 0) << ", " << (x.getElementType().isF32() ? 1 : 0)
+           << ">((const mono_u8 *)" << regionPointer(weight.getSymName()) << ", "
+           << (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr")
+           << ", " << (scaled ? ws.getCols() : 0) << ", " << nameOf(g.getRow())
+           << ", (const void *)" << regionPointer(x.getSymName()) << ", "
+           << (scaled ? "(const mono_u8 *)" + regionPointer(xs.getSymName()) : "nullptr")
+           << ", " << nameOf(g.getFirstToken()) << ", " << name << ", mono_lds);\n";
         return success();
       })
       .Case<GemvOp>([&](GemvOp g) {

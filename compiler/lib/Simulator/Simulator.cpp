@@ -84,6 +84,7 @@ private:
   void quantize(const TileValues &x, Mxfp8Variant variant, TileValues &codes,
                 TileValues &scales);
   TileValues gemv(GemvOp op, RegionOp weight, int64_t row0);
+  TileValues gemvRows(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0, int64_t t0);
 
   LaunchMemory &memory;
   int64_t block;
@@ -212,6 +213,50 @@ TileValues TaskInterpreter::gemv(GemvOp op, RegionOp weight, int64_t row0) {
   return out;
 }
 
+// Mirrors mono_gemv_rows: activations rounded to bf16 as staged, weights
+// dequantized exactly, one fma chain per (output, thread part, token) over
+// the 16-value chunks p, p + TP, ..., then the TP parts added in order.
+TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xRegion,
+                                     int64_t row0, int64_t t0) {
+  const int64_t n = op.getOutputs(), tokens = op.getTokens(), k = weight.getCols();
+  const int64_t parts = block / n, chunks = k / 16;
+  const bool scaled = static_cast<bool>(op.getWeightScales());
+  const RegionStorage &w = memory.region(weight.getSymName().str());
+  const RegionStorage &x = memory.region(xRegion.getSymName().str());
+  const RegionStorage *ws =
+      scaled ? &memory.region(op.getWeightScalesAttr().getValue().str()) : nullptr;
+  const RegionStorage *xs =
+      scaled ? &memory.region(op.getXScalesAttr().getValue().str()) : nullptr;
+  std::vector<float> staged(tokens * k);
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t c = 0; c < k; ++c) {
+      float v = x.get((t0 + t) * k + c);
+      if (scaled)
+        v *= xs->get((t0 + t) * (k / 32) + c / 32);
+      staged[t * k + c] = fmts::roundToBf16(v);
+    }
+  TileValues out(tokens * n);
+  std::vector<float> dequantized(k);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t row = row0 + j;
+    for (int64_t c = 0; c < k; ++c)
+      dequantized[c] = scaled ? w.get(row * k + c) * ws->get((row / 32) * ws->cols + c / 32)
+                              : w.get(row * k + c);
+    for (int64_t t = 0; t < tokens; ++t) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < parts; ++p) {
+        float acc = 0.0f;
+        for (int64_t chunk = p; chunk < chunks; chunk += parts)
+          for (int64_t i = 0; i < 16; ++i)
+            acc = std::fma(staged[t * k + chunk * 16 + i], dequantized[chunk * 16 + i], acc);
+        sum += acc;
+      }
+      out[t * n + j] = sum;
+    }
+  }
+  return out;
+}
+
 TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
   if (auto wait = dyn_cast<WaitOp>(op)) {
     const RegionStorage &flags = memory.region(wait.getFlags().str());
@@ -314,13 +359,16 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       })
       .Case<StoreOp>([&](StoreOp store) -> LogicalResult {
         RegionOp region = lookupRegion(store, store.getRegionAttr());
-        int64_t size = sizeOf(store.getValue());
-        auto base = window(store, region, store.getRow(), store.getCol(), size);
+        const int64_t width = store.getRowWidth();
+        auto base = window(store, region, store.getRow(), store.getCol(), width);
         if (failed(base))
           return failure();
+        if (indices.lookup(store.getRow()) + store.getRows() > region.getRows())
+          return store.emitOpError() << "writes rows past region '" << region.getSymName()
+                                     << "'";
         RegionStorage &r = memory.region(region.getSymName().str());
-        for (int64_t i = 0; i < size; ++i)
-          r.set(*base + i, at(store.getValue(), i));
+        for (int64_t i = 0; i < sizeOf(store.getValue()); ++i)
+          r.set(*base + (i / width) * region.getCols() + i % width, at(store.getValue(), i));
         return success();
       })
       .Case<CastOp>([&](CastOp c) {
@@ -350,6 +398,17 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
         quantize(tile(q.getInput()), q.getVariant(), codes, scales);
         tiles[q.getCodes()] = std::move(codes);
         tiles[q.getScales()] = std::move(scales);
+        return success();
+      })
+      .Case<GemvRowsOp>([&](GemvRowsOp g) -> LogicalResult {
+        RegionOp weight = lookupRegion(g, g.getWeightAttr()), x = lookupRegion(g, g.getXAttr());
+        int64_t row0 = indices.lookup(g.getRow()), t0 = indices.lookup(g.getFirstToken());
+        if (row0 < 0 || row0 + g.getOutputs() > weight.getRows() || t0 < 0 ||
+            t0 + g.getTokens() > x.getRows())
+          return g.emitOpError() << "reads weight rows [" << row0 << ", "
+                                 << row0 + g.getOutputs() << ") or tokens [" << t0 << ", "
+                                 << t0 + g.getTokens() << ") outside their regions";
+        tiles[g.getResult()] = gemvRows(g, weight, x, row0, t0);
         return success();
       })
       .Case<GemvOp>([&](GemvOp g) -> LogicalResult {

@@ -24,6 +24,11 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block) {
     return block * 4;
   if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
     return (size(q.getInput()) + size(q.getInput()) / 32) * 4;
+  if (auto g = dyn_cast<GemvRowsOp>(op)) {
+    int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
+    int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
+    return chunk * k * 2 + chunk * block * 4 + size(g.getResult()) * 4;
+  }
   if (auto g = dyn_cast<GemvOp>(op))
     return (size(g.getX()) + size(g.getX()) / 32 + block + size(g.getResult())) * 4;
   return 0;
@@ -57,6 +62,13 @@ struct PrepareEmission
                               << "); split the stage into more tasks";
             failed = true;
           }
+        }
+        if (auto g = dyn_cast<GemvRowsOp>(op); g && (g.getOutputs() > block || block % g.getOutputs() != 0)) {
+          g.emitOpError() << "computes " << g.getOutputs()
+                          << " outputs per token; the building block needs a divisor of the "
+                             "block ("
+                          << block << ")";
+          failed = true;
         }
         shared = std::max(shared, sharedBytesFor(op, block));
       });

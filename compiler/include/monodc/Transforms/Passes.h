@@ -51,6 +51,13 @@ void addFusionPipeline(mlir::OpPassManager &pm, const FusionOptions &options = {
 /// Runs that pipeline on `module`.
 mlir::LogicalResult runFusionPipeline(mlir::ModuleOp module, const FusionOptions &options = {});
 
+/// Tokens of activations a gemv_rows stages in shared memory at once: bf16
+/// activations and f32 partials of a chunk take 40 KB at most, which keeps
+/// the launch within CUDA's 48 KB of static shared memory.
+inline int64_t gemvRowsChunkTokens(int64_t k, int64_t tokens, int64_t block) {
+  return std::max<int64_t>(1, std::min<int64_t>(tokens, 40960 / (2 * k + 4 * block)));
+}
+
 /// Shared memory (bytes) the building block of `op` needs, 0 for none.
 int64_t sharedBytesFor(mlir::Operation *op, int64_t block);
 

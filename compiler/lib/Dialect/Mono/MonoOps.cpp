@@ -182,7 +182,14 @@ LogicalResult StoreOp::verify() {
     return emitOpError() << "stores a " << formatName(tile.getElementType())
                          << " tile into " << formatName(region.getElementType())
                          << " region '" << region.getSymName() << "'";
-  return checkWindow(*this, region, getRow(), getCol(), tile.getSize());
+  if (getRows() < 1 || tile.getSize() % getRows() != 0)
+    return emitOpError() << "cannot split a tile of " << tile.getSize() << " values into "
+                         << getRows() << " rows";
+  if (auto r = constantIndex(getRow()); r && *r + getRows() > region.getRows())
+    return emitOpError() << "rows [" << *r << ", " << *r + getRows()
+                         << ") are outside region '" << region.getSymName() << "' ("
+                         << region.getRows() << " rows)";
+  return checkWindow(*this, region, getRow(), getCol(), getRowWidth());
 }
 
 //===----------------------------------------------------------------------===//
@@ -343,5 +350,55 @@ LogicalResult GemvOp::verify() {
   if (k % 32 != 0 || result.getSize() % 32 != 0)
     return emitOpError() << "an e4m3 gemv needs k and the result size to be "
                             "multiples of 32";
+  return success();
+}
+
+LogicalResult GemvRowsOp::verify() {
+  RegionOp weight = lookupRegion(*this, getWeightAttr());
+  RegionOp x = lookupRegion(*this, getXAttr());
+  if (!weight || !x)
+    return emitOpError() << "reads '" << (weight ? getX() : getWeight())
+                         << "' which the launch does not declare";
+  TileType result = tileOf(getResult());
+  if (!result.getElementType().isF32())
+    return emitOpError() << "result must be an f32 tile";
+  if (getTokens() < 1 || result.getSize() % getTokens() != 0)
+    return emitOpError() << "a result of " << result.getSize() << " values is not "
+                         << getTokens() << " tokens of whole rows";
+  const int64_t k = weight.getCols(), outputs = getOutputs();
+  if (weight.getShape().size() != 2 || x.getCols() != k)
+    return emitOpError() << "activation '" << x.getSymName() << "' has " << x.getCols()
+                         << " columns, weight '" << weight.getSymName() << "' " << k;
+  if (k % 16 != 0)
+    return emitOpError() << "k = " << k << " must be a multiple of 16";
+  if (auto t = constantIndex(getFirstToken()); t && *t + getTokens() > x.getRows())
+    return emitOpError() << "tokens [" << *t << ", " << *t + getTokens()
+                         << ") are outside '" << x.getSymName() << "' (" << x.getRows()
+                         << " rows)";
+  if (auto r = constantIndex(getRow()); r && *r + outputs > weight.getRows())
+    return emitOpError() << "weight rows [" << *r << ", " << *r + outputs
+                         << ") are outside '" << weight.getSymName() << "'";
+  Type wType = weight.getElementType();
+  if (wType.isBF16()) {
+    if (getWeightScales() || getXScales())
+      return emitOpError() << "a bf16 weight takes no scales";
+    if (!x.getElementType().isBF16() && !x.getElementType().isF32())
+      return emitOpError() << "a bf16 weight takes a bf16 or f32 activation";
+    return success();
+  }
+  if (!isa<Float8E4M3FNType>(wType))
+    return emitOpError() << "takes bf16 or e4m3 weights, got " << formatName(wType);
+  RegionOp ws = lookupRegion(*this, getWeightScalesAttr());
+  RegionOp xs = lookupRegion(*this, getXScalesAttr());
+  if (!ws || !xs || !isa<Float8E4M3FNType>(x.getElementType()))
+    return emitOpError() << "an e4m3 weight takes an MXFP8 activation and both scale regions";
+  if (!isa<Float8E8M0FNUType>(ws.getElementType()) || ws.getCols() * 32 != k ||
+      ws.getRows() * 32 < weight.getRows())
+    return emitOpError() << "scales '" << ws.getSymName() << "' must be e8m0 ["
+                         << (weight.getRows() + 31) / 32 << ", " << k / 32 << "]";
+  if (!isa<Float8E8M0FNUType>(xs.getElementType()) || xs.getCols() * 32 != k ||
+      xs.getRows() != x.getRows())
+    return emitOpError() << "activation scales '" << xs.getSymName() << "' must be e8m0 ["
+                         << x.getRows() << ", " << k / 32 << "]";
   return success();
 }

@@ -119,6 +119,9 @@ public:
   Tile loadRow(const Region &region, Index row);
   void store(const Region &region, Index row, Index col, const Tile &value);
   void store(const Region &region, Index row, int64_t col, const Tile &value);
+  /// Stores a tile of `rows` rows (row-major, size / rows values each) at
+  /// rows [row, row + rows) from column `col`.
+  void storeRows(const Region &region, Index row, Index col, int64_t rows, const Tile &value);
 
   Tile constant(float value, int64_t size = 1);
   Mxfp8Tile quantizeMxfp8(const Tile &x, Mxfp8Flavour flavour = Mxfp8Flavour::Standard);
@@ -127,6 +130,15 @@ public:
   /// activation against an e4m3 weight with its 32x32 E8M0 block scales.
   Tile gemv(const Region &weight, const Region &weightScales, Index row, int64_t rows,
             const Mxfp8Tile &x);
+  /// `outputs` dot products for each of `tokens` activation rows of the
+  /// regions `x` (e4m3 codes) and `xScales` (e8m0 per 32), from row
+  /// `firstToken`, with weight rows [row, row + outputs): the weights are
+  /// streamed once for all tokens. The result is token-major.
+  Tile gemvRows(const Region &weight, const Region &weightScales, Index row, int64_t outputs,
+                const Region &x, const Region &xScales, Index firstToken, int64_t tokens);
+  /// The same against a bf16 weight with a bf16 or f32 activation region.
+  Tile gemvRows(const Region &weight, Index row, int64_t outputs, const Region &x,
+                Index firstToken, int64_t tokens);
   /// The same against a bf16 weight (f32 or bf16 activation).
   Tile gemv(const Region &weight, Index row, int64_t rows, const Tile &x);
 

@@ -15,7 +15,7 @@ struct SeamNormRegions {
 void addSeamNorm(dsl::Launch &launch, const ModelConfig &config, const std::string &name,
                  const SeamNormRegions &regions);
 
-/// qkv = bf16(MXFP8(y) . wqkv^T). One task per (token, 32-row weight block).
+/// qkv = bf16(MXFP8(y) . wqkv^T). One task per 16 weight rows, all tokens.
 struct WqkvRegions {
   dsl::Region codes, scales, weight, weightScales, qkv;
 };

@@ -85,11 +85,20 @@ def Mono_LoadOp : Mono_Op<"load"> {
 }
 
 def Mono_StoreOp : Mono_Op<"store"> {
-  let summary = "store a tile into consecutive values of a region row";
+  let summary = "store a tile into consecutive values of a region row (or rows)";
+  let description = [{
+    With `rows` = R (default 1) the tile is R rows of size/R values each,
+    row-major, stored at rows [row, row + R) from column `col`.
+  }];
   let arguments = (ins Mono_AnyTile:$value, FlatSymbolRefAttr:$region,
-                       Index:$row, Index:$col);
+                       Index:$row, Index:$col, DefaultValuedAttr<I64Attr, "1">:$rows);
   let assemblyFormat = "$value `,` $region `[` $row `,` $col `]` attr-dict `:` type($value)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getRowWidth() {
+      return ::llvm::cast<TileType>(getValue().getType()).getSize() / getRows();
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -216,6 +225,33 @@ def Mono_WaitOp : Mono_Op<"wait"> {
   let arguments = (ins FlatSymbolRefAttr:$flags, Index:$first, Index:$count);
   let assemblyFormat = "$flags `[` $first `,` $count `]` attr-dict";
   let hasVerifier = 1;
+}
+
+def Mono_GemvRowsOp : Mono_Op<"gemv_rows"> {
+  let summary = "dot products of `tokens` activation rows with weight rows";
+  let description = [{
+    result[t * N + j] = sum_k x[firstToken + t][k] * W[row + j][k], f32
+    accumulation by fused multiply-adds, where N = size / tokens. The
+    activations are read from region `x` (all its columns), so the weights
+    are streamed once for all the step's tokens. An e4m3 weight (32x32 E8M0
+    blocks in `weightScales`) takes an MXFP8 activation (`x` e4m3, `xScales`
+    e8m0 [rows, k/32]); a bf16 weight takes a bf16 or f32 activation.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$weight,
+                       OptionalAttr<FlatSymbolRefAttr>:$weightScales, Index:$row,
+                       FlatSymbolRefAttr:$x, OptionalAttr<FlatSymbolRefAttr>:$xScales,
+                       Index:$firstToken, I64Attr:$tokens);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = [{
+    $weight (`scaled` $weightScales^)? `[` $row `]` `,` $x (`scaled` $xScales^)?
+    `[` $firstToken `]` `tokens` $tokens attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getOutputs() {
+      return ::llvm::cast<TileType>(getResult().getType()).getSize() / getTokens();
+    }
+  }];
 }
 
 #endif // MONODC_DIALECT_MONO_OPS_TD

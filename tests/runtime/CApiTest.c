@@ -1,0 +1,104 @@
+/* The C ABI, from C: opens a session over a cache directory, asks for a
+ * kernel by request, prints what it learns, then shows the errors. Usage:
+ *   monodc_capi_test CACHE_DIR REQUEST
+ * Exit status 0 when every call behaved as documented. */
+#include "monodc/monodc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures = 0;
+
+static void expectError(monodc_error *error, const char *what) {
+  if (!error) {
+    printf("FAIL: %s succeeded\n", what);
+    ++failures;
+    return;
+  }
+  printf("error (%s): %s\n", what, monodc_error_message(error));
+  monodc_error_free(error);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s CACHE_DIR REQUEST\n", argv[0]);
+    return 2;
+  }
+  monodc_session *session = NULL;
+  monodc_error *error;
+#ifdef MONODC_CAPI_TEST_JIT
+  error = monodc_jit_session_open(argv[1], &session);
+#else
+  error = monodc_session_open(argv[1], &session);
+#endif
+  if (error) {
+    printf("FAIL: open: %s\n", monodc_error_message(error));
+    return 1;
+  }
+
+  const monodc_kernel *kernel = NULL;
+  error = monodc_session_kernel(session, argv[2], &kernel);
+  if (error) {
+    printf("FAIL: kernel: %s\n", monodc_error_message(error));
+    monodc_error_free(error);
+    monodc_session_close(session);
+    return 1;
+  }
+  size_t size = 0;
+  const unsigned char *code = (const unsigned char *)monodc_kernel_code_object(kernel, &size);
+  printf("symbol %s\n", monodc_kernel_symbol(kernel));
+  printf("grid %lld block %lld\n", (long long)monodc_kernel_grid(kernel),
+         (long long)monodc_kernel_block(kernel));
+  printf("code object %s, %s\n", size > 4 && memcmp(code, "\x7f" "ELF", 4) == 0 ? "ELF" : "?",
+         size > 1000 ? "over 1000 bytes" : "small");
+  monodc_kernel_resources resources;
+  error = monodc_kernel_resources_get(kernel, &resources);
+  if (error) {
+    printf("resources: %s\n", monodc_error_message(error));
+    monodc_error_free(error);
+  } else {
+    printf("resources vgpr>0 %d scratch %lld wavefront %lld kernarg %lld\n", resources.vgprs > 0,
+           (long long)resources.scratch_bytes, (long long)resources.wavefront_size,
+           (long long)resources.kernarg_bytes);
+  }
+  size_t count = monodc_kernel_argument_count(kernel);
+  for (size_t i = 0; i < count; ++i) {
+    monodc_kernel_argument argument;
+    if ((error = monodc_kernel_argument_get(kernel, i, &argument))) {
+      printf("FAIL: argument %zu: %s\n", i, monodc_error_message(error));
+      monodc_error_free(error);
+      ++failures;
+      continue;
+    }
+    printf("arg %zu %s %s offset %lld bytes %lld%s\n", i, argument.name, argument.kind,
+           (long long)argument.offset, (long long)argument.bytes,
+           argument.launcher_owned ? " (launcher)" : "");
+  }
+  monodc_kernel_argument unused;
+  expectError(monodc_kernel_argument_get(kernel, count, &unused), "argument out of range");
+
+  /* The same kernel by its whole key is the same handle. */
+  const monodc_kernel *byKey = NULL;
+  error = monodc_session_kernel_by_key(session, monodc_kernel_key(kernel), &byKey);
+  if (error || byKey != kernel) {
+    printf("FAIL: by key: %s\n", error ? monodc_error_message(error) : "another handle");
+    ++failures;
+  }
+  monodc_error_free(error);
+
+  const monodc_kernel *other = NULL;
+#ifdef MONODC_CAPI_TEST_JIT
+  expectError(monodc_session_kernel(session, "model=llama", &other), "unknown model");
+#else
+  expectError(monodc_session_kernel(session, "rows=47 tp=4", &other), "missing key");
+#endif
+  expectError(monodc_session_kernel(session, "rank=0", &other), "bad request");
+  expectError(monodc_session_kernel_by_key(session, "not a key", &other), "bad key");
+
+  monodc_launcher *launcher = NULL;
+  expectError(monodc_launcher_create(kernel, 0, &launcher), "launcher without a GPU");
+
+  monodc_session_close(session);
+  printf("%s\n", failures ? "C ABI test FAILED" : "C ABI test passed");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,16 @@
+# Fails when any of FILES needs an LLVM, clang, lld or MLIR library (ldd), or
+# carries LLVM code linked in statically (an llvm:: or mlir:: symbol).
+foreach(file ${FILES})
+  execute_process(COMMAND ldd ${file} OUTPUT_VARIABLE needed RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "ldd ${file} failed")
+  endif()
+  if(needed MATCHES "(libLLVM|libclang|libMLIR|libmlir|liblld)[^ ]*")
+    message(FATAL_ERROR "${file} needs ${CMAKE_MATCH_0}:\n${needed}")
+  endif()
+  execute_process(COMMAND nm -C ${file} OUTPUT_VARIABLE symbols)
+  if(symbols MATCHES "(llvm|mlir|clang)::[A-Za-z_]+")
+    message(FATAL_ERROR "${file} holds ${CMAKE_MATCH_0}")
+  endif()
+  message(STATUS "${file}: no LLVM, clang or MLIR\n${needed}")
+endforeach()

@@ -1,0 +1,99 @@
+/* A stand-in for libamdhip64 with the functions the launcher calls: it lets
+ * the launcher's device-independent logic (loading, occupancy refusal, buffer
+ * allocation and zeroing, argument packing) run without a GPU. It records
+ * what it was asked; fake_hip_* read and set that state. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int units = 4, perUnit = 2, devices = 1;
+static size_t allocated, zeroedBytes;
+static void *lastAllocation;
+static unsigned launchedGrid, launchedBlock;
+static unsigned char kernarg[4096];
+static size_t kernargSize;
+static char loadedKernel[256];
+static int moduleLoaded, launches;
+
+void fake_hip_configure(int computeUnits, int blocksPerUnit, int deviceCount) {
+  units = computeUnits;
+  perUnit = blocksPerUnit;
+  devices = deviceCount;
+  launches = 0;
+}
+size_t fake_hip_allocated(void) { return allocated; }
+size_t fake_hip_zeroed(void) { return zeroedBytes; }
+void *fake_hip_last_allocation(void) { return lastAllocation; }
+unsigned fake_hip_grid(void) { return launchedGrid; }
+unsigned fake_hip_block(void) { return launchedBlock; }
+const unsigned char *fake_hip_kernarg(size_t *size) {
+  *size = kernargSize;
+  return kernarg;
+}
+const char *fake_hip_kernel(void) { return loadedKernel; }
+int fake_hip_launches(void) { return launches; }
+int fake_hip_modules(void) { return moduleLoaded; }
+
+int hipInit(unsigned flags) { (void)flags; return devices > 0 ? 0 : 100; }
+int hipGetDeviceCount(int *count) { *count = devices; return 0; }
+int hipSetDevice(int device) { return device < devices ? 0 : 101; }
+int hipDeviceGetAttribute(int *value, int attribute, int device) {
+  (void)device;
+  if (attribute != 63) return 1; /* hipErrorInvalidValue: not the CU count */
+  *value = units;
+  return 0;
+}
+int hipModuleLoadData(void **module, const void *image) {
+  if (memcmp(image, "\x7f" "ELF", 4) != 0) return 200; /* hipErrorInvalidImage */
+  ++moduleLoaded;
+  *module = (void *)0x1;
+  return 0;
+}
+int hipModuleUnload(void *module) { (void)module; --moduleLoaded; return 0; }
+int hipModuleGetFunction(void **function, void *module, const char *name) {
+  (void)module;
+  strncpy(loadedKernel, name, sizeof loadedKernel - 1);
+  *function = (void *)0x2;
+  return 0;
+}
+int hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *f, int block,
+                                                       size_t shared) {
+  (void)f; (void)block; (void)shared;
+  *blocks = perUnit;
+  return 0;
+}
+int hipMalloc(void **pointer, size_t bytes) {
+  allocated = bytes;
+  lastAllocation = *pointer = malloc(bytes);
+  memset(lastAllocation, 0xAB, bytes); /* so that zeroing shows */
+  return 0;
+}
+int hipFree(void *pointer) { free(pointer); allocated = 0; lastAllocation = 0; return 0; }
+int hipMemset(void *pointer, int value, size_t bytes) {
+  memset(pointer, value, bytes);
+  zeroedBytes = value == 0 ? bytes : 0;
+  return 0;
+}
+int hipDeviceSynchronize(void) { return 0; }
+int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                          unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
+                          void **extra) {
+  (void)f; (void)gy; (void)gz; (void)by; (void)bz; (void)shared; (void)stream;
+  if (params || !extra || extra[0] != (void *)1 || extra[2] != (void *)2 || extra[4] != (void *)3)
+    return 1;
+  kernargSize = *(size_t *)extra[3];
+  if (kernargSize > sizeof kernarg) return 1;
+  memcpy(kernarg, extra[1], kernargSize);
+  launchedGrid = gx;
+  launchedBlock = bx;
+  ++launches;
+  return 0;
+}
+const char *hipGetErrorString(int code) {
+  switch (code) {
+  case 100: return "hipErrorNoDevice";
+  case 101: return "hipErrorInvalidDevice";
+  case 200: return "hipErrorInvalidImage";
+  default: return "hipErrorInvalidValue";
+  }
+}
