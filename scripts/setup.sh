@@ -9,6 +9,9 @@ PACKAGES=(
   libmlir-22-dev mlir-22-tools
   libfmt-dev libcli11-dev libgtest-dev
   zlib1g-dev libzstd-dev
+  # ROCm 5.2's hiprtc (inside libamdhip64) and its headers: the hiprtc
+  # backend's tests build gfx90a code objects with it; no GPU needed.
+  libamdhip64-5 libhiprtc-builtins5
 )
 
 missing=()

@@ -295,55 +295,156 @@ MONO_DEV float mono_e4m3_fast(mono_u32 b) {
   return mono_as_float(((b & 0x80u) << 24) | ((b & 0x7Fu) << 20)) * mono_exp2i(120);
 }
 
+// The 16 weights of chunk `c` of row `row`, dequantized exactly.
+template <int K, int SCALED>
+struct mono_weight_chunk {
+  mono_u32x4 q[SCALED ? 1 : 2];
+  float scale;
+  MONO_DEV void load(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 row, int c) {
+    if (SCALED) {
+      q[0] = *(const mono_u32x4 *)(w + row * K + 16 * c);
+      scale = mono_e8m0_value(ws[(row / 32) * wsCols + c / 2]);
+    } else {
+      const mono_u32x4 *src = (const mono_u32x4 *)((const mono_u16 *)w + row * K + 16 * c);
+      q[0] = src[0];
+      q[SCALED ? 0 : 1] = src[1];
+      scale = 1.0f;
+    }
+  }
+  MONO_DEV void decode(float (&wv)[16]) const {
+    if (SCALED) {
+      const mono_u32 words[4] = {q[0].x, q[0].y, q[0].z, q[0].w};
+#pragma unroll
+      for (int i = 0; i < 16; ++i) wv[i] = mono_e4m3_fast(words[i / 4] >> (8 * (i % 4))) * scale;
+    } else {
+      const mono_u32 words[8] = {q[0].x, q[0].y, q[0].z, q[0].w,
+                                 q[SCALED ? 0 : 1].x, q[SCALED ? 0 : 1].y,
+                                 q[SCALED ? 0 : 1].z, q[SCALED ? 0 : 1].w};
+#pragma unroll
+      for (int i = 0; i < 16; ++i) wv[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
+    }
+  }
+};
+
+// acc[t] += x[t][16c .. 16c + 16) . wv for the staged tokens, x read from
+// shared memory with two 16-byte loads per token.
+template <int K, int TC>
+MONO_DEV void mono_gemv_chunk(const float (&wv)[16], const mono_u16 *xl, int c, int tcn,
+                              float (&acc)[TC]) {
+#pragma unroll
+  for (int t = 0; t < TC; ++t) {
+    if (t < tcn) {
+      const mono_u32x4 *xr = (const mono_u32x4 *)(xl + t * K + 16 * c);
+      const mono_u32x4 a = xr[0], b = xr[1];
+      const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+      for (int i = 0; i < 16; ++i)
+        acc[t] = mono_fma(mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2)))), wv[i], acc[t]);
+    }
+  }
+}
+
 template <int SO, int N, int K, int TOKENS, int TC, int SCALED, int XF32>
 MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
                              const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
                              float *lds) {
   constexpr int TP = MONO_BLOCK / N;
   constexpr int CHUNKS = K / 16;
+  constexpr int CPT = (CHUNKS + TP - 1) / TP;  // chunks per thread
+  // A thread's whole weight slice stays in registers when it is small
+  // enough: every load is issued up front and the weights are read once.
+  // Otherwise chunks stream in groups of D, the next group's loads in flight
+  // while the current one is computed.
+  constexpr bool RESIDENT = CPT * (SCALED ? 5 : 8) <= 40;
+  constexpr int D = 4;
+  constexpr int GROUPS = (CPT + D - 1) / D;
+  typedef mono_weight_chunk<K, SCALED> chunk_t;
   mono_u16 *xl = (mono_u16 *)lds;
   float *partial = lds + TC * K / 2;
   float *outL = partial + TC * MONO_BLOCK;
-  const int tid = mono_tid(), j = tid / TP, p = tid % TP;
-  const mono_i64 row = n0 + j;
+  const int tid = mono_tid(), p = tid % TP;
+  const mono_i64 row = n0 + tid / TP;
+  chunk_t resident[RESIDENT ? CPT : 1];
+  if (RESIDENT) {
+#pragma unroll
+    for (int q = 0; q < CPT; ++q)
+      if (p + q * TP < CHUNKS) resident[q].load(w, ws, wsCols, row, p + q * TP);
+  }
   for (int tc0 = 0; tc0 < TOKENS; tc0 += TC) {
     const int tcn = TOKENS - tc0 < TC ? TOKENS - tc0 : TC;
-    for (int i = tid; i < tcn * K; i += MONO_BLOCK) {
-      const int t = i / K, k = i % K;
+    // Stage the tokens as bf16, 16 values a thread at a time: one 16-byte
+    // code load (or two/four for bf16/f32), 32 bytes stored.
+#pragma unroll 4
+    for (int i = tid; i < tcn * (K / 16); i += MONO_BLOCK) {
+      const int t = i / (K / 16), k = (i % (K / 16)) * 16;
       const mono_i64 at = (t0 + tc0 + t) * K + k;
-      float v = SCALED ? mono_e4m3_value(((const mono_u8 *)x)[at]) *
-                             mono_e8m0_value(xs[(t0 + tc0 + t) * (K / 32) + k / 32])
-                       : (XF32 ? ((const float *)x)[at] : mono_bf16_value(((const mono_u16 *)x)[at]));
-      xl[i] = mono_bf16_bits(v);
+      mono_u32 packed[8];
+      if (SCALED) {
+        const mono_u32x4 q = *(const mono_u32x4 *)((const mono_u8 *)x + at);
+        const float scale = mono_e8m0_value(xs[(t0 + tc0 + t) * (K / 32) + k / 32]);
+        const mono_u32 words[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (int h = 0; h < 8; ++h) {
+          const mono_u32 lo = mono_bf16_bits(mono_e4m3_value((mono_u8)(words[h / 2] >> (16 * (h % 2)))) * scale);
+          const mono_u32 hi = mono_bf16_bits(mono_e4m3_value((mono_u8)(words[h / 2] >> (16 * (h % 2) + 8))) * scale);
+          packed[h] = lo | (hi << 16);
+        }
+      } else if (XF32) {
+        const mono_u32x4 *src = (const mono_u32x4 *)((const float *)x + at);
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+          const mono_u32x4 q = src[h];
+          packed[2 * h] = (mono_u32)mono_bf16_bits(mono_as_float(q.x)) | ((mono_u32)mono_bf16_bits(mono_as_float(q.y)) << 16);
+          packed[2 * h + 1] = (mono_u32)mono_bf16_bits(mono_as_float(q.z)) | ((mono_u32)mono_bf16_bits(mono_as_float(q.w)) << 16);
+        }
+      } else {
+        const mono_u32x4 *src = (const mono_u32x4 *)((const mono_u16 *)x + at);
+        const mono_u32x4 a = src[0], b = src[1];
+        const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int h = 0; h < 8; ++h) packed[h] = words[h];
+      }
+      mono_u32x4 *dst = (mono_u32x4 *)(xl + t * K + k);
+      dst[0] = mono_u32x4{packed[0], packed[1], packed[2], packed[3]};
+      dst[1] = mono_u32x4{packed[4], packed[5], packed[6], packed[7]};
     }
     mono_block_sync();
     float acc[TC];
 #pragma unroll
     for (int t = 0; t < TC; ++t) acc[t] = 0.0f;
-    if (j < N) {
-      for (int c = p; c < CHUNKS; c += TP) {
-        float wv[16];
-        if (SCALED) {
-          const mono_u32x4 q = *(const mono_u32x4 *)(w + row * K + 16 * c);
-          const float scale = mono_e8m0_value(ws[(row / 32) * wsCols + c / 2]);
-          const mono_u32 words[4] = {q.x, q.y, q.z, q.w};
+    float wv[16];
+    if (RESIDENT) {
 #pragma unroll
-          for (int i = 0; i < 16; ++i) wv[i] = mono_e4m3_fast(words[i / 4] >> (8 * (i % 4))) * scale;
-        } else {
-          const mono_u32x4 *q = (const mono_u32x4 *)((const mono_u16 *)w + row * K + 16 * c);
-          const mono_u32x4 a = q[0], b = q[1];
-          const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-#pragma unroll
-          for (int i = 0; i < 16; ++i) wv[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
+      for (int q = 0; q < CPT; ++q) {
+        if (p + q * TP < CHUNKS) {
+          resident[q].decode(wv);
+          mono_gemv_chunk<K, TC>(wv, xl, p + q * TP, tcn, acc);
         }
+      }
+    } else {
+      chunk_t current[D], next[D];
 #pragma unroll
-        for (int t = 0; t < TC; ++t) {
-          if (t < tcn) {
-            const mono_u16 *xr = xl + t * K + 16 * c;
+      for (int d = 0; d < D; ++d)
+        if (p + d * TP < CHUNKS) current[d].load(w, ws, wsCols, row, p + d * TP);
+#pragma unroll 1
+      for (int g = 0; g < GROUPS; ++g) {
+        if (g + 1 < GROUPS) {
 #pragma unroll
-            for (int i = 0; i < 16; ++i) acc[t] = mono_fma(mono_bf16_value(xr[i]), wv[i], acc[t]);
+          for (int d = 0; d < D; ++d) {
+            const int c = p + ((g + 1) * D + d) * TP;
+            if (c < CHUNKS) next[d].load(w, ws, wsCols, row, c);
           }
         }
+#pragma unroll
+        for (int d = 0; d < D; ++d) {
+          const int c = p + (g * D + d) * TP;
+          if (c < CHUNKS) {
+            current[d].decode(wv);
+            mono_gemv_chunk<K, TC>(wv, xl, c, tcn, acc);
+          }
+        }
+#pragma unroll
+        for (int d = 0; d < D; ++d) current[d] = next[d];
       }
     }
 #pragma unroll

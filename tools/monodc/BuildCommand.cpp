@@ -8,7 +8,7 @@
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/backends/ClangBackend.h"
-#include "monodc/inspect/KernelResources.h"
+#include "monodc/runtime/CodeObject.h"
 #include "monodc/stages/Launches.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -179,9 +179,9 @@ int runBuild(const BuildCommand &cmd) {
       fail(llvm::toString(object.takeError()));
     double buildMs = millisecondsSince(start);
     std::string bytes(object->begin(), object->end());
-    auto info = monodc::inspect::inspectCodeObject(bytes);
+    auto info = monodc::runtime::readCodeObject(bytes);
     if (!info)
-      fail("reading the code object of " + name + ": " + llvm::toString(info.takeError()));
+      fail("reading the code object of " + name + ": " + info.message());
     writeFile(base.string() + ".co", bytes);
     for (const auto &k : info->kernels) {
       scratchUsed |= k.scratchBytes != 0;

@@ -20,6 +20,9 @@ int main(int argc, char **argv) {
   CLI::App app{"monodc: fused persistent decode-layer kernels"};
   app.require_subcommand(1);
   monodc::cli::addBuildCommand(app);
+  monodc::cli::addCacheCommand(app);
+  monodc::cli::addInspectCommand(app);
+  monodc::cli::addMatrixCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {

@@ -1,0 +1,168 @@
+//===- CApi.cpp - the C ABI of the monodc runtime -------------------------===//
+#include "CApiHandles.h"
+
+#include "monodc/runtime/Launcher.h"
+
+using namespace monodc;
+using namespace monodc::runtime;
+using monodc::capi::toError;
+
+struct monodc_launcher {
+  std::unique_ptr<Launcher> launcher;
+};
+
+namespace {
+
+// A kernel handle is the address of the Kernel, which its session owns.
+const Kernel &asKernel(const monodc_kernel *kernel) {
+  return *reinterpret_cast<const Kernel *>(kernel);
+}
+
+const monodc_kernel *asHandle(const Kernel &kernel) {
+  return reinterpret_cast<const monodc_kernel *>(&kernel);
+}
+
+monodc_error *check(const Status &status) {
+  return status ? nullptr : toError(status.message());
+}
+
+monodc_error *deliver(const Result<std::shared_ptr<const Kernel>> &kernel,
+                      const monodc_kernel **out) {
+  if (!kernel)
+    return toError(kernel.message());
+  *out = asHandle(**kernel);
+  return nullptr;
+}
+
+} // namespace
+
+monodc_error *monodc::capi::openSession(const char *cacheDir,
+                                        std::shared_ptr<KernelBuilder> builder,
+                                        monodc_session **session) {
+  if (!session)
+    return toError("monodc_session_open: session is null");
+  SessionOptions options;
+  options.cacheDirectory = cacheDir ? cacheDir : "";
+  options.builder = std::move(builder);
+  *session = new monodc_session{std::make_unique<Session>(std::move(options))};
+  return nullptr;
+}
+
+extern "C" {
+
+const char *monodc_error_message(const monodc_error *error) {
+  return error ? error->message.c_str() : "";
+}
+
+void monodc_error_free(monodc_error *error) { delete error; }
+
+monodc_error *monodc_session_open(const char *cache_dir, monodc_session **session) {
+  return capi::openSession(cache_dir, nullptr, session);
+}
+
+void monodc_session_close(monodc_session *session) { delete session; }
+
+monodc_error *monodc_session_kernel(monodc_session *session, const char *request,
+                                    const monodc_kernel **kernel) {
+  if (!session || !request || !kernel)
+    return toError("monodc_session_kernel: a null argument");
+  Result<KernelRequest> parsed = KernelRequest::parse(request);
+  if (!parsed)
+    return toError(parsed.message());
+  return deliver(session->session->kernel(*parsed), kernel);
+}
+
+monodc_error *monodc_session_kernel_by_key(monodc_session *session, const char *key_text,
+                                           const monodc_kernel **kernel) {
+  if (!session || !key_text || !kernel)
+    return toError("monodc_session_kernel_by_key: a null argument");
+  Result<BuildKey> key = BuildKey::parse(key_text);
+  if (!key)
+    return toError(key.message());
+  return deliver(session->session->kernel(*key), kernel);
+}
+
+const char *monodc_kernel_key(const monodc_kernel *kernel) {
+  return asKernel(kernel).entry->keyText.c_str();
+}
+
+const char *monodc_kernel_symbol(const monodc_kernel *kernel) {
+  return asKernel(kernel).symbol().c_str();
+}
+
+const void *monodc_kernel_code_object(const monodc_kernel *kernel, size_t *size) {
+  const std::vector<char> &bytes = asKernel(kernel).codeObject();
+  if (size)
+    *size = bytes.size();
+  return bytes.data();
+}
+
+int64_t monodc_kernel_grid(const monodc_kernel *kernel) { return asKernel(kernel).interface.grid; }
+
+int64_t monodc_kernel_block(const monodc_kernel *kernel) {
+  return asKernel(kernel).interface.block;
+}
+
+monodc_error *monodc_kernel_resources_get(const monodc_kernel *kernel,
+                                          monodc_kernel_resources *resources) {
+  const Kernel &k = asKernel(kernel);
+  if (!k.resources)
+    return toError("kernel " + k.symbol() + " (" + k.key.arch +
+                   ") has no AMDGPU metadata to read resources from");
+  const KernelInfo &r = *k.resources;
+  *resources = {r.vgprs,    r.agprs,        r.sgprs,         r.vgprSpills,  r.sgprSpills,
+                r.ldsBytes, r.scratchBytes, r.wavefrontSize, r.kernargBytes};
+  return nullptr;
+}
+
+size_t monodc_kernel_argument_count(const monodc_kernel *kernel) {
+  return asKernel(kernel).arguments.slots.size();
+}
+
+monodc_error *monodc_kernel_argument_get(const monodc_kernel *kernel, size_t index,
+                                         monodc_kernel_argument *argument) {
+  const ArgumentLayout &layout = asKernel(kernel).arguments;
+  if (index >= layout.slots.size())
+    return toError("argument " + std::to_string(index) + " out of range (the kernel has " +
+                   std::to_string(layout.slots.size()) + ")");
+  const ArgumentSlot &slot = layout.slots[index];
+  *argument = {slot.name.c_str(), slot.kind.c_str(), slot.offset, slot.size, slot.bytes,
+               slot.launcherOwned ? 1 : 0};
+  return nullptr;
+}
+
+int64_t monodc_kernel_kernarg_bytes(const monodc_kernel *kernel) {
+  return asKernel(kernel).arguments.kernargBytes;
+}
+
+monodc_error *monodc_launcher_create(const monodc_kernel *kernel, int device,
+                                     monodc_launcher **launcher) {
+  if (!kernel || !launcher)
+    return toError("monodc_launcher_create: a null argument");
+  Result<std::shared_ptr<HipRuntime>> hip = HipRuntime::load();
+  if (!hip)
+    return toError(hip.message());
+  const Kernel &k = asKernel(kernel);
+  auto created = Launcher::create(*hip, k.codeObject(), k.interface, k.arguments, device);
+  if (!created)
+    return toError(created.message());
+  *launcher = new monodc_launcher{std::move(*created)};
+  return nullptr;
+}
+
+monodc_error *monodc_launcher_bind(monodc_launcher *launcher, const char *region,
+                                   void *device_pointer) {
+  if (!launcher || !region)
+    return toError("monodc_launcher_bind: a null argument");
+  return check(launcher->launcher->bind(region, device_pointer));
+}
+
+monodc_error *monodc_launcher_launch(monodc_launcher *launcher, void *stream) {
+  if (!launcher)
+    return toError("monodc_launcher_launch: a null launcher");
+  return check(launcher->launcher->launch(stream));
+}
+
+void monodc_launcher_destroy(monodc_launcher *launcher) { delete launcher; }
+
+} // extern "C"

@@ -1,0 +1,29 @@
+//===- CApiHandles.h - what the C ABI's opaque handles hold -----*- C++ -*-===//
+#ifndef MONODC_API_CAPIHANDLES_H
+#define MONODC_API_CAPIHANDLES_H
+
+#include "monodc/Session.h"
+#include "monodc/monodc.h"
+
+#include <memory>
+#include <string>
+
+struct monodc_error {
+  std::string message;
+};
+
+struct monodc_session {
+  std::unique_ptr<monodc::Session> session;
+};
+
+namespace monodc::capi {
+
+inline monodc_error *toError(const std::string &message) { return new monodc_error{message}; }
+
+/// Opens a session over `cacheDir` (null: the default) with `builder`.
+monodc_error *openSession(const char *cacheDir, std::shared_ptr<KernelBuilder> builder,
+                          monodc_session **session);
+
+} // namespace monodc::capi
+
+#endif // MONODC_API_CAPIHANDLES_H

@@ -1,0 +1,93 @@
+/*===- monodc.h - the C ABI of the monodc runtime ------------------------===*\
+ *
+ * Opaque handles and error strings, for serving engines written in C or with
+ * a C FFI. Every function that can fail returns NULL on success or an error
+ * the caller frees with monodc_error_free(). Kernels belong to their session
+ * and stay valid until it is closed.
+ *
+ * Runtime-only library (libmonodc_runtime): sessions serve code objects that
+ * a compile-only build placed in a cache directory (monodc matrix --cache).
+ * With the compiler linked in (monodc_jit), monodc_jit_session_open() builds
+ * what the cache lacks.
+ *
+\*===----------------------------------------------------------------------===*/
+#ifndef MONODC_MONODC_H
+#define MONODC_MONODC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct monodc_error monodc_error;
+typedef struct monodc_session monodc_session;
+typedef struct monodc_kernel monodc_kernel;
+typedef struct monodc_launcher monodc_launcher;
+
+/* One line saying what failed and why. Valid until the error is freed. */
+const char *monodc_error_message(const monodc_error *error);
+void monodc_error_free(monodc_error *error);
+
+/* A session over a cache directory (NULL: $MONODC_CACHE_DIR, else
+ * $XDG_CACHE_HOME/monodc, else ~/.cache/monodc). Runtime-only: never compiles. */
+monodc_error *monodc_session_open(const char *cache_dir, monodc_session **session);
+/* The same with the compiler: builds missing keys (only in monodc_jit). */
+monodc_error *monodc_jit_session_open(const char *cache_dir, monodc_session **session);
+void monodc_session_close(monodc_session *session);
+
+/* A kernel by request, e.g. "model=dsv41 launch=attention_front arch=gfx950
+ * tp=2 rows=6" (fields left out keep their defaults), or by whole key text. */
+monodc_error *monodc_session_kernel(monodc_session *session, const char *request,
+                                    const monodc_kernel **kernel);
+monodc_error *monodc_session_kernel_by_key(monodc_session *session, const char *key_text,
+                                           const monodc_kernel **kernel);
+
+const char *monodc_kernel_key(const monodc_kernel *kernel);
+const char *monodc_kernel_symbol(const monodc_kernel *kernel);
+const void *monodc_kernel_code_object(const monodc_kernel *kernel, size_t *size);
+int64_t monodc_kernel_grid(const monodc_kernel *kernel);
+int64_t monodc_kernel_block(const monodc_kernel *kernel);
+
+typedef struct monodc_kernel_resources {
+  int64_t vgprs, agprs, sgprs;
+  int64_t vgpr_spills, sgpr_spills;
+  int64_t lds_bytes, scratch_bytes;
+  int64_t wavefront_size;
+  int64_t kernarg_bytes;
+} monodc_kernel_resources;
+
+/* The AMDGPU metadata of the kernel; an error for code objects without it. */
+monodc_error *monodc_kernel_resources_get(const monodc_kernel *kernel,
+                                          monodc_kernel_resources *resources);
+
+typedef struct monodc_kernel_argument {
+  const char *name;     /* region name, "mono_scratch" or "mono_epoch" */
+  const char *kind;     /* input, output, weight, peer; scratch; epoch */
+  int64_t offset;       /* in the kernarg buffer */
+  int64_t size;         /* bytes of the argument (a pointer: 8) */
+  int64_t bytes;        /* bytes the buffer behind it holds */
+  int launcher_owned;   /* 1: the launcher allocates it (scratch); 0: the caller binds it */
+} monodc_kernel_argument;
+
+size_t monodc_kernel_argument_count(const monodc_kernel *kernel);
+monodc_error *monodc_kernel_argument_get(const monodc_kernel *kernel, size_t index,
+                                         monodc_kernel_argument *argument);
+int64_t monodc_kernel_kernarg_bytes(const monodc_kernel *kernel);
+
+/* Loads the kernel on `device` through the HIP runtime (loaded with dlopen),
+ * checks that its grid is resident, allocates and zeroes its own buffers. */
+monodc_error *monodc_launcher_create(const monodc_kernel *kernel, int device,
+                                     monodc_launcher **launcher);
+monodc_error *monodc_launcher_bind(monodc_launcher *launcher, const char *region,
+                                   void *device_pointer);
+/* Launches on a hipStream_t (NULL: the default stream). */
+monodc_error *monodc_launcher_launch(monodc_launcher *launcher, void *stream);
+void monodc_launcher_destroy(monodc_launcher *launcher);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MONODC_MONODC_H */

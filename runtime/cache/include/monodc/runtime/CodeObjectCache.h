@@ -1,0 +1,81 @@
+//===- CodeObjectCache.h - build key -> code object, memory and disk -*- C++ -*-===//
+//
+// Memory first, then one file per key in a directory. Entries are written to a
+// temporary file and renamed, so a reader never sees half an entry and two
+// processes building one key at once both leave a good entry. A damaged entry
+// (truncated, corrupted, of another format) or a foreign one (holding another
+// key) is never returned: it counts as a miss, is rebuilt and replaced. When
+// the directory cannot be written the cache says so in one warning line and
+// keeps new entries in memory.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MONODC_RUNTIME_CODEOBJECTCACHE_H
+#define MONODC_RUNTIME_CODEOBJECTCACHE_H
+
+#include "monodc/runtime/CacheEntry.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace monodc::runtime {
+
+/// `$MONODC_CACHE_DIR`, else `$XDG_CACHE_HOME/monodc`, else `~/.cache/monodc`.
+std::string defaultCacheDirectory();
+
+struct CacheOptions {
+  /// Where entries live; empty: memory only.
+  std::string directory;
+  /// Receives the one warning line (without a newline); default: stderr.
+  std::function<void(const std::string &)> warn;
+};
+
+class CodeObjectCache {
+public:
+  explicit CodeObjectCache(CacheOptions options);
+
+  const std::string &directory() const { return options_.directory; }
+  /// False for a memory-only cache and after a failed write.
+  bool writesToDisk() const { return diskWritable_.load(); }
+  /// Why disk writes stopped (empty while they work).
+  std::string writeError() const;
+
+  struct Lookup {
+    std::shared_ptr<const CacheEntry> entry; ///< null on a miss
+    bool fromDisk = false;
+    /// Why an existing disk entry was refused (empty when there was none).
+    std::string refused;
+  };
+
+  /// The entry built for `keyText`: from memory, else from its disk file.
+  Lookup find(const std::string &keyText);
+
+  /// Keeps `entry` in memory and writes it to disk.
+  std::shared_ptr<const CacheEntry> store(CacheEntry entry);
+
+  /// find(), else `build` then store(). A refused disk entry is rebuilt and
+  /// replaced; the build's error comes back as is.
+  Result<std::shared_ptr<const CacheEntry>>
+  getOrBuild(const std::string &keyText, const std::function<Result<CacheEntry>()> &build);
+
+  /// The disk path of the entry for `keyText` (empty for a memory-only cache).
+  std::string pathFor(const std::string &keyText) const;
+
+private:
+  std::shared_ptr<const CacheEntry> remember(std::shared_ptr<const CacheEntry> entry);
+  void disableDisk(const std::string &reason);
+
+  CacheOptions options_;
+  std::atomic<bool> diskWritable_;
+  std::once_flag warned_;
+  std::string writeError_; ///< set once, under warned_
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const CacheEntry>> memory_;
+};
+
+} // namespace monodc::runtime
+
+#endif // MONODC_RUNTIME_CODEOBJECTCACHE_H

@@ -1,0 +1,135 @@
+//===- HipRuntime.cpp - the HIP runtime, loaded with dlopen ---------------===//
+#include "monodc/runtime/HipRuntime.h"
+
+#include <type_traits>
+
+using namespace monodc::runtime;
+
+namespace {
+// From hip_runtime_api.h (ROCm 5 and 6); the header is not needed to build.
+constexpr int kAttributeMultiprocessorCount = 63;
+void *const kLaunchParamBufferPointer = reinterpret_cast<void *>(0x01);
+void *const kLaunchParamBufferSize = reinterpret_cast<void *>(0x02);
+void *const kLaunchParamEnd = reinterpret_cast<void *>(0x03);
+} // namespace
+
+std::vector<std::string> HipRuntime::defaultLibraries() {
+  return SharedLibrary::candidates("MONODC_HIP_LIBRARY", {"ROCM_PATH"},
+                                   {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"});
+}
+
+Result<std::shared_ptr<HipRuntime>>
+HipRuntime::load(const std::vector<std::string> &candidates) {
+  Result<SharedLibrary> library = SharedLibrary::open(candidates, "the HIP runtime");
+  if (!library)
+    return library.error();
+  std::shared_ptr<HipRuntime> hip(new HipRuntime(std::move(*library)));
+  Status resolved;
+  auto resolve = [&](auto &slot, const char *name) {
+    if (!resolved)
+      return;
+    auto function = hip->library_.function<std::remove_reference_t<decltype(slot)>>(name);
+    if (function)
+      slot = *function;
+    else
+      resolved = function.error();
+  };
+  resolve(hip->init_, "hipInit");
+  resolve(hip->getDeviceCount_, "hipGetDeviceCount");
+  resolve(hip->setDevice_, "hipSetDevice");
+  resolve(hip->deviceGetAttribute_, "hipDeviceGetAttribute");
+  resolve(hip->moduleLoadData_, "hipModuleLoadData");
+  resolve(hip->moduleUnload_, "hipModuleUnload");
+  resolve(hip->moduleGetFunction_, "hipModuleGetFunction");
+  resolve(hip->occupancy_, "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor");
+  resolve(hip->malloc_, "hipMalloc");
+  resolve(hip->free_, "hipFree");
+  resolve(hip->memset_, "hipMemset");
+  resolve(hip->deviceSynchronize_, "hipDeviceSynchronize");
+  resolve(hip->moduleLaunchKernel_, "hipModuleLaunchKernel");
+  resolve(hip->getErrorString_, "hipGetErrorString");
+  if (!resolved)
+    return resolved.error();
+  return hip;
+}
+
+Status HipRuntime::check(int code, const char *call) const {
+  if (code == 0)
+    return Status::success();
+  const char *name = getErrorString_(code);
+  return makeError(std::string(call) + " failed in " + library_.name() + ": " +
+                   (name ? name : "unknown error") + " (" + std::to_string(code) + ")");
+}
+
+Status HipRuntime::initialize() {
+  if (Status s = check(init_(0), "hipInit"); !s)
+    return makeError("the HIP runtime found no usable GPU: " + s.message());
+  int devices = 0;
+  if (Status s = check(getDeviceCount_(&devices), "hipGetDeviceCount"); !s)
+    return makeError("the HIP runtime found no usable GPU: " + s.message());
+  if (devices == 0)
+    return makeError("the HIP runtime (" + library_.name() + ") found no GPU");
+  return Status::success();
+}
+
+Status HipRuntime::setDevice(int device) { return check(setDevice_(device), "hipSetDevice"); }
+
+Result<int> HipRuntime::computeUnits(int device) {
+  int units = 0;
+  if (Status s = check(deviceGetAttribute_(&units, kAttributeMultiprocessorCount, device),
+                       "hipDeviceGetAttribute(multiprocessor count)");
+      !s)
+    return s.error();
+  return units;
+}
+
+Result<void *> HipRuntime::loadModule(const std::vector<char> &codeObject) {
+  void *module = nullptr;
+  if (Status s = check(moduleLoadData_(&module, codeObject.data()), "hipModuleLoadData"); !s)
+    return s.error();
+  return module;
+}
+
+void HipRuntime::unloadModule(void *module) { moduleUnload_(module); }
+
+Result<void *> HipRuntime::function(void *module, const std::string &name) {
+  void *function = nullptr;
+  if (Status s = check(moduleGetFunction_(&function, module, name.c_str()),
+                       "hipModuleGetFunction");
+      !s)
+    return makeError(s.message() + " (kernel " + name + ")");
+  return function;
+}
+
+Result<int> HipRuntime::residentBlocksPerUnit(void *function, int block) {
+  int blocks = 0;
+  if (Status s = check(occupancy_(&blocks, function, block, 0),
+                       "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor");
+      !s)
+    return s.error();
+  return blocks;
+}
+
+Result<void *> HipRuntime::allocate(size_t bytes) {
+  void *pointer = nullptr;
+  if (Status s = check(malloc_(&pointer, bytes), "hipMalloc"); !s)
+    return makeError(s.message() + " (" + std::to_string(bytes) + " bytes)");
+  return pointer;
+}
+
+void HipRuntime::release(void *pointer) { free_(pointer); }
+
+Status HipRuntime::zero(void *pointer, size_t bytes) {
+  if (Status s = check(memset_(pointer, 0, bytes), "hipMemset"); !s)
+    return s;
+  return check(deviceSynchronize_(), "hipDeviceSynchronize");
+}
+
+Status HipRuntime::launch(void *function, unsigned grid, unsigned block, void *stream,
+                          std::vector<uint8_t> &kernarg) {
+  size_t size = kernarg.size();
+  void *config[] = {kLaunchParamBufferPointer, kernarg.data(), kLaunchParamBufferSize, &size,
+                    kLaunchParamEnd};
+  return check(moduleLaunchKernel_(function, grid, 1, 1, block, 1, 1, 0, stream, nullptr, config),
+               "hipModuleLaunchKernel");
+}

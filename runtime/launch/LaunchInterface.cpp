@@ -1,0 +1,118 @@
+//===- LaunchInterface.cpp - a launch's kernel manifest, read without LLVM ===//
+#include "monodc/runtime/LaunchInterface.h"
+
+#include <charconv>
+#include <sstream>
+
+using namespace monodc::runtime;
+
+namespace {
+
+std::vector<std::string> words(const std::string &line) {
+  std::istringstream stream(line);
+  std::vector<std::string> result;
+  for (std::string word; stream >> word;)
+    result.push_back(word);
+  return result;
+}
+
+bool toInt(const std::string &text, int64_t &out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size() && out >= 0;
+}
+
+/// `NAME KIND FORMAT ROWS COLS BYTES [OFFSET]` from word 1 on.
+bool readRegion(const std::vector<std::string> &w, bool withOffset, RegionSpec &r) {
+  if (w.size() != (withOffset ? 8u : 7u))
+    return false;
+  r.name = w[1];
+  r.kind = w[2];
+  r.format = w[3];
+  return toInt(w[4], r.rows) && toInt(w[5], r.cols) && toInt(w[6], r.bytes) &&
+         (!withOffset || toInt(w[7], r.offset));
+}
+
+void printRegion(std::ostringstream &out, const char *tag, const RegionSpec &r) {
+  out << tag << " " << r.name << " " << r.kind << " " << r.format << " " << r.rows << " "
+      << r.cols << " " << r.bytes;
+  if (r.offset >= 0)
+    out << " " << r.offset;
+  out << "\n";
+}
+
+} // namespace
+
+const RegionSpec *LaunchInterface::argument(std::string_view name) const {
+  for (const RegionSpec &r : arguments)
+    if (r.name == name)
+      return &r;
+  return nullptr;
+}
+
+std::string LaunchInterface::text() const {
+  std::ostringstream out;
+  out << "kernel " << kernelName << "\ngrid " << grid << "\nblock " << block << "\nrows "
+      << rows << "\nscratch_bytes " << scratchBytes << "\nepoch_words " << epochWords << "\n";
+  for (const StageSpec &s : stages)
+    out << "stage " << s.index << " " << s.name << " " << s.tasks << "\n";
+  // The manifest interleaves arg and scratch lines in region order; the
+  // order within each kind is all that matters, and is kept.
+  for (const RegionSpec &r : arguments)
+    printRegion(out, "arg", r);
+  for (const RegionSpec &r : scratch)
+    printRegion(out, "scratch", r);
+  return out.str();
+}
+
+Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
+  std::istringstream stream{std::string(text)};
+  LaunchInterface result;
+  int lineNumber = 0;
+  bool sawKernel = false, sawGrid = false, sawBlock = false, sawEpoch = false;
+  for (std::string line; std::getline(stream, line);) {
+    ++lineNumber;
+    std::vector<std::string> w = words(line);
+    if (w.empty())
+      continue;
+    const std::string &tag = w[0];
+    bool ok = true;
+    if (tag == "kernel") {
+      ok = w.size() == 2;
+      result.kernelName = ok ? w[1] : "";
+      sawKernel = true;
+    } else if (tag == "grid") {
+      ok = w.size() == 2 && toInt(w[1], result.grid);
+      sawGrid = true;
+    } else if (tag == "block") {
+      ok = w.size() == 2 && toInt(w[1], result.block);
+      sawBlock = true;
+    } else if (tag == "rows") {
+      ok = w.size() == 2 && toInt(w[1], result.rows);
+    } else if (tag == "scratch_bytes") {
+      ok = w.size() == 2 && toInt(w[1], result.scratchBytes);
+    } else if (tag == "epoch_words") {
+      ok = w.size() == 2 && toInt(w[1], result.epochWords);
+      sawEpoch = true;
+    } else if (tag == "stage") {
+      StageSpec s;
+      ok = w.size() == 4 && toInt(w[1], s.index) && toInt(w[3], s.tasks);
+      s.name = ok ? w[2] : "";
+      result.stages.push_back(std::move(s));
+    } else if (tag == "arg" || tag == "scratch") {
+      RegionSpec r;
+      ok = readRegion(w, tag == "scratch", r);
+      (tag == "arg" ? result.arguments : result.scratch).push_back(std::move(r));
+    } else {
+      return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +
+                       ": unknown line '" + line +
+                       "' (known: kernel, grid, block, rows, scratch_bytes, epoch_words, "
+                       "stage, arg, scratch)");
+    }
+    if (!ok)
+      return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +
+                       ": cannot read '" + line + "'");
+  }
+  if (!sawKernel || !sawGrid || !sawBlock || !sawEpoch)
+    return makeError("bad kernel manifest: it needs kernel, grid, block and epoch_words lines");
+  return result;
+}

@@ -1,0 +1,76 @@
+//===- Launcher.cpp - load a code object and launch it on a stream --------===//
+#include "monodc/runtime/Launcher.h"
+
+using namespace monodc::runtime;
+
+Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<HipRuntime> hip,
+                                                   const std::vector<char> &codeObject,
+                                                   const LaunchInterface &interface,
+                                                   const ArgumentLayout &layout, int device) {
+  if (Status s = hip->initialize(); !s)
+    return s.error();
+  if (Status s = hip->setDevice(device); !s)
+    return s.error();
+  std::unique_ptr<Launcher> launcher(new Launcher(hip, interface, layout, device));
+  Result<void *> module = hip->loadModule(codeObject);
+  if (!module)
+    return module.error();
+  launcher->module_ = *module;
+  Result<void *> function = hip->function(*module, interface.kernelName);
+  if (!function)
+    return function.error();
+  launcher->function_ = *function;
+
+  Result<int> units = hip->computeUnits(device);
+  if (!units)
+    return units.error();
+  Result<int> perUnit = hip->residentBlocksPerUnit(*function, static_cast<int>(interface.block));
+  if (!perUnit)
+    return perUnit.error();
+  int64_t resident = int64_t(*units) * *perUnit;
+  if (resident < interface.grid)
+    return makeError("device " + std::to_string(device) + " holds " + std::to_string(resident) +
+                     " resident CTAs of kernel " + interface.kernelName + " (" +
+                     std::to_string(*units) + " compute units x " + std::to_string(*perUnit) +
+                     "), fewer than its persistent grid of " + std::to_string(interface.grid));
+
+  if (layout.workspaceBytes == 0)
+    return launcher;
+  Result<void *> workspace = hip->allocate(static_cast<size_t>(layout.workspaceBytes));
+  if (!workspace)
+    return workspace.error();
+  launcher->workspace_ = *workspace;
+  if (Status s = hip->zero(*workspace, static_cast<size_t>(layout.workspaceBytes)); !s)
+    return s.error();
+  return launcher;
+}
+
+Launcher::~Launcher() {
+  if (workspace_)
+    hip_->release(workspace_);
+  if (module_)
+    hip_->unloadModule(module_);
+}
+
+Status Launcher::bind(const std::string &region, void *devicePointer) {
+  const ArgumentSlot *slot = layout_.slot(region);
+  if (!slot)
+    return makeError("kernel " + interface_.kernelName + " has no region '" + region + "'");
+  if (slot->launcherOwned)
+    return makeError("the " + region + " buffer belongs to the launcher and cannot be bound");
+  if (!devicePointer)
+    return makeError("region '" + region + "' cannot be bound to a null pointer");
+  bound_[region] = reinterpret_cast<uint64_t>(devicePointer);
+  return Status::success();
+}
+
+Status Launcher::launch(void *stream) {
+  Result<std::vector<uint8_t>> kernarg =
+      packArguments(layout_, bound_, reinterpret_cast<uint64_t>(workspace_));
+  if (!kernarg)
+    return kernarg.error();
+  if (Status s = hip_->setDevice(device_); !s)
+    return s;
+  return hip_->launch(function_, static_cast<unsigned>(interface_.grid),
+                      static_cast<unsigned>(interface_.block), stream, *kernarg);
+}

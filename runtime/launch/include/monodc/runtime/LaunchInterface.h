@@ -1,0 +1,57 @@
+//===- LaunchInterface.h - a launch's kernel manifest, read without LLVM -*- C++ -*-===//
+//
+// The compiler describes each synchronized launch in a plain-text manifest
+// (emit::kernelManifest): kernel name, grid, block, rows, the scratch buffer
+// and epoch buffer sizes, the stages, one `arg` line per kernel argument in
+// order and one `scratch` line per region planned inside the scratch buffer.
+// The cache keeps it beside the code object, so a runtime-only process can
+// size and bind buffers without the compiler.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MONODC_RUNTIME_LAUNCHINTERFACE_H
+#define MONODC_RUNTIME_LAUNCHINTERFACE_H
+
+#include "monodc/runtime/Result.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace monodc::runtime {
+
+struct RegionSpec {
+  std::string name;
+  std::string kind;   ///< input, output, weight, peer; scratch, flags inside the scratch buffer
+  std::string format; ///< bf16, e4m3, e8m0, f32, i64 ...
+  int64_t rows = 1, cols = 0;
+  int64_t bytes = 0;   ///< storage bytes
+  int64_t offset = -1; ///< in the scratch buffer; -1 for a kernel argument
+};
+
+struct StageSpec {
+  int64_t index = 0;
+  std::string name;
+  int64_t tasks = 0;
+};
+
+struct LaunchInterface {
+  std::string kernelName;
+  int64_t grid = 0, block = 0, rows = 0;
+  int64_t scratchBytes = 0; ///< the launch's scratch buffer (one per step width)
+  int64_t epochWords = 0;   ///< the epoch buffer, shared by the launches of a step
+  std::vector<StageSpec> stages;
+  std::vector<RegionSpec> arguments; ///< `arg` lines: kernel arguments, in order
+  std::vector<RegionSpec> scratch;   ///< `scratch` lines: regions in the scratch buffer
+
+  const RegionSpec *argument(std::string_view name) const;
+
+  /// The manifest text, exactly as emit::kernelManifest prints it.
+  std::string text() const;
+  /// The reverse; an unknown line is refused, naming it.
+  static Result<LaunchInterface> parse(std::string_view text);
+};
+
+} // namespace monodc::runtime
+
+#endif // MONODC_RUNTIME_LAUNCHINTERFACE_H

@@ -1,0 +1,56 @@
+//===- Launcher.h - load a code object and launch it on a stream -*- C++ -*-===//
+#ifndef MONODC_RUNTIME_LAUNCHER_H
+#define MONODC_RUNTIME_LAUNCHER_H
+
+#include "monodc/runtime/ArgumentLayout.h"
+#include "monodc/runtime/HipRuntime.h"
+
+#include <map>
+#include <memory>
+
+namespace monodc::runtime {
+
+/// One launch of one build key on one device. Creating it loads the code
+/// object, checks that the whole grid is resident (a persistent launch whose
+/// CTAs cannot all run at once would deadlock), and allocates and zeroes the
+/// launch's scratch buffer once; it is never cleared again, as the epoch
+/// protocol expects. The caller binds the argument regions (inputs, weights,
+/// outputs, peer memory) and the epoch buffer, which every launch of a step
+/// sequence shares and which is zeroed once when allocated; then launches any
+/// number of times. Not thread-safe.
+class Launcher {
+public:
+  static Result<std::unique_ptr<Launcher>> create(std::shared_ptr<HipRuntime> hip,
+                                                  const std::vector<char> &codeObject,
+                                                  const LaunchInterface &interface,
+                                                  const ArgumentLayout &layout, int device);
+  ~Launcher();
+  Launcher(const Launcher &) = delete;
+  Launcher &operator=(const Launcher &) = delete;
+
+  /// Binds an argument region, or kEpochArgument, to device memory.
+  Status bind(const std::string &region, void *devicePointer);
+  /// Launches on `stream` (null: the default stream); every region must be bound.
+  Status launch(void *stream);
+
+  const ArgumentLayout &layout() const { return layout_; }
+
+private:
+  Launcher(std::shared_ptr<HipRuntime> hip, LaunchInterface interface, ArgumentLayout layout,
+           int device)
+      : hip_(std::move(hip)), interface_(std::move(interface)), layout_(std::move(layout)),
+        device_(device) {}
+
+  std::shared_ptr<HipRuntime> hip_;
+  LaunchInterface interface_;
+  ArgumentLayout layout_;
+  int device_;
+  void *module_ = nullptr;
+  void *function_ = nullptr;
+  void *workspace_ = nullptr;
+  std::map<std::string, uint64_t> bound_;
+};
+
+} // namespace monodc::runtime
+
+#endif // MONODC_RUNTIME_LAUNCHER_H
