@@ -54,7 +54,9 @@ CodeObjectCache::Lookup CodeObjectCache::find(const std::string &keyText) {
   std::string path = pathFor(keyText);
   Result<std::string> bytes = fileio::readFile(path);
   if (!bytes) {
-    if (!fileio::isMissing(path))
+    // Decide from this read's own error: asking the file system again would
+    // race with a writer renaming the entry into place meanwhile.
+    if (bytes.message().rfind("missing", 0) != 0)
       lookup.refused = bytes.message();
     return lookup;
   }

@@ -69,11 +69,6 @@ Result<std::string> fileio::readPrefix(const std::string &path, size_t maxBytes,
   return readUpTo(path, maxBytes, fileBytes);
 }
 
-bool fileio::isMissing(const std::string &path) {
-  struct stat info;
-  return ::stat(path.c_str(), &info) != 0 && errno == ENOENT;
-}
-
 Status fileio::makeDirectories(const std::string &directory) {
   for (size_t slash = 0; slash != std::string::npos;) {
     slash = directory.find('/', slash + 1);

@@ -23,7 +23,6 @@ Status makeDirectories(const std::string &directory);
 Status writeFileAtomically(const std::string &directory, const std::string &name,
                            const std::vector<char> &bytes);
 
-bool isMissing(const std::string &path);
 
 } // namespace monodc::runtime::fileio
 

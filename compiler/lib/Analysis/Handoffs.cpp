@@ -70,7 +70,8 @@ SmallVector<Read> readsOf(Operation &op) {
   } else if (auto gemv = dyn_cast<GemvRowsOp>(op)) {
     for (FlatSymbolRefAttr name : {gemv.getXAttr(), gemv.getXScalesAttr()})
       if (RegionOp r = name ? lookupRegion(gemv, name) : RegionOp())
-        reads.push_back({r, gemv.getFirstToken(), Value(), gemv.getTokens(), r.getCols()});
+        reads.push_back({r, gemv.getFirstToken(), Value(), static_cast<int64_t>(gemv.getTokens()),
+                         r.getCols()});
   }
   return reads;
 }
