@@ -144,6 +144,7 @@ static Tile unary(const Tile &x, const char *what) {
 
 Tile monodc::dsl::operator-(const Tile &a) { return unary<mono::NegOp>(a, "neg"); }
 Tile monodc::dsl::rsqrt(const Tile &x) { return unary<mono::RsqrtOp>(x, "rsqrt"); }
+Tile monodc::dsl::exp(const Tile &x) { return unary<mono::ExpOp>(x, "exp"); }
 Tile monodc::dsl::sqrt(const Tile &x) { return unary<mono::SqrtOp>(x, "sqrt"); }
 Tile monodc::dsl::exp2(const Tile &x) { return unary<mono::Exp2Op>(x, "exp2"); }
 Tile monodc::dsl::sigmoid(const Tile &x) { return unary<mono::SigmoidOp>(x, "sigmoid"); }
@@ -157,7 +158,92 @@ static Tile reduce(const Tile &x, mono::ReduceKind kind, const char *what) {
   if (!in.valid())
     return {};
   return Tile(task, mono::ReduceOp::create(task->b(), locOf(*task),
-                                           tileType(*task, 1, DType::F32), kind, in.get()));
+                                           tileType(*task, 1, DType::F32), kind, in.get(),
+                                           DenseI64ArrayAttr(), IntegerAttr()));
+}
+
+static Tile reduceAxis(const Tile &x, int64_t rows, int64_t cols, int64_t axis,
+                       mono::ReduceKind kind, const char *what) {
+  if (!x.valid())
+    return {};
+  Task *task = x.owner();
+  Tile in = task->asF32Operand(x, what);
+  if (!in.valid())
+    return {};
+  if (rows * cols != in.size() || (axis != 0 && axis != 1)) {
+    task->fail(std::string(what) + " of a " + std::to_string(in.size()) + "-value tile as [" +
+               std::to_string(rows) + ", " + std::to_string(cols) + "] along axis " +
+               std::to_string(axis));
+    return {};
+  }
+  auto &b = task->b();
+  return Tile(task, mono::ReduceOp::create(b, locOf(*task),
+                                           tileType(*task, axis == 1 ? rows : cols, DType::F32),
+                                           kind, in.get(), b.getDenseI64ArrayAttr({rows, cols}),
+                                           b.getI64IntegerAttr(axis)));
+}
+
+Tile monodc::dsl::sumAlong(const Tile &x, int64_t rows, int64_t cols, int64_t axis) {
+  return reduceAxis(x, rows, cols, axis, mono::ReduceKind::Sum, "sumAlong");
+}
+Tile monodc::dsl::maxAlong(const Tile &x, int64_t rows, int64_t cols, int64_t axis) {
+  return reduceAxis(x, rows, cols, axis, mono::ReduceKind::Max, "maxAlong");
+}
+
+Tile monodc::dsl::expand(const Tile &x, int64_t rows, int64_t cols, int64_t axis) {
+  if (!x.valid())
+    return {};
+  Task *task = x.owner();
+  Tile in = task->asF32Operand(x, "expand");
+  if (!in.valid())
+    return {};
+  if ((axis != 0 && axis != 1) || in.size() != (axis == 1 ? rows : cols)) {
+    task->fail("expand of a " + std::to_string(in.size()) + "-value tile to [" +
+               std::to_string(rows) + ", " + std::to_string(cols) + "] along axis " +
+               std::to_string(axis));
+    return {};
+  }
+  auto &b = task->b();
+  return Tile(task, mono::ExpandOp::create(b, locOf(*task), tileType(*task, rows * cols, DType::F32),
+                                           in.get(), b.getDenseI64ArrayAttr({rows, cols}),
+                                           b.getI64IntegerAttr(axis)));
+}
+
+Tile monodc::dsl::fma(const Tile &a, const Tile &b, const Tile &c) {
+  Task *task = a.valid() ? a.owner() : nullptr;
+  if (!task || !b.valid() || !c.valid())
+    return {};
+  Tile x = task->asF32Operand(a, "fma");
+  if (!x.valid())
+    return {};
+  Tile y = task->asF32Operand(b, "fma");
+  if (!y.valid())
+    return {};
+  Tile z = task->asF32Operand(c, "fma");
+  if (!z.valid())
+    return {};
+  int64_t size = std::max({x.size(), y.size(), z.size()});
+  for (const Tile *t : {&x, &y, &z})
+    if (t->size() != 1 && t->size() != size) {
+      task->fail("fma of tiles of " + std::to_string(x.size()) + ", " +
+                 std::to_string(y.size()) + " and " + std::to_string(z.size()) +
+                 " values (only a size-1 tile broadcasts)");
+      return {};
+    }
+  return Tile(task, mono::FmaOp::create(task->b(), locOf(*task), tileType(*task, size, DType::F32),
+                                        x.get(), y.get(), z.get()));
+}
+
+Tile Tile::slice(int64_t offset, int64_t count) const {
+  if (!valid())
+    return {};
+  if (offset < 0 || count <= 0 || offset + count > size()) {
+    task->fail("slice [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
+               ") of a tile of " + std::to_string(size()) + " values");
+    return {};
+  }
+  return Tile(task, mono::SliceOp::create(task->b(), locOf(*task), tileType(*task, count, dtype()),
+                                          value, task->b().getI64IntegerAttr(offset)));
 }
 
 Tile monodc::dsl::sum(const Tile &x) { return reduce(x, mono::ReduceKind::Sum, "sum"); }
@@ -362,9 +448,10 @@ Tile Task::gemvRows(const dsl::Region &weight, Index row, int64_t outputs, const
                     Index firstToken, int64_t tokens) {
   if (!checkRegion(weight, "reads") || !checkRegion(x, "reads"))
     return {};
-  if (weight.dtype() != DType::BF16 || (x.dtype() != DType::BF16 && x.dtype() != DType::F32)) {
-    fail("gemvRows with weight '" + weight.name() + "' expects a bf16 weight and a bf16 or "
-         "f32 activation");
+  if ((weight.dtype() != DType::BF16 && weight.dtype() != DType::F32) ||
+      (x.dtype() != DType::BF16 && x.dtype() != DType::F32)) {
+    fail("gemvRows with weight '" + weight.name() + "' expects a bf16 or f32 weight and a "
+         "bf16 or f32 activation");
     return {};
   }
   if (!sameWidth(*this, weight, x) || outputs <= 0 || tokens <= 0)

@@ -295,33 +295,37 @@ MONO_DEV float mono_e4m3_fast(mono_u32 b) {
   return mono_as_float(((b & 0x80u) << 24) | ((b & 0x7Fu) << 20)) * mono_exp2i(120);
 }
 
-// The 16 weights of chunk `c` of row `row`, dequantized exactly.
-template <int K, int SCALED>
+// The 16 weights of chunk `c` of row `row`, dequantized exactly. WKIND:
+// 0 e4m3 with 32x32 E8M0 blocks, 1 bf16, 2 f32.
+template <int K, int WKIND>
 struct mono_weight_chunk {
-  mono_u32x4 q[SCALED ? 1 : 2];
+  static constexpr int VECTORS = WKIND == 0 ? 1 : (WKIND == 1 ? 2 : 4);
+  mono_u32x4 q[VECTORS];
   float scale;
   MONO_DEV void load(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 row, int c) {
-    if (SCALED) {
-      q[0] = *(const mono_u32x4 *)(w + row * K + 16 * c);
-      scale = mono_e8m0_value(ws[(row / 32) * wsCols + c / 2]);
-    } else {
-      const mono_u32x4 *src = (const mono_u32x4 *)((const mono_u16 *)w + row * K + 16 * c);
-      q[0] = src[0];
-      q[SCALED ? 0 : 1] = src[1];
-      scale = 1.0f;
-    }
+    const int bytesPerValue = WKIND == 0 ? 1 : (WKIND == 1 ? 2 : 4);
+    const mono_u32x4 *src = (const mono_u32x4 *)(w + (row * K + 16 * c) * bytesPerValue);
+#pragma unroll
+    for (int v = 0; v < VECTORS; ++v) q[v] = src[v];
+    scale = WKIND == 0 ? mono_e8m0_value(ws[(row / 32) * wsCols + c / 2]) : 1.0f;
   }
   MONO_DEV void decode(float (&wv)[16]) const {
-    if (SCALED) {
-      const mono_u32 words[4] = {q[0].x, q[0].y, q[0].z, q[0].w};
+    mono_u32 words[4 * VECTORS];
 #pragma unroll
-      for (int i = 0; i < 16; ++i) wv[i] = mono_e4m3_fast(words[i / 4] >> (8 * (i % 4))) * scale;
-    } else {
-      const mono_u32 words[8] = {q[0].x, q[0].y, q[0].z, q[0].w,
-                                 q[SCALED ? 0 : 1].x, q[SCALED ? 0 : 1].y,
-                                 q[SCALED ? 0 : 1].z, q[SCALED ? 0 : 1].w};
+    for (int v = 0; v < VECTORS; ++v) {
+      words[4 * v] = q[v].x;
+      words[4 * v + 1] = q[v].y;
+      words[4 * v + 2] = q[v].z;
+      words[4 * v + 3] = q[v].w;
+    }
 #pragma unroll
-      for (int i = 0; i < 16; ++i) wv[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
+    for (int i = 0; i < 16; ++i) {
+      if (WKIND == 0)
+        wv[i] = mono_e4m3_fast(words[i / 4] >> (8 * (i % 4))) * scale;
+      else if (WKIND == 1)
+        wv[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
+      else
+        wv[i] = mono_as_float(words[i]);
     }
   }
 };
@@ -344,7 +348,7 @@ MONO_DEV void mono_gemv_chunk(const float (&wv)[16], const mono_u16 *xl, int c, 
   }
 }
 
-template <int SO, int N, int K, int TOKENS, int TC, int SCALED, int XF32>
+template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32>
 MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
                              const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
                              float *lds) {
@@ -355,10 +359,11 @@ MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mo
   // enough: every load is issued up front and the weights are read once.
   // Otherwise chunks stream in groups of D, the next group's loads in flight
   // while the current one is computed.
-  constexpr bool RESIDENT = CPT * (SCALED ? 5 : 8) <= 40;
+  constexpr int SCALED = WKIND == 0;
+  constexpr bool RESIDENT = CPT * (4 * mono_weight_chunk<K, WKIND>::VECTORS + 1) <= 40;
   constexpr int D = 4;
   constexpr int GROUPS = (CPT + D - 1) / D;
-  typedef mono_weight_chunk<K, SCALED> chunk_t;
+  typedef mono_weight_chunk<K, WKIND> chunk_t;
   mono_u16 *xl = (mono_u16 *)lds;
   float *partial = lds + TC * K / 2;
   float *outL = partial + TC * MONO_BLOCK;

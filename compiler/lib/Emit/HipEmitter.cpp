@@ -52,6 +52,27 @@ private:
     return name;
   }
   int64_t sizeOf(Value v) { return cast<TileType>(v.getType()).getSize(); }
+  /// Small tile rearrangements: `in` goes to shared memory, then value i of
+  /// the result is `source` (an expression of i over mono_lds).
+  LogicalResult throughShared(Value in, Value out, const std::string &source) {
+    std::string name = define(out, "t");
+    declareTile(out, name);
+    os << "    mono_block_sync();\n";
+    if (sizeOf(in) == 1) {
+      os << "    if (mono_t == 0) mono_lds[0] = " << nameOf(in) << "[0];\n";
+    } else {
+      openSlotLoop(in);
+      os << "      if (i < " << sizeOf(in) << ") mono_lds[i] = " << nameOf(in) << "[s];\n    }\n";
+    }
+    os << "    mono_block_sync();\n";
+    openSlotLoop(out);
+    if (sizeOf(out) == 1)
+      os << "      { const int i = 0; " << name << "[0] = " << source << "; }\n    }\n";
+    else
+      os << "      if (i < " << sizeOf(out) << ") " << name << "[s] = " << source << ";\n    }\n";
+    os << "    mono_block_sync();\n";
+    return success();
+  }
   int64_t slotsOf(Value v) { return slotsPerThread(sizeOf(v), block); }
   /// Slot `s` of a tile, or its single value when the tile is uniform.
   std::string slot(Value v) {
@@ -263,13 +284,50 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       .Case<MaxOp>([&](Operation *o) { return binary(o, "mono_fmax({0}, {1})"); })
       .Case<MinOp>([&](Operation *o) { return binary(o, "mono_fmin({0}, {1})"); })
       .Case<RsqrtOp>([&](Operation *o) { return unary(o, "1.0f / mono_sqrt({0})"); })
+      .Case<ExpOp>([&](Operation *o) { return unary(o, "mono_exp({0})"); })
+      .Case<FmaOp>([&](FmaOp f) {
+        std::string name = define(f.getResult(), "t");
+        declareTile(f.getResult(), name);
+        openSlotLoop(f.getResult());
+        os << "      " << name << "[s] = mono_fma(" << slot(f.getA()) << ", " << slot(f.getB())
+           << ", " << slot(f.getC()) << ");\n    }\n";
+        return success();
+      })
+      .Case<SliceOp>([&](SliceOp op) {
+        return throughShared(op.getInput(), op.getResult(),
+                             "mono_lds[" + std::to_string(op.getOffset()) + " + i]");
+      })
+      .Case<ExpandOp>([&](ExpandOp op) {
+        std::string cols = std::to_string(op.getShape()[1]);
+        return throughShared(op.getInput(), op.getResult(),
+                             op.getAxis() == 1 ? "mono_lds[i / " + cols + "]"
+                                               : "mono_lds[i % " + cols + "]");
+      })
       .Case<SqrtOp>([&](Operation *o) { return unary(o, "mono_sqrt({0})"); })
       .Case<Exp2Op>([&](Operation *o) { return unary(o, "mono_exp2({0})"); })
       .Case<SigmoidOp>(
           [&](Operation *o) { return unary(o, "1.0f / (1.0f + mono_exp(-{0}))"); })
       .Case<NegOp>([&](Operation *o) { return unary(o, "-{0}"); })
       .Case<AbsOp>([&](Operation *o) { return unary(o, "mono_fabs({0})"); })
-      .Case<ReduceOp>([&](ReduceOp r) {
+      .Case<ReduceOp>([&](ReduceOp r) -> LogicalResult {
+        if (r.getShape()) {
+          // Small axis reductions: through shared memory, each result summed
+          // in index order by one thread.
+          int64_t rows = (*r.getShape())[0], cols = (*r.getShape())[1];
+          bool alongRows = *r.getAxis() == 1;
+          std::string extent = std::to_string(alongRows ? cols : rows);
+          std::string index = alongRows ? "i * " + std::to_string(cols) + " + j"
+                                        : "j * " + std::to_string(cols) + " + i";
+          std::string element = "mono_lds[" + index + "]";
+          if (r.getKind() == ReduceKind::AbsMax)
+            element = "mono_fabs(" + element + ")";
+          std::string combine = r.getKind() == ReduceKind::Sum ? "acc + " + element
+                                                               : "mono_fmax(acc, " + element + ")";
+          std::string init = r.getKind() == ReduceKind::Sum ? "0.0f" : "mono_as_float(0xFF800000u)";
+          return throughShared(r.getInput(), r.getResult(),
+                               "[&] { float acc = " + init + "; for (int j = 0; j < " + extent +
+                                   "; ++j) acc = " + combine + "; return acc; }()");
+        }
         std::string name = define(r.getResult(), "t");
         os << "    float " << name << "[1];\n    " << name
            << "[0] = mono_block_reduce<" << slotsOf(r.getInput()) << ", "
@@ -300,7 +358,8 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         RegionOp xs = scaled ? lookupRegion(g, g.getXScalesAttr()) : RegionOp();
         os << "    mono_gemv_rows<" << slotsOf(res) << ", " << g.getOutputs() << ", " << k
            << ", " << g.getTokens() << ", " << gemvRowsChunkTokens(k, g.getTokens(), block) << ", "
-           << (scaled ? 1 : 0) << ", " << (x.getElementType().isF32() ? 1 : 0)
+           << (scaled ? 0 : (weight.getElementType().isBF16() ? 1 : 2)) << ", "
+           << (x.getElementType().isF32() ? 1 : 0)
            << ">((const mono_u8 *)" << regionPointer(weight.getSymName()) << ", "
            << (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr")
            << ", " << (scaled ? ws.getCols() : 0) << ", " << nameOf(g.getRow())

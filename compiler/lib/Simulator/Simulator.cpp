@@ -383,6 +383,7 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       .Case<MinOp>([&](Operation *o) { return binary(o, deviceMin); })
       .Case<RsqrtOp>([&](Operation *o) { return unary(o, [](float v) { return 1.0f / std::sqrt(v); }); })
       .Case<SqrtOp>([&](Operation *o) { return unary(o, [](float v) { return std::sqrt(v); }); })
+      .Case<ExpOp>([&](Operation *o) { return unary(o, [](float v) { return std::exp(v); }); })
       .Case<Exp2Op>([&](Operation *o) { return unary(o, [](float v) { return std::exp2(v); }); })
       .Case<SigmoidOp>([&](Operation *o) {
         return unary(o, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
@@ -390,7 +391,49 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       .Case<NegOp>([&](Operation *o) { return unary(o, [](float v) { return -v; }); })
       .Case<AbsOp>([&](Operation *o) { return unary(o, [](float v) { return std::fabs(v); }); })
       .Case<ReduceOp>([&](ReduceOp r) {
-        tiles[r.getResult()] = TileValues{reduce(tile(r.getInput()), r.getKind())};
+        const TileValues &x = tile(r.getInput());
+        if (!r.getShape()) {
+          tiles[r.getResult()] = TileValues{reduce(x, r.getKind())};
+          return success();
+        }
+        // Axis reductions: each result in index order (as the HIP printer).
+        const int64_t cols = (*r.getShape())[1], rows = (*r.getShape())[0];
+        const bool alongRows = *r.getAxis() == 1;
+        TileValues out(alongRows ? rows : cols);
+        for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
+          float acc = r.getKind() == ReduceKind::Sum ? 0.0f
+                                                     : -std::numeric_limits<float>::infinity();
+          for (int64_t j = 0; j < (alongRows ? cols : rows); ++j) {
+            float v = x[alongRows ? i * cols + j : j * cols + i];
+            if (r.getKind() == ReduceKind::AbsMax)
+              v = std::fabs(v);
+            acc = r.getKind() == ReduceKind::Sum ? acc + v : deviceMax(acc, v);
+          }
+          out[i] = acc;
+        }
+        tiles[r.getResult()] = std::move(out);
+        return success();
+      })
+      .Case<ExpandOp>([&](ExpandOp e) {
+        const int64_t cols = e.getShape()[1];
+        TileValues out(sizeOf(e.getResult()));
+        for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
+          out[i] = at(e.getInput(), e.getAxis() == 1 ? i / cols : i % cols);
+        tiles[e.getResult()] = std::move(out);
+        return success();
+      })
+      .Case<SliceOp>([&](SliceOp sl) {
+        TileValues out(sizeOf(sl.getResult()));
+        for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
+          out[i] = at(sl.getInput(), sl.getOffset() + i);
+        tiles[sl.getResult()] = std::move(out);
+        return success();
+      })
+      .Case<FmaOp>([&](FmaOp f) {
+        TileValues out(sizeOf(f.getResult()));
+        for (size_t i = 0; i < out.size(); ++i)
+          out[i] = std::fma(at(f.getA(), i), at(f.getB(), i), at(f.getC(), i));
+        tiles[f.getResult()] = std::move(out);
         return success();
       })
       .Case<QuantizeMxfp8Op>([&](QuantizeMxfp8Op q) {

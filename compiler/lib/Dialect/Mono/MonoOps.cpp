@@ -253,6 +253,49 @@ static LogicalResult verifyUnary(Op op) {
 }
 
 LogicalResult RsqrtOp::verify() { return verifyUnary(*this); }
+LogicalResult ExpOp::verify() { return verifyUnary(*this); }
+
+LogicalResult FmaOp::verify() {
+  int64_t size = 1;
+  for (Value v : {getA(), getB(), getC()}) {
+    TileType t = tileOf(v);
+    if (!t.getElementType().isF32())
+      return emitOpError() << "operates on f32 tiles, got a " << formatName(t.getElementType())
+                           << " tile";
+    if (t.getSize() != 1) {
+      if (size != 1 && size != t.getSize())
+        return emitOpError() << "operand sizes do not match (only a size-1 tile broadcasts)";
+      size = t.getSize();
+    }
+  }
+  if (tileOf(getResult()).getSize() != size || !tileOf(getResult()).getElementType().isF32())
+    return emitOpError() << "result must be an f32 tile of " << size << " values";
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  TileType in = tileOf(getInput()), out = tileOf(getResult());
+  if (getShape().size() != 2 || getAxis() < 0 || getAxis() > 1)
+    return emitOpError() << "needs a 2-D shape and axis 0 or 1";
+  int64_t rows = getShape()[0], cols = getShape()[1];
+  int64_t expected = getAxis() == 1 ? rows : cols;
+  if (!in.getElementType().isF32() || !out.getElementType().isF32())
+    return emitOpError() << "expands f32 tiles";
+  if (in.getSize() != expected || out.getSize() != rows * cols)
+    return emitOpError() << "expands " << expected << " values to " << rows * cols
+                         << ", got " << in.getSize() << " -> " << out.getSize();
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  TileType in = tileOf(getInput()), out = tileOf(getResult());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "keeps the number format";
+  if (getOffset() < 0 || getOffset() + out.getSize() > in.getSize())
+    return emitOpError() << "values [" << getOffset() << ", " << getOffset() + out.getSize()
+                         << ") are outside a tile of " << in.getSize();
+  return success();
+}
 LogicalResult SqrtOp::verify() { return verifyUnary(*this); }
 LogicalResult Exp2Op::verify() { return verifyUnary(*this); }
 LogicalResult SigmoidOp::verify() { return verifyUnary(*this); }
@@ -264,9 +307,20 @@ LogicalResult ReduceOp::verify() {
   if (!in.getElementType().isF32() || !out.getElementType().isF32())
     return emitOpError() << "reduces f32 tiles, got "
                          << formatName(in.getElementType());
-  if (out.getSize() != 1)
-    return emitOpError() << "result must be a size-1 tile, got size "
-                         << out.getSize();
+  if (!getShape()) {
+    if (getAxis())
+      return emitOpError() << "an axis needs a shape";
+    if (out.getSize() != 1)
+      return emitOpError() << "result must be a size-1 tile, got size " << out.getSize();
+    return success();
+  }
+  ArrayRef<int64_t> shape = *getShape();
+  if (shape.size() != 2 || !getAxis() || *getAxis() > 1 || shape[0] * shape[1] != in.getSize())
+    return emitOpError() << "a shape must be [rows, cols] covering the tile, with axis 0 or 1";
+  int64_t expected = *getAxis() == 1 ? shape[0] : shape[1];
+  if (out.getSize() != expected)
+    return emitOpError() << "reducing axis " << *getAxis() << " gives " << expected
+                         << " values, not " << out.getSize();
   return success();
 }
 
@@ -379,15 +433,16 @@ LogicalResult GemvRowsOp::verify() {
     return emitOpError() << "weight rows [" << *r << ", " << *r + outputs
                          << ") are outside '" << weight.getSymName() << "'";
   Type wType = weight.getElementType();
-  if (wType.isBF16()) {
+  if (wType.isBF16() || wType.isF32()) {
     if (getWeightScales() || getXScales())
-      return emitOpError() << "a bf16 weight takes no scales";
+      return emitOpError() << "a " << formatName(wType) << " weight takes no scales";
     if (!x.getElementType().isBF16() && !x.getElementType().isF32())
-      return emitOpError() << "a bf16 weight takes a bf16 or f32 activation";
+      return emitOpError() << "a " << formatName(wType)
+                           << " weight takes a bf16 or f32 activation";
     return success();
   }
   if (!isa<Float8E4M3FNType>(wType))
-    return emitOpError() << "takes bf16 or e4m3 weights, got " << formatName(wType);
+    return emitOpError() << "takes f32, bf16 or e4m3 weights, got " << formatName(wType);
   RegionOp ws = lookupRegion(*this, getWeightScalesAttr());
   RegionOp xs = lookupRegion(*this, getXScalesAttr());
   if (!ws || !xs || !isa<Float8E4M3FNType>(x.getElementType()))

@@ -64,6 +64,11 @@ public:
   DType dtype() const;
   Task *owner() const { return task; }
 
+  /// Values [offset, offset + count).
+  Tile slice(int64_t offset, int64_t count) const;
+  /// Value i as a size-1 (uniform) tile.
+  Tile at(int64_t i) const { return slice(i, 1); }
+
   /// Converts to another number format (one rounding, RNE; saturating to
   /// e4m3/e2m1).
   Tile to(DType type) const;
@@ -86,6 +91,14 @@ Tile operator-(const Tile &a);
 Tile max(const Tile &a, const Tile &b);
 Tile min(const Tile &a, const Tile &b);
 Tile rsqrt(const Tile &x);
+Tile exp(const Tile &x);
+/// a * b + c with one rounding.
+Tile fma(const Tile &a, const Tile &b, const Tile &c);
+/// Reductions of a tile read as [rows, cols] along an axis (1: per row).
+Tile sumAlong(const Tile &x, int64_t rows, int64_t cols, int64_t axis);
+Tile maxAlong(const Tile &x, int64_t rows, int64_t cols, int64_t axis);
+/// The inverse: repeat per-row (axis 1) or per-column (axis 0) values.
+Tile expand(const Tile &x, int64_t rows, int64_t cols, int64_t axis);
 Tile sqrt(const Tile &x);
 Tile exp2(const Tile &x);
 Tile sigmoid(const Tile &x);
@@ -136,7 +149,7 @@ public:
   /// streamed once for all tokens. The result is token-major.
   Tile gemvRows(const Region &weight, const Region &weightScales, Index row, int64_t outputs,
                 const Region &x, const Region &xScales, Index firstToken, int64_t tokens);
-  /// The same against a bf16 weight with a bf16 or f32 activation region.
+  /// The same against a bf16 or f32 weight with a bf16 or f32 activation.
   Tile gemvRows(const Region &weight, Index row, int64_t outputs, const Region &x,
                 Index firstToken, int64_t tokens);
   /// The same against a bf16 weight (f32 or bf16 activation).

@@ -145,7 +145,16 @@ class Mono_UnaryOp<string mnemonic, string what>
   let hasVerifier = 1;
 }
 
+def Mono_FmaOp : Mono_Op<"fma", [Pure]> {
+  let summary = "a * b + c with one rounding, elementwise f32; size-1 operands broadcast";
+  let arguments = (ins Mono_AnyTile:$a, Mono_AnyTile:$b, Mono_AnyTile:$c);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Mono_RsqrtOp : Mono_UnaryOp<"rsqrt", "1 / sqrt(x), elementwise in f32">;
+def Mono_ExpOp : Mono_UnaryOp<"exp", "e^x, elementwise in f32">;
 def Mono_SqrtOp : Mono_UnaryOp<"sqrt", "sqrt(x), elementwise in f32">;
 def Mono_Exp2Op : Mono_UnaryOp<"exp2", "2^x, elementwise in f32">;
 def Mono_SigmoidOp : Mono_UnaryOp<"sigmoid", "1 / (1 + e^-x), elementwise in f32">;
@@ -153,15 +162,40 @@ def Mono_NegOp : Mono_UnaryOp<"neg", "-x, elementwise in f32">;
 def Mono_AbsOp : Mono_UnaryOp<"abs", "|x|, elementwise in f32">;
 
 def Mono_ReduceOp : Mono_Op<"reduce", [Pure]> {
-  let summary = "reduce a tile along its axis to one uniform value";
+  let summary = "reduce a tile, whole or along an axis of a 2-D view";
   let description = [{
-    The result is a size-1 tile held by every thread. Sums are formed per
-    thread in slot order, then combined by a fixed tree, so the order is a
-    function of the tile size and block size only (deterministic).
+    Without `shape`, the whole tile reduces to a size-1 tile held by every
+    thread: per-thread partials in slot order, then a fixed tree, so the
+    order depends on the tile and block sizes only. With `shape = [R, C]`
+    (R * C = size) and `axis`, the tile is read as R x C row-major and reduced
+    along that axis (axis 1: R results, one per row), each result in index
+    order; for small tiles such as a 4 x 4 Sinkhorn matrix.
   }];
-  let arguments = (ins Mono_ReduceKind:$kind, Mono_AnyTile:$input);
+  let arguments = (ins Mono_ReduceKind:$kind, Mono_AnyTile:$input,
+                       OptionalAttr<DenseI64ArrayAttr>:$shape, OptionalAttr<I64Attr>:$axis);
   let results = (outs Mono_AnyTile:$result);
   let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_ExpandOp : Mono_Op<"expand", [Pure]> {
+  let summary = "broadcast a tile along an axis of a 2-D shape";
+  let description = [{
+    With `shape = [R, C]`: axis 1 takes R values and repeats each along its
+    row (result[r][c] = x[r]); axis 0 takes C values and repeats them down the
+    columns (result[r][c] = x[c]). The inverse of an axis reduction.
+  }];
+  let arguments = (ins Mono_AnyTile:$input, DenseI64ArrayAttr:$shape, I64Attr:$axis);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_SliceOp : Mono_Op<"slice", [Pure]> {
+  let summary = "values [offset, offset + size) of a tile";
+  let arguments = (ins Mono_AnyTile:$input, I64Attr:$offset);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$input `[` $offset `]` attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
