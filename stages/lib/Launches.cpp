@@ -2,11 +2,47 @@
 #include "monodc/stages/Launches.h"
 
 #include "monodc/stages/AttentionFront.h"
+#include "monodc/stages/MhcSeam.h"
 
 using namespace monodc::dsl;
 using namespace monodc::stages;
 
-std::vector<std::string> monodc::stages::launchNames() { return {"attention_front"}; }
+std::vector<std::string> monodc::stages::launchNames() {
+  return {"attention_front", "attention_seam", "seam_front"};
+}
+
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig &c,
+                                   const BuildParams &params, bool withFront) {
+  Launch launch(context, withFront ? "seam_front" : "attention_seam",
+                {params.arch, params.grid, params.block, params.rows});
+  const int64_t rows = params.rows, h = c.hidden;
+  SeamRegions seam = declareSeamRegions(launch, c);
+  Region normWeight = launch.weight("attn_norm", bf16, {h});
+  Region y = launch.output("y", bf16, {rows, h});
+  Region xq = launch.scratch("xq", e4m3, {rows, h});
+  Region xs = launch.scratch("xs", e8m0, {rows, h / 32});
+  WqkvRegions wqkv;
+  Region qNorm, kvNorm, qkv, qn, kn;
+  if (withFront) {
+    wqkv = {xq, xs, launch.weight("wqkv", e4m3, {c.qkvWidth(), h}),
+            launch.weight("wqkv_scale", e8m0, {c.qkvWidth() / 32, h / 32}),
+            launch.scratch("qkv", bf16, {rows, c.qkvWidth()})};
+    qNorm = launch.weight("q_norm", bf16, {c.qRank});
+    kvNorm = launch.weight("kv_norm", bf16, {c.kvDim});
+    qn = launch.output("qn", bf16, {rows, c.qRank});
+    kn = launch.output("kn", bf16, {rows, c.kvDim});
+  }
+  addMhcSeam(launch, c, "seam", seam);
+  addSeamNorm(launch, c, "seam.norm", {seam.u, normWeight, y, xq, xs});
+  if (withFront) {
+    addWqkvGemv(launch, c, wqkv);
+    addRowNorm(launch, c, "front.q_norm", {wqkv.qkv, qNorm, qn, 0, c.qRank});
+    addRowNorm(launch, c, "front.kv_norm", {wqkv.qkv, kvNorm, kn, c.qRank, c.kvDim});
+  }
+  return launch.finish();
+}
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 monodc::stages::buildAttentionFront(mlir::MLIRContext &context, const ModelConfig &c,
@@ -42,6 +78,8 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
     return resolved.takeError();
   if (name == "attention_front")
     return buildAttentionFront(context, config, *resolved);
-  return llvm::createStringError("unknown launch '%s' (known: attention_front)",
-                                 name.c_str());
+  if (name == "attention_seam" || name == "seam_front")
+    return buildAttentionSeam(context, config, *resolved, name == "seam_front");
+  return llvm::createStringError(
+      "unknown launch '%s' (known: attention_front, attention_seam, seam_front)", name.c_str());
 }

@@ -5,12 +5,14 @@ using namespace monodc::stages;
 
 ModelConfig monodc::stages::dsv41Config() {
   return ModelConfig{"dsv41", /*hidden=*/5120, /*heads=*/64, /*headDim=*/512,
-                     /*ropeDim=*/64, /*qRank=*/1280, /*kvDim=*/512, /*normEps=*/1e-20f};
+                     /*ropeDim=*/64, /*qRank=*/1280, /*kvDim=*/512, /*normEps=*/1e-20f,
+                     /*seamSlice=*/1024};
 }
 
 ModelConfig monodc::stages::tinyConfig() {
   return ModelConfig{"tiny", /*hidden=*/512, /*heads=*/8, /*headDim=*/128,
-                     /*ropeDim=*/64, /*qRank=*/256, /*kvDim=*/128, /*normEps=*/1e-20f};
+                     /*ropeDim=*/64, /*qRank=*/256, /*kvDim=*/128, /*normEps=*/1e-20f,
+                     /*seamSlice=*/256};
 }
 
 llvm::Expected<ModelConfig> monodc::stages::configByName(const std::string &name) {

@@ -19,6 +19,14 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildAttentionFront(mlir::MLIRContext &context, const ModelConfig &config,
                     const BuildParams &params);
 
+/// The attention seam (mHC fold, mix, gate, then the seam norm): inputs
+/// residual, x, post_in, comb_in, pre_in; outputs residual_out, pre, post,
+/// comb, y. With `withFront` ("seam_front") the attention front follows in
+/// the same launch: wqkv and the q/kv norms (outputs qn, kn).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig &config,
+                   const BuildParams &params, bool withFront);
+
 /// Builds a launch by name (see launchNames()).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildLaunch(mlir::MLIRContext &context, const std::string &launch, const ModelConfig &config,

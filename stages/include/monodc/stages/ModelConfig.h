@@ -20,8 +20,17 @@ struct ModelConfig {
   int64_t qRank;       ///< q low rank
   int64_t kvDim;       ///< kv latent (= headDim: K = V)
   float normEps;       ///< every RMSNorm
+  int64_t seamSlice;   ///< columns of H per task of the seam's fold stage
+
+  // mHC (DSV41.md section 3): the same for every config.
+  static constexpr int64_t kStreams = 4;
+  static constexpr int64_t kMixes = 24;
+  static constexpr int64_t kSinkhornIterations = 20;
+  static constexpr float kHcEps = 1e-6f;
+  static constexpr float kPostMultiplier = 2.0f;
 
   int64_t qkvWidth() const { return qRank + kvDim; }
+  int64_t seamSlices() const { return hidden / seamSlice; }
 };
 
 /// DeepSeek-V4.1-Flash.

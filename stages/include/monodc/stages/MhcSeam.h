@@ -1,0 +1,37 @@
+//===- MhcSeam.h - the mHC seam between sublayers ---------------*- C++ -*-===//
+//
+// DSV41.md section 3 as four stages: fold (R', u and the sums of squares per
+// column slice), mix (the 24 mixes of R' for all tokens), gate (pre, post and
+// the Sinkhorn comb per token) and the seam norm (AttentionFront.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MONODC_STAGES_MHCSEAM_H
+#define MONODC_STAGES_MHCSEAM_H
+
+#include "monodc/dsl/Launch.h"
+#include "monodc/stages/ModelConfig.h"
+
+namespace monodc::stages {
+
+struct SeamRegions {
+  // Inputs: R [rows, 4H] (stream-major), x [rows, H], the previous seam's
+  // post [rows, 4], comb [rows, 16] (comb[h][o]) and pre [rows, 4].
+  dsl::Region residual, x, postIn, combIn, preIn;
+  // Weights: fn f32 [24, 4H], base f32 [24], scale f32 [3].
+  dsl::Region fn, base, scale;
+  // Outputs: R' [rows, 4H], pre, post [rows, 4], comb [rows, 16].
+  dsl::Region residualOut, preOut, postOut, combOut;
+  // Scratch: u [rows, H] (bf16), sums of squares [rows, slices], mixes [rows, 24].
+  dsl::Region u, sumsOfSquares, mixes;
+};
+
+/// Declares the seam's regions in `launch` with the names the tests use.
+SeamRegions declareSeamRegions(dsl::Launch &launch, const ModelConfig &config);
+
+/// Fold, mix and gate. `prefix` names the stages ("seam" -> seam.fold, ...).
+void addMhcSeam(dsl::Launch &launch, const ModelConfig &config, const std::string &prefix,
+                const SeamRegions &regions);
+
+} // namespace monodc::stages
+
+#endif
