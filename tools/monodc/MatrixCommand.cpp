@@ -96,6 +96,10 @@ int runMatrix(const MatrixCommand &cmd) {
   std::atomic<int> built{0}, cached{0};
   std::atomic<uint64_t> bytes{0};
   std::string firstError;
+  double slowestMs = 0;
+  std::string slowest = "none";
+  bool scratchUsed = false;
+  auto wallStart = std::chrono::steady_clock::now();
   auto work = [&] {
     for (size_t i; (i = next++) < requests.size();) {
       const monodc::KernelRequest &request = requests[i];
@@ -126,10 +130,25 @@ int runMatrix(const MatrixCommand &cmd) {
       bytes += (*kernel)->codeObject().size();
       if (!lookup.refused.empty())
         std::cout << "replacing a damaged entry: " << lookup.refused << "\n";
-      std::cout << fmt::format("{:<7} {:>8.1f} ms  {} {} {} r{} tp{}  {}\n",
+      // Resources as the code object's metadata note states them (none for
+      // cubins); a persistent launch never reaches here with scratch (the
+      // compiler refuses it), so the column shows the check held.
+      std::string resources = "-";
+      if (const auto &r = (*kernel)->resources) {
+        resources = fmt::format("VGPR {} AGPR {} SGPR {} LDS {} scratch {}", r->vgprs, r->agprs,
+                                r->sgprs, r->ldsBytes, r->scratchBytes);
+        scratchUsed |= r->scratchBytes != 0;
+      }
+      if (!wasCached && ms > slowestMs) {
+        slowestMs = ms;
+        slowest = fmt::format("{} r{} tp{} {}", (*kernel)->key.launch, (*kernel)->key.rows,
+                              (*kernel)->key.tp, (*kernel)->key.arch);
+      }
+      std::cout << fmt::format("{:<7} {:>8.1f} ms  {} {} {} r{} tp{}  {}  {}\n",
                                wasCached ? "cached" : "built", ms, (*kernel)->key.model,
                                (*kernel)->key.launch, (*kernel)->key.arch, (*kernel)->key.rows,
-                               (*kernel)->key.tp, (*kernel)->key.fileName());
+                               (*kernel)->key.tp, resources, (*kernel)->key.fileName());
+      std::cout.flush();
     }
   };
   std::vector<std::thread> workers;
@@ -144,6 +163,12 @@ int runMatrix(const MatrixCommand &cmd) {
     fail("cannot fill cache directory " + cmd.cache + ": " + session->cache().writeError());
   std::cout << fmt::format("{} keys: {} built, {} already cached; {} bytes of code objects\n",
                            requests.size(), built.load(), cached.load(), bytes.load());
+  double wallSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+  std::cout << fmt::format("wall {:.1f} s with {} jobs; slowest build {:.1f} ms ({})\n",
+                           wallSeconds, std::max(cmd.jobs, 1), slowestMs, slowest);
+  if (scratchUsed)
+    fail("a launch of the matrix uses scratch memory");
   return 0;
 }
 
