@@ -145,6 +145,71 @@ static Tile unary(const Tile &x, const char *what) {
 Tile monodc::dsl::operator-(const Tile &a) { return unary<mono::NegOp>(a, "neg"); }
 Tile monodc::dsl::rsqrt(const Tile &x) { return unary<mono::RsqrtOp>(x, "rsqrt"); }
 Tile monodc::dsl::exp(const Tile &x) { return unary<mono::ExpOp>(x, "exp"); }
+Tile monodc::dsl::log(const Tile &x) { return unary<mono::LogOp>(x, "log"); }
+
+static Tile select(mono::Predicate predicate, const Tile &a, const Tile &b, const Tile &x,
+                   const Tile &y, const char *what) {
+  Task *task = a.valid() ? a.owner() : nullptr;
+  if (!task || !b.valid() || !x.valid() || !y.valid())
+    return {};
+  int64_t size = 1;
+  for (const Tile *t : {&a, &b, &x, &y}) {
+    if (!task->asF32Operand(*t, what).valid())
+      return {};
+    if (t->size() != 1) {
+      if (size != 1 && size != t->size()) {
+        task->fail(std::string(what) + " of tiles of different sizes (only a size-1 tile "
+                                       "broadcasts)");
+        return {};
+      }
+      size = t->size();
+    }
+  }
+  return Tile(task, mono::SelectOp::create(task->b(), locOf(*task),
+                                           tileType(*task, size, DType::F32), predicate, a.get(),
+                                           b.get(), x.get(), y.get()));
+}
+
+Tile monodc::dsl::selectGreater(const Tile &a, const Tile &b, const Tile &x, const Tile &y) {
+  return select(mono::Predicate::Gt, a, b, x, y, "selectGreater");
+}
+Tile monodc::dsl::selectLess(const Tile &a, const Tile &b, const Tile &x, const Tile &y) {
+  return select(mono::Predicate::Lt, a, b, x, y, "selectLess");
+}
+Tile monodc::dsl::replaceNan(const Tile &x, float value) {
+  if (!x.valid())
+    return {};
+  return select(mono::Predicate::IsNan, x, x, x.owner()->constant(value), x, "replaceNan");
+}
+
+TopK monodc::dsl::topk(const Tile &x, int64_t k) {
+  if (!x.valid())
+    return {};
+  Task *task = x.owner();
+  Tile in = task->asF32Operand(x, "topk");
+  if (!in.valid())
+    return {};
+  if (k < 1 || k > in.size()) {
+    task->fail("topk " + std::to_string(k) + " of " + std::to_string(in.size()) + " values");
+    return {};
+  }
+  auto op = mono::TopKOp::create(task->b(), locOf(*task), tileType(*task, k, DType::F32),
+                                 tileType(*task, k, DType::F32), in.get(),
+                                 task->b().getI64IntegerAttr(k));
+  return {Tile(task, op.getValues()), Tile(task, op.getIndices())};
+}
+
+Tile monodc::dsl::gather(const Tile &table, const Tile &indices) {
+  if (!table.valid() || !indices.valid())
+    return {};
+  Task *task = table.owner();
+  if (!task->asF32Operand(table, "gather").valid() ||
+      !task->asF32Operand(indices, "gather").valid())
+    return {};
+  return Tile(task, mono::GatherOp::create(task->b(), locOf(*task),
+                                           tileType(*task, indices.size(), DType::F32),
+                                           table.get(), indices.get()));
+}
 Tile monodc::dsl::sqrt(const Tile &x) { return unary<mono::SqrtOp>(x, "sqrt"); }
 Tile monodc::dsl::exp2(const Tile &x) { return unary<mono::Exp2Op>(x, "exp2"); }
 Tile monodc::dsl::sigmoid(const Tile &x) { return unary<mono::SigmoidOp>(x, "sigmoid"); }

@@ -17,6 +17,7 @@ MONO_DEV int mono_clz(mono_u32 v) { return __clz((int)v); }
 MONO_DEV float mono_fma(float a, float b, float c) { return fmaf(a, b, c); }
 MONO_DEV float mono_sqrt(float v) { return sqrtf(v); }
 MONO_DEV float mono_exp2(float v) { return exp2f(v); }
+MONO_DEV float mono_log(float v) { return logf(v); }
 MONO_DEV float mono_exp(float v) { return expf(v); }
 
 MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {

@@ -23,6 +23,7 @@ MONO_DEV int mono_clz(mono_u32 v) { return __builtin_clz(v); }
 MONO_DEV float mono_fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 MONO_DEV float mono_sqrt(float v) { return __builtin_sqrtf(v); }
 MONO_DEV float mono_exp2(float v) { return __builtin_exp2f(v); }
+MONO_DEV float mono_log(float v) { return __builtin_logf(v); }
 MONO_DEV float mono_exp(float v) { return __builtin_expf(v); }
 
 // Device scope inside a rank; system scope is for peer memory across ranks.

@@ -133,6 +133,52 @@ MONO_DEV float mono_block_reduce(const float (&x)[S], float *lds) {
   return r;
 }
 
+// ---- top-k: the k largest values, ties to the lower index, NaN last ----
+// One thread selects (k passes over n values in shared memory); n is small
+// (the experts of a router), and the order is then plain to reproduce.
+template <int S, int N, int K, int SK>
+MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indices)[SK], float *lds) {
+  const int tid = mono_tid();
+  float *v = lds, *taken = lds + N, *result = lds + 2 * N;
+  mono_block_sync();
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    if (i < N) {
+      v[i] = x[s];
+      taken[i] = 0.0f;
+    }
+  }
+  mono_block_sync();
+  if (tid == 0) {
+    for (int r = 0; r < K; ++r) {
+      int best = -1;
+      float bestValue = 0.0f;
+      for (int i = 0; i < N; ++i) {
+        if (taken[i] != 0.0f) continue;
+        const float value = v[i];
+        if (best < 0 || (bestValue != bestValue && value == value) || value > bestValue) {
+          best = i;
+          bestValue = value;
+        }
+      }
+      taken[best] = 1.0f;
+      result[r] = bestValue;
+      result[K + r] = (float)best;
+    }
+  }
+  mono_block_sync();
+#pragma unroll
+  for (int s = 0; s < SK; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    if (i < K) {
+      values[s] = result[i];
+      indices[s] = result[K + i];
+    }
+  }
+  mono_block_sync();
+}
+
 // ---- MXFP8 of a row: codes and scales as f32 values ----
 template <int S, int SS, int N>
 MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float (&scales)[SS],

@@ -3,12 +3,13 @@
 
 #include "monodc/stages/AttentionFront.h"
 #include "monodc/stages/MhcSeam.h"
+#include "monodc/stages/Moe.h"
 
 using namespace monodc::dsl;
 using namespace monodc::stages;
 
 std::vector<std::string> monodc::stages::launchNames() {
-  return {"attention_front", "attention_seam", "seam_front"};
+  return {"attention_front", "attention_seam", "seam_front", "moe_router_shared"};
 }
 
 
@@ -71,6 +72,35 @@ monodc::stages::buildAttentionFront(mlir::MLIRContext &context, const ModelConfi
 }
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+monodc::stages::buildMoeRouterShared(mlir::MLIRContext &context, const ModelConfig &c,
+                                     const BuildParams &params) {
+  Launch launch(context, "moe_router_shared",
+                {params.arch, params.grid, params.block, params.rows});
+  const int64_t rows = params.rows, h = c.hidden, inter = c.sharedPerRank(params.tp);
+  Region x = launch.input("x", bf16, {rows, h});
+  RouterRegions router{x,
+                       launch.weight("gate", bf16, {c.experts, h}),
+                       launch.weight("gate_bias", f32, {c.experts}),
+                       launch.output("logits", f32, {rows, c.experts}),
+                       launch.output("topk_indices", f32, {rows, c.topK}),
+                       launch.output("topk_weights", f32, {rows, c.topK})};
+  SharedExpertRegions shared{launch.scratch("xq", e4m3, {rows, h}),
+                             launch.scratch("xs", e8m0, {rows, h / 32}),
+                             launch.weight("shared_gate_up", e4m3, {2 * inter, h}),
+                             launch.weight("shared_gate_up_scale", e8m0, {2 * inter / 32, h / 32}),
+                             launch.weight("shared_down", e4m3, {h, inter}),
+                             launch.weight("shared_down_scale", e8m0, {h / 32, inter / 32}),
+                             launch.scratch("shared_gu", bf16, {rows, 2 * inter}),
+                             launch.scratch("shared_hq", e4m3, {rows, inter}),
+                             launch.scratch("shared_hs", e8m0, {rows, inter / 32}),
+                             launch.output("shared_out", bf16, {rows, h})};
+  addRouter(launch, c, router);
+  addMxfp8Rows(launch, "moe.xq", x, shared.codes, shared.scales);
+  addSharedExpert(launch, c, inter, shared);
+  return launch.finish();
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
                             const ModelConfig &config, const BuildParams &params) {
   auto resolved = resolveBuildParams(config, params);
@@ -80,6 +110,9 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
     return buildAttentionFront(context, config, *resolved);
   if (name == "attention_seam" || name == "seam_front")
     return buildAttentionSeam(context, config, *resolved, name == "seam_front");
-  return llvm::createStringError(
-      "unknown launch '%s' (known: attention_front, attention_seam, seam_front)", name.c_str());
+  if (name == "moe_router_shared")
+    return buildMoeRouterShared(context, config, *resolved);
+  return llvm::createStringError("unknown launch '%s' (known: attention_front, attention_seam, "
+                                 "seam_front, moe_router_shared)",
+                                 name.c_str());
 }

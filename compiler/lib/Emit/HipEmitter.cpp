@@ -285,6 +285,33 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       .Case<MinOp>([&](Operation *o) { return binary(o, "mono_fmin({0}, {1})"); })
       .Case<RsqrtOp>([&](Operation *o) { return unary(o, "1.0f / mono_sqrt({0})"); })
       .Case<ExpOp>([&](Operation *o) { return unary(o, "mono_exp({0})"); })
+      .Case<LogOp>([&](Operation *o) { return unary(o, "mono_log({0})"); })
+      .Case<SelectOp>([&](SelectOp op) {
+        std::string name = define(op.getResult(), "t");
+        declareTile(op.getResult(), name);
+        openSlotLoop(op.getResult());
+        std::string a = slot(op.getA()), b = slot(op.getB());
+        std::string condition = op.getPredicate() == Predicate::Gt   ? a + " > " + b
+                                : op.getPredicate() == Predicate::Lt ? a + " < " + b
+                                                                     : a + " != " + a;
+        os << "      " << name << "[s] = (" << condition << ") ? " << slot(op.getX()) << " : "
+           << slot(op.getY()) << ";\n    }\n";
+        return success();
+      })
+      .Case<GatherOp>([&](GatherOp op) {
+        return throughShared(op.getTable(), op.getResult(),
+                             "mono_lds[(int)" + slot(op.getIndices()) + "]");
+      })
+      .Case<TopKOp>([&](TopKOp op) {
+        std::string values = define(op.getValues(), "t");
+        std::string indices = define(op.getIndices(), "t");
+        declareTile(op.getValues(), values);
+        declareTile(op.getIndices(), indices);
+        os << "    mono_topk<" << slotsOf(op.getInput()) << ", " << sizeOf(op.getInput()) << ", "
+           << op.getK() << ", " << slotsOf(op.getValues()) << ">(" << nameOf(op.getInput())
+           << ", " << values << ", " << indices << ", mono_lds);\n";
+        return success();
+      })
       .Case<FmaOp>([&](FmaOp f) {
         std::string name = define(f.getResult(), "t");
         declareTile(f.getResult(), name);

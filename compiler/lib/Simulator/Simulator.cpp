@@ -384,6 +384,56 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       .Case<RsqrtOp>([&](Operation *o) { return unary(o, [](float v) { return 1.0f / std::sqrt(v); }); })
       .Case<SqrtOp>([&](Operation *o) { return unary(o, [](float v) { return std::sqrt(v); }); })
       .Case<ExpOp>([&](Operation *o) { return unary(o, [](float v) { return std::exp(v); }); })
+      .Case<LogOp>([&](Operation *o) { return unary(o, [](float v) { return std::log(v); }); })
+      .Case<SelectOp>([&](SelectOp op) {
+        TileValues out(sizeOf(op.getResult()));
+        for (size_t i = 0; i < out.size(); ++i) {
+          float a = at(op.getA(), i), b = at(op.getB(), i);
+          bool condition = op.getPredicate() == Predicate::Gt   ? a > b
+                           : op.getPredicate() == Predicate::Lt ? a < b
+                                                                : std::isnan(a);
+          out[i] = condition ? at(op.getX(), i) : at(op.getY(), i);
+        }
+        tiles[op.getResult()] = std::move(out);
+        return success();
+      })
+      .Case<GatherOp>([&](GatherOp op) -> LogicalResult {
+        TileValues out(sizeOf(op.getResult()));
+        for (size_t i = 0; i < out.size(); ++i) {
+          float index = at(op.getIndices(), i);
+          if (!(index >= 0 && index < sizeOf(op.getTable())))
+            return op.emitOpError() << "index " << index << " is outside a table of "
+                                    << sizeOf(op.getTable());
+          out[i] = at(op.getTable(), static_cast<int64_t>(index));
+        }
+        tiles[op.getResult()] = std::move(out);
+        return success();
+      })
+      .Case<TopKOp>([&](TopKOp op) {
+        // As mono_topk: k passes; ties to the lower index; NaN below numbers.
+        const TileValues &x = tile(op.getInput());
+        std::vector<bool> taken(x.size(), false);
+        TileValues values, indices;
+        for (int64_t r = 0; r < static_cast<int64_t>(op.getK()); ++r) {
+          int64_t best = -1;
+          float bestValue = 0.0f;
+          for (size_t i = 0; i < x.size(); ++i) {
+            if (taken[i])
+              continue;
+            float v = x[i];
+            if (best < 0 || (std::isnan(bestValue) && !std::isnan(v)) || v > bestValue) {
+              best = static_cast<int64_t>(i);
+              bestValue = v;
+            }
+          }
+          taken[best] = true;
+          values.push_back(bestValue);
+          indices.push_back(static_cast<float>(best));
+        }
+        tiles[op.getValues()] = std::move(values);
+        tiles[op.getIndices()] = std::move(indices);
+        return success();
+      })
       .Case<Exp2Op>([&](Operation *o) { return unary(o, [](float v) { return std::exp2(v); }); })
       .Case<SigmoidOp>([&](Operation *o) {
         return unary(o, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });

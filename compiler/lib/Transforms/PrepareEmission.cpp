@@ -20,8 +20,13 @@ bool monodc::mono::isSupportedArch(llvm::StringRef arch) {
 int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block) {
   auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
   // Every building block works in f32 words of shared memory.
-  if (isa<ReduceOp>(op))
-    return block * 4;
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return std::max(block, size(r.getInput())) * 4;
+  // Rearrangements go through shared memory: the whole input.
+  if (isa<SliceOp, ExpandOp, GatherOp>(op))
+    return size(op->getOperand(0)) * 4;
+  if (auto t = dyn_cast<TopKOp>(op))
+    return (2 * size(t.getInput()) + 2 * t.getK()) * 4;
   if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
     return (size(q.getInput()) + size(q.getInput()) / 32) * 4;
   if (auto g = dyn_cast<GemvRowsOp>(op)) {

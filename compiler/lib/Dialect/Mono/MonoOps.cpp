@@ -254,6 +254,44 @@ static LogicalResult verifyUnary(Op op) {
 
 LogicalResult RsqrtOp::verify() { return verifyUnary(*this); }
 LogicalResult ExpOp::verify() { return verifyUnary(*this); }
+LogicalResult LogOp::verify() { return verifyUnary(*this); }
+
+LogicalResult SelectOp::verify() {
+  int64_t size = 1;
+  for (Value v : {getA(), getB(), getX(), getY()}) {
+    TileType t = tileOf(v);
+    if (!t.getElementType().isF32())
+      return emitOpError() << "operates on f32 tiles";
+    if (t.getSize() != 1) {
+      if (size != 1 && size != t.getSize())
+        return emitOpError() << "operand sizes do not match (only a size-1 tile broadcasts)";
+      size = t.getSize();
+    }
+  }
+  if (tileOf(getResult()).getSize() != size || !tileOf(getResult()).getElementType().isF32())
+    return emitOpError() << "result must be an f32 tile of " << size << " values";
+  return success();
+}
+
+LogicalResult TopKOp::verify() {
+  TileType in = tileOf(getInput()), values = tileOf(getValues()), indices = tileOf(getIndices());
+  if (!in.getElementType().isF32() || !values.getElementType().isF32() ||
+      !indices.getElementType().isF32())
+    return emitOpError() << "takes and returns f32 tiles";
+  if (getK() < 1 || getK() > in.getSize() || values.getSize() != getK() ||
+      indices.getSize() != getK())
+    return emitOpError() << "k = " << getK() << " must be in [1, " << in.getSize()
+                         << "] and size both results";
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  TileType table = tileOf(getTable()), indices = tileOf(getIndices()), out = tileOf(getResult());
+  if (!table.getElementType().isF32() || !indices.getElementType().isF32() ||
+      out != TileType::get(getContext(), indices.getSize(), table.getElementType()))
+    return emitOpError() << "gathers f32 values: one result per index";
+  return success();
+}
 
 LogicalResult FmaOp::verify() {
   int64_t size = 1;

@@ -92,6 +92,20 @@ Tile max(const Tile &a, const Tile &b);
 Tile min(const Tile &a, const Tile &b);
 Tile rsqrt(const Tile &x);
 Tile exp(const Tile &x);
+Tile log(const Tile &x);
+/// Elementwise a > b ? x : y, a < b ? x : y (false for NaN), and x with its
+/// NaNs replaced.
+Tile selectGreater(const Tile &a, const Tile &b, const Tile &x, const Tile &y);
+Tile selectLess(const Tile &a, const Tile &b, const Tile &x, const Tile &y);
+Tile replaceNan(const Tile &x, float value);
+/// The k largest values (descending, ties to the lower index, NaN last) and
+/// their indices as exact f32.
+struct TopK {
+  Tile values, indices;
+};
+TopK topk(const Tile &x, int64_t k);
+/// result[i] = table[indices[i]].
+Tile gather(const Tile &table, const Tile &indices);
 /// a * b + c with one rounding.
 Tile fma(const Tile &a, const Tile &b, const Tile &c);
 /// Reductions of a tile read as [rows, cols] along an axis (1: per row).

@@ -27,6 +27,13 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig &config,
                    const BuildParams &params, bool withFront);
 
+/// The MoE router and routing with the shared expert beside them: input x
+/// [rows, H] bf16 (the FFN seam's y); outputs logits, topk_indices,
+/// topk_weights and shared_out.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildMoeRouterShared(mlir::MLIRContext &context, const ModelConfig &config,
+                     const BuildParams &params);
+
 /// Builds a launch by name (see launchNames()).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildLaunch(mlir::MLIRContext &context, const std::string &launch, const ModelConfig &config,

@@ -21,6 +21,11 @@ struct ModelConfig {
   int64_t kvDim;       ///< kv latent (= headDim: K = V)
   float normEps;       ///< every RMSNorm
   int64_t seamSlice;   ///< columns of H per task of the seam's fold stage
+  int64_t experts;     ///< routed experts
+  int64_t topK;        ///< experts per token
+  int64_t sharedIntermediate; ///< the shared expert's intermediate (all ranks)
+  float routedScaling; ///< multiplies the renormalized routing weights
+  float swigluLimit;   ///< clamp of the gated activations
 
   // mHC (DSV41.md section 3): the same for every config.
   static constexpr int64_t kStreams = 4;
@@ -31,6 +36,7 @@ struct ModelConfig {
 
   int64_t qkvWidth() const { return qRank + kvDim; }
   int64_t seamSlices() const { return hidden / seamSlice; }
+  int64_t sharedPerRank(int64_t tp) const { return sharedIntermediate / tp; }
 };
 
 /// DeepSeek-V4.1-Flash.

@@ -47,4 +47,11 @@ def Mono_Mxfp8Variant : I32EnumAttr<"Mxfp8Variant", "MXFP8 activation quantizer 
   let cppNamespace = "::monodc::mono";
 }
 
+def Mono_Predicate : I32EnumAttr<"Predicate", "a comparison for mono.select", [
+    I32EnumAttrCase<"Gt", 0, "gt">,
+    I32EnumAttrCase<"Lt", 1, "lt">,
+    I32EnumAttrCase<"IsNan", 2, "isnan">]> {
+  let cppNamespace = "::monodc::mono";
+}
+
 #endif // MONODC_DIALECT_MONO_DIALECT_TD

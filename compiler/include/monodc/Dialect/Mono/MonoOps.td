@@ -155,6 +155,23 @@ def Mono_FmaOp : Mono_Op<"fma", [Pure]> {
 
 def Mono_RsqrtOp : Mono_UnaryOp<"rsqrt", "1 / sqrt(x), elementwise in f32">;
 def Mono_ExpOp : Mono_UnaryOp<"exp", "e^x, elementwise in f32">;
+def Mono_LogOp : Mono_UnaryOp<"log", "natural logarithm, elementwise in f32">;
+
+def Mono_SelectOp : Mono_Op<"select", [Pure]> {
+  let summary = "elementwise: predicate(a, b) ? x : y (f32; size-1 operands broadcast)";
+  let description = [{
+    `gt`: a > b, `lt`: a < b (false when either is NaN), `isnan`: a is NaN
+    (b is ignored).
+  }];
+  let arguments = (ins Mono_Predicate:$predicate, Mono_AnyTile:$a, Mono_AnyTile:$b,
+                       Mono_AnyTile:$x, Mono_AnyTile:$y);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = [{
+    $predicate $a `,` $b `,` $x `,` $y attr-dict `:` type($a) `,` type($b) `,` type($x) `,`
+    type($y) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
 def Mono_SqrtOp : Mono_UnaryOp<"sqrt", "sqrt(x), elementwise in f32">;
 def Mono_Exp2Op : Mono_UnaryOp<"exp2", "2^x, elementwise in f32">;
 def Mono_SigmoidOp : Mono_UnaryOp<"sigmoid", "1 / (1 + e^-x), elementwise in f32">;
@@ -188,6 +205,26 @@ def Mono_ExpandOp : Mono_Op<"expand", [Pure]> {
   let arguments = (ins Mono_AnyTile:$input, DenseI64ArrayAttr:$shape, I64Attr:$axis);
   let results = (outs Mono_AnyTile:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_TopKOp : Mono_Op<"topk", [Pure]> {
+  let summary = "the k largest values of a tile and their indices, stable";
+  let description = [{
+    Values in descending order; among equal values the lower index comes
+    first; NaN ranks below every number. Indices are returned as exact f32.
+  }];
+  let arguments = (ins Mono_AnyTile:$input, I64Attr:$k);
+  let results = (outs Mono_AnyTile:$values, Mono_AnyTile:$indices);
+  let assemblyFormat = "$input `k` $k attr-dict `:` type($input) `->` type($values) `,` type($indices)";
+  let hasVerifier = 1;
+}
+
+def Mono_GatherOp : Mono_Op<"gather", [Pure]> {
+  let summary = "result[i] = table[indices[i]] (indices as exact f32)";
+  let arguments = (ins Mono_AnyTile:$table, Mono_AnyTile:$indices);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$table `[` $indices `]` attr-dict `:` type($table) `,` type($indices) `->` type($result)";
   let hasVerifier = 1;
 }
 
