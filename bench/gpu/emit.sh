@@ -11,4 +11,12 @@ for config in tiny dsv41; do
     "$MONODC" build --arch sm_90 --config "$config" --rows "$rows" --emit hip --unfused --out "$OUT" > /dev/null
   done
 done
-ls "$OUT" | wc -l
+# Every launch, simulated with random inputs, for the GPU to match.
+for spec in "tiny 6 2" "tiny 48 4" "dsv41 6 2"; do
+  set -- $spec
+  for launch in attention_front attention_seam seam_front moe_router_shared; do
+    "$MONODC" simulate --config "$1" --rows "$2" --tp "$3" --launch "$launch" --schedules 2 \
+      --dump "$OUT/sim" > /dev/null
+  done
+done
+ls "$OUT" | wc -l; du -sh "$OUT"

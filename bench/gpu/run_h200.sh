@@ -12,11 +12,20 @@ g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/
   "$ROOT/tests/reference/src/Reference.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
   -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/front_harness" > "$OUT/build.log" 2>&1 \
   || { cat "$OUT/build.log"; exit 1; }
+g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
+  -I "$CUDA/include" "$ROOT/bench/gpu/LaunchCheck.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
+  "$ROOT/tests/reference/src/Reference.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
+  -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/launch_check" >> "$OUT/build.log" 2>&1 \
+  || { cat "$OUT/build.log"; exit 1; }
 status=0
+stems=$(cd "$ROOT/bench/gpu/emitted/sim" && ls *.manifest | sed 's/\.manifest$//')
+"$OUT/launch_check" "$ROOT/bench/gpu/emitted/sim" $stems > "$OUT/launches.log" 2>&1 || status=1
 for config in ${CONFIGS:-tiny dsv41}; do
   "$OUT/front_harness" "$ROOT/bench/gpu/emitted" "$config" > "$OUT/front.$config.log" 2>&1 || status=1
 done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1 || true
+echo "== every launch against the simulator =="
+cat "$OUT/launches.log"
 for config in ${CONFIGS:-tiny dsv41}; do
   echo "== attention front, config $config =="
   sed -n '/^device/p;/^device-to-device/p;/^check /,$p' "$OUT/front.$config.log"

@@ -17,6 +17,7 @@ namespace monodc::cli {
 [[noreturn]] void fail(const std::string &message);
 
 void addBuildCommand(CLI::App &app);
+void addSimulateCommand(CLI::App &app);
 void addCacheCommand(CLI::App &app);
 void addInspectCommand(CLI::App &app);
 void addMatrixCommand(CLI::App &app);

@@ -20,6 +20,7 @@ int main(int argc, char **argv) {
   CLI::App app{"monodc: fused persistent decode-layer kernels"};
   app.require_subcommand(1);
   monodc::cli::addBuildCommand(app);
+  monodc::cli::addSimulateCommand(app);
   monodc::cli::addCacheCommand(app);
   monodc::cli::addInspectCommand(app);
   monodc::cli::addMatrixCommand(app);
