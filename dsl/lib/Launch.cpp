@@ -22,7 +22,8 @@ Launch::Launch(MLIRContext &context, const std::string &name, LaunchOptions opti
       builder, loc, builder.getStringAttr(name), builder.getStringAttr(launchOptions.arch),
       builder.getI64IntegerAttr(launchOptions.grid),
       builder.getI64IntegerAttr(launchOptions.block),
-      builder.getI64IntegerAttr(launchOptions.rows));
+      builder.getI64IntegerAttr(launchOptions.rows),
+      builder.getI64IntegerAttr(launchOptions.ranks));
   launch.getBody().emplaceBlock();
   launchOp = launch;
 }
@@ -73,6 +74,9 @@ dsl::Region Launch::output(const std::string &name, DType type, std::vector<int6
 }
 dsl::Region Launch::weight(const std::string &name, DType type, std::vector<int64_t> shape) {
   return declare(name, static_cast<int>(mono::MemoryKind::Weight), type, std::move(shape));
+}
+dsl::Region Launch::peer(const std::string &name, DType type, std::vector<int64_t> shape) {
+  return declare(name, static_cast<int>(mono::MemoryKind::Peer), type, std::move(shape));
 }
 dsl::Region Launch::scratch(const std::string &name, DType type, std::vector<int64_t> shape) {
   return declare(name, static_cast<int>(mono::MemoryKind::Scratch), type, std::move(shape));

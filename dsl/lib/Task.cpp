@@ -401,6 +401,43 @@ void Task::storeRows(const Region &region, Index row, Index col, int64_t rows,
   op.setRows(rows);
 }
 
+static bool checkPeer(Task &t, const dsl::Region &region, int64_t rank, int64_t ranks) {
+  if (rank < 0 || rank >= ranks) {
+    t.fail("peer access to rank " + std::to_string(rank) + " of region '" + region.name() +
+           "' in a launch of " + std::to_string(ranks) + " ranks");
+    return false;
+  }
+  return true;
+}
+
+void Task::storePeer(const dsl::Region &region, int64_t rank, Index row, int64_t col,
+                     const Tile &value) {
+  if (!value.valid() || !checkRegion(region, "writes") ||
+      !checkPeer(*this, region, rank, launch.options().ranks))
+    return;
+  if (value.dtype() != region.dtype() || col + value.size() > region.cols()) {
+    fail("stores a " + std::to_string(value.size()) + "-value " + dtypeName(value.dtype()) +
+         " tile into peer region '" + region.name() + "' (" + dtypeName(region.dtype()) + ", " +
+         std::to_string(region.cols()) + " columns) at column " + std::to_string(col));
+    return;
+  }
+  mono::StorePeerOp::create(builder, locOf(*this), value.get(), region.name(), row.get(),
+                            index(col).get(), rank);
+}
+
+Tile Task::loadPeer(const dsl::Region &region, int64_t rank, Index row, int64_t col,
+                    int64_t size) {
+  if (!checkRegion(region, "reads") || !checkPeer(*this, region, rank, launch.options().ranks))
+    return {};
+  if (size <= 0 || col + size > region.cols()) {
+    fail("loads " + std::to_string(size) + " values from peer region '" + region.name() + "'");
+    return {};
+  }
+  return Tile(this, mono::LoadPeerOp::create(builder, locOf(*this),
+                                             tileType(*this, size, region.dtype()),
+                                             region.name(), row.get(), index(col).get(), rank));
+}
+
 Tile Task::constant(float value, int64_t size) {
   return Tile(this, mono::ConstantOp::create(builder, locOf(*this),
                                              tileType(*this, size, DType::F32),

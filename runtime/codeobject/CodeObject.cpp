@@ -193,11 +193,12 @@ Result<CodeObjectInfo> monodc::runtime::readCodeObject(std::string_view bytes) {
 }
 
 Status monodc::runtime::checkPersistentKernel(const KernelInfo &k) {
-  if (k.scratchBytes == 0 && k.vgprSpills == 0 && k.sgprSpills == 0 && !k.usesDynamicStack)
+  // SGPR spills land in VGPR lanes, not in scratch memory: allowed.
+  if (k.scratchBytes == 0 && k.vgprSpills == 0 && !k.usesDynamicStack)
     return Status::success();
   return makeError("kernel " + k.name + " needs scratch memory (" +
                    std::to_string(k.scratchBytes) + " bytes per work-item, " +
-                   std::to_string(k.vgprSpills) + " VGPR and " + std::to_string(k.sgprSpills) +
-                   " SGPR spills" + (k.usesDynamicStack ? ", a dynamic stack" : "") +
+                   std::to_string(k.vgprSpills) + " VGPR spills" +
+                   (k.usesDynamicStack ? ", a dynamic stack" : "") +
                    "); a persistent launch that needs scratch is refused");
 }

@@ -47,5 +47,15 @@ MONO_DEV void mono_store_release_device_u64(mono_u64 *p, mono_u64 v) {
 }
 MONO_DEV void mono_fence_release_device() { __threadfence(); }
 MONO_DEV void mono_fence_acquire_device() { __threadfence(); }
+MONO_DEV mono_u64 mono_load_acquire_system_u64(const mono_u64 *p) {
+  mono_u64 v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+MONO_DEV void mono_store_release_system_u64(mono_u64 *p, mono_u64 v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+}
+MONO_DEV void mono_fence_release_system() { __threadfence_system(); }
+MONO_DEV void mono_fence_acquire_system() { __threadfence_system(); }
 MONO_DEV void mono_poll_pause() { __nanosleep(64); }
 #endif

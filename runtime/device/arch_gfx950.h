@@ -47,5 +47,13 @@ MONO_DEV void mono_store_release_device_u64(mono_u64 *p, mono_u64 v) {
 }
 MONO_DEV void mono_fence_release_device() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "agent"); }
 MONO_DEV void mono_fence_acquire_device() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "agent"); }
+MONO_DEV mono_u64 mono_load_acquire_system_u64(const mono_u64 *p) {
+  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+MONO_DEV void mono_store_release_system_u64(mono_u64 *p, mono_u64 v) {
+  __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+MONO_DEV void mono_fence_release_system() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, ""); }
+MONO_DEV void mono_fence_acquire_system() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, ""); }
 MONO_DEV void mono_poll_pause() { __builtin_amdgcn_s_sleep(1); }
 #endif

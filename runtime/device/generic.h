@@ -537,6 +537,27 @@ MONO_DEV void mono_wait_flags(const mono_u64 *flags, mono_i64 first, mono_i64 co
   mono_fence_acquire_device();
 }
 
+// ---- peer mailboxes (tensor parallelism), at system scope ----
+// A peer store lands in the destination rank's buffer; the flag of the task
+// goes to every rank once all its stores are complete.
+MONO_DEV void mono_publish_peer_flag(mono_u8 *const *peers, int ranks, mono_i64 parityOffset,
+                                     mono_i64 slotOffset, mono_i64 task, mono_u32 tag) {
+  mono_fence_release_system();
+  mono_block_sync();
+  if (mono_tid() == 0)
+    for (int r = 0; r < ranks; ++r)
+      mono_store_release_system_u64((mono_u64 *)(peers[r] + parityOffset + slotOffset) + task,
+                                    ((mono_u64)tag << 32) | (mono_u32)task);
+}
+
+MONO_DEV void mono_wait_peer_flags(const mono_u64 *flags, mono_i64 first, mono_i64 count, mono_u32 tag) {
+  for (mono_i64 i = mono_tid(); i < count; i += MONO_BLOCK)
+    while ((mono_u32)(mono_load_acquire_system_u64(&flags[first + i]) >> 32) != tag)
+      mono_poll_pause();
+  mono_block_sync();
+  mono_fence_acquire_system();
+}
+
 // ---- epoch end: every CTA marks its arrival; the last one moves e on ----
 // Layout (see mono-plan-memory): [0] epoch e, [1] arrivals, [2 + cta] marks.
 MONO_DEV void mono_epoch_end(mono_u32 *epoch, mono_u32 e, int advance) {

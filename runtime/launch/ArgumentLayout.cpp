@@ -20,12 +20,20 @@ Status applyNotes(const KernelInfo &notes, ArgumentLayout &layout) {
   for (size_t i = 0; i < explicitArgs.size(); ++i) {
     const KernelArgument &arg = *explicitArgs[i];
     ArgumentSlot &slot = layout.slots[i];
+    if (slot.kind == "rank") {
+      if (arg.size != 4 || arg.valueKind != "by_value")
+        return makeError("argument " + std::to_string(i) + " (" + arg.name + ") of kernel " +
+                         notes.name + " is not the 4-byte rank");
+      slot.offset = arg.offset;
+      continue;
+    }
     if (arg.size != 8 || arg.valueKind != "global_buffer")
       return makeError("argument " + std::to_string(i) + " (" + arg.name + ") of kernel " +
                        notes.name + " is not a pointer");
     // clang may name a pointer argument "<name>.coerce"; hiprtc of ROCm 5
     // names none.
-    std::string expected = slot.launcherOwned || slot.kind == "epoch" ? slot.name : "r_";
+    std::string expected =
+        slot.launcherOwned || slot.kind == "epoch" || slot.kind == "peers" ? slot.name : "r_";
     if (!arg.name.empty() && arg.name.rfind(expected, 0) != 0)
       return makeError("argument " + std::to_string(i) + " (" + arg.name + ") of kernel " +
                        notes.name + " does not match region " + slot.name +
@@ -58,6 +66,10 @@ Result<ArgumentLayout> monodc::runtime::layoutArguments(const LaunchInterface &i
     add({region.name, region.kind, 0, 8, region.bytes, false});
   add({kScratchArgument, "scratch", 0, 8, interface.scratchBytes, true});
   add({kEpochArgument, "epoch", 0, 8, interface.epochWords * 4, false});
+  if (interface.peerSlotBytes > 0) {
+    add({kPeersArgument, "peers", 0, 8, interface.ranks * 8, false});
+    add({kRankArgument, "rank", 0, 4, 0, false});
+  }
   layout.kernargBytes = offset;
   layout.workspaceBytes = interface.scratchBytes;
   if (notes)
@@ -78,6 +90,17 @@ Result<std::vector<uint8_t>> monodc::runtime::packArguments(
   }
   std::vector<uint8_t> buffer(static_cast<size_t>(layout.kernargBytes), 0);
   for (const ArgumentSlot &slot : layout.slots) {
+    if (slot.kind == "rank") {
+      // A value, and rank 0 is a rank like any other.
+      auto it = bound.find(slot.name);
+      if (it == bound.end())
+        return makeError("the rank (" + slot.name + ") is not bound");
+      if (slot.offset < 0 || slot.offset + 4 > layout.kernargBytes)
+        return makeError("argument '" + slot.name + "' lies outside the kernarg buffer");
+      uint32_t rank = static_cast<uint32_t>(it->second);
+      std::memcpy(buffer.data() + slot.offset, &rank, sizeof(rank));
+      continue;
+    }
     uint64_t address = 0;
     if (slot.launcherOwned && workspace == 0 && slot.bytes > 0) {
       return makeError("the " + slot.name + " buffer (" + std::to_string(slot.bytes) +

@@ -53,6 +53,8 @@ std::string LaunchInterface::text() const {
   std::ostringstream out;
   out << "kernel " << kernelName << "\ngrid " << grid << "\nblock " << block << "\nrows "
       << rows << "\nscratch_bytes " << scratchBytes << "\nepoch_words " << epochWords << "\n";
+  if (peerSlotBytes > 0)
+    out << "ranks " << ranks << "\npeer_slot_bytes " << peerSlotBytes << "\n";
   for (const StageSpec &s : stages)
     out << "stage " << s.index << " " << s.name << " " << s.tasks << "\n";
   // The manifest interleaves arg and scratch lines in region order; the
@@ -90,6 +92,10 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       ok = w.size() == 2 && toInt(w[1], result.rows);
     } else if (tag == "scratch_bytes") {
       ok = w.size() == 2 && toInt(w[1], result.scratchBytes);
+    } else if (tag == "ranks") {
+      ok = w.size() == 2 && toInt(w[1], result.ranks) && result.ranks >= 1;
+    } else if (tag == "peer_slot_bytes") {
+      ok = w.size() == 2 && toInt(w[1], result.peerSlotBytes);
     } else if (tag == "epoch_words") {
       ok = w.size() == 2 && toInt(w[1], result.epochWords);
       sawEpoch = true;
@@ -106,7 +112,7 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +
                        ": unknown line '" + line +
                        "' (known: kernel, grid, block, rows, scratch_bytes, epoch_words, "
-                       "stage, arg, scratch)");
+                       "ranks, peer_slot_bytes, stage, arg, scratch)");
     }
     if (!ok)
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +

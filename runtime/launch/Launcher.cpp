@@ -7,6 +7,12 @@ Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<HipRuntime> h
                                                    const std::vector<char> &codeObject,
                                                    const LaunchInterface &interface,
                                                    const ArgumentLayout &layout, int device) {
+  // Peer buffers shared across ranks need an allocation and exchange step
+  // this launcher does not have yet; refuse rather than launch without them.
+  if (interface.peerSlotBytes > 0)
+    return makeError("launch " + interface.kernelName + " uses peer memory across " +
+                     std::to_string(interface.ranks) +
+                     " ranks, which this launcher cannot bind yet");
   if (Status s = hip->initialize(); !s)
     return s.error();
   if (Status s = hip->setDevice(device); !s)

@@ -1,6 +1,7 @@
 //===- Launches.cpp - layer compositions ----------------------------------===//
 #include "monodc/stages/Launches.h"
 
+#include "monodc/stages/AllReduce.h"
 #include "monodc/stages/AttentionFront.h"
 #include "monodc/stages/MhcSeam.h"
 #include "monodc/stages/Moe.h"
@@ -9,7 +10,7 @@ using namespace monodc::dsl;
 using namespace monodc::stages;
 
 std::vector<std::string> monodc::stages::launchNames() {
-  return {"attention_front", "attention_seam", "seam_front", "moe_router_shared"};
+  return {"attention_front", "attention_seam", "seam_front", "moe_router_shared", "allreduce"};
 }
 
 
@@ -101,6 +102,18 @@ monodc::stages::buildMoeRouterShared(mlir::MLIRContext &context, const ModelConf
 }
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+monodc::stages::buildAllReduce(mlir::MLIRContext &context, const ModelConfig &c,
+                               const BuildParams &params) {
+  Launch launch(context, "allreduce",
+                {params.arch, params.grid, params.block, params.rows, params.tp});
+  const int64_t rows = params.rows, h = c.hidden;
+  addAllReduce(launch, "allreduce",
+               {launch.input("partial", bf16, {rows, h}), launch.peer("partials", bf16, {rows, h}),
+                launch.output("reduced", bf16, {rows, h})});
+  return launch.finish();
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
                             const ModelConfig &config, const BuildParams &params) {
   auto resolved = resolveBuildParams(config, params);
@@ -112,7 +125,9 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
     return buildAttentionSeam(context, config, *resolved, name == "seam_front");
   if (name == "moe_router_shared")
     return buildMoeRouterShared(context, config, *resolved);
+  if (name == "allreduce")
+    return buildAllReduce(context, config, *resolved);
   return llvm::createStringError("unknown launch '%s' (known: attention_front, attention_seam, "
-                                 "seam_front, moe_router_shared)",
+                                 "seam_front, moe_router_shared, allreduce)",
                                  name.c_str());
 }

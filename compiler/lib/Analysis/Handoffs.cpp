@@ -4,6 +4,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
+#include <tuple>
 
 using namespace mlir;
 using namespace monodc::mono;
@@ -46,6 +47,7 @@ struct Window {
 
 struct Write {
   int64_t col, end, task;
+  int64_t dest = -1; ///< the rank a peer store writes to; -1 for local memory
 };
 
 /// Every window a stage writes, per region and row.
@@ -54,11 +56,12 @@ using WriteMap = std::map<std::string, std::map<int64_t, std::vector<Write>>>;
 int64_t tileSize(Value v) { return cast<TileType>(v.getType()).getSize(); }
 
 /// One read of a region: `rows` rows from `row`, `size` values from `col`
-/// (a null col is column 0).
+/// (a null col is column 0); `peerRank` the slot a peer load reads.
 struct Read {
   RegionOp region;
   Value row, col;
   int64_t rows, size;
+  int64_t peerRank = -1;
 };
 
 /// The region reads of an op: loads, and the activations a gemv_rows streams.
@@ -67,6 +70,10 @@ SmallVector<Read> readsOf(Operation &op) {
   if (auto load = dyn_cast<LoadOp>(op)) {
     if (RegionOp r = lookupRegion(load, load.getRegionAttr()))
       reads.push_back({r, load.getRow(), load.getCol(), 1, tileSize(load.getResult())});
+  } else if (auto load = dyn_cast<LoadPeerOp>(op)) {
+    if (RegionOp r = lookupRegion(load, load.getRegionAttr()))
+      reads.push_back({r, load.getRow(), load.getCol(), 1, tileSize(load.getResult()),
+                       static_cast<int64_t>(load.getRank())});
   } else if (auto gemv = dyn_cast<GemvRowsOp>(op)) {
     for (FlatSymbolRefAttr name : {gemv.getXAttr(), gemv.getXScalesAttr()})
       if (RegionOp r = name ? lookupRegion(gemv, name) : RegionOp())
@@ -102,32 +109,42 @@ LogicalResult Analysis::recordWrites(StageOp stage) {
     auto values = evaluateIndices(stage, t);
     if (failed(values))
       return failure();
-    for (auto store : stage.getBodyBlock().getOps<StoreOp>()) {
-      RegionOp region = lookupRegion(store, store.getRegionAttr());
+    for (Operation &op : stage.getBodyBlock()) {
+      auto store = dyn_cast<StoreOp>(op);
+      auto peer = dyn_cast<StorePeerOp>(op);
+      if (!store && !peer)
+        continue;
+      RegionOp region = lookupRegion(&op, store ? store.getRegionAttr() : peer.getRegionAttr());
       if (!region)
         return failure();
       if (t == 0) {
         StageOp &writer = writerOf[region];
         if (writer && writer != stage)
-          return store.emitOpError()
+          return op.emitOpError()
                  << "region '" << region.getSymName() << "' is written by stages '"
                  << writer.getSymName() << "' and '" << stage.getSymName()
                  << "'; a word has one writer per step";
         writer = stage;
       }
-      int64_t row = values->lookup(store.getRow()), col = values->lookup(store.getCol());
-      for (int64_t r = 0; r < store.getRows(); ++r)
-        writes[region.getSymName().str()][row + r].push_back(
-            {col, col + store.getRowWidth(), t});
+      Value rowValue = store ? store.getRow() : peer.getRow();
+      Value colValue = store ? store.getCol() : peer.getCol();
+      int64_t rows = store ? store.getRows() : 1;
+      int64_t width = store ? store.getRowWidth() : tileSize(peer.getValue());
+      int64_t dest = peer ? static_cast<int64_t>(peer.getRank()) : -1;
+      int64_t row = values->lookup(rowValue), col = values->lookup(colValue);
+      for (int64_t r = 0; r < rows; ++r)
+        writes[region.getSymName().str()][row + r].push_back({col, col + width, t, dest});
     }
   }
   // Two tasks of the stage must not write one word.
   for (auto &[region, rows] : writes)
     for (auto &[row, list] : rows) {
-      std::sort(list.begin(), list.end(),
-                [](const Write &a, const Write &b) { return a.col < b.col; });
+      // Peer stores to different ranks land in different buffers.
+      std::sort(list.begin(), list.end(), [](const Write &a, const Write &b) {
+        return std::tie(a.dest, a.col) < std::tie(b.dest, b.col);
+      });
       for (size_t i = 1; i < list.size(); ++i)
-        if (list[i].col < list[i - 1].end)
+        if (list[i].dest == list[i - 1].dest && list[i].col < list[i - 1].end)
           return stage.emitOpError()
                  << "tasks " << list[i - 1].task << " and " << list[i].task
                  << " of stage '" << stage.getSymName() << "' both write region '"
@@ -166,12 +183,13 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
                                 << region.getSymName()
                                 << "' which no stage of the launch writes";
       }
-      Handoff &h = byProducer[writer.getSymName().str()];
+      Handoff &h = byProducer[writer.getSymName().str() + "@" + std::to_string(read.peerRank)];
       if (!h.firstRead) {
         h.producer = writer;
         h.consumer = stage;
         h.firstRead = &op;
         h.needs.assign(stage.getTasks(), TaskRange{});
+        h.peerRank = read.peerRank;
       }
       if (llvm::find(h.regions, region) == h.regions.end())
         h.regions.push_back(region);
@@ -186,15 +204,18 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
     for (auto &[op, read] : reads) {
       RegionOp region = read.region;
       StageOp writer = writerOf.lookup(region);
-      Handoff &h = byProducer[writer.getSymName().str()];
+      Handoff &h = byProducer[writer.getSymName().str() + "@" + std::to_string(read.peerRank)];
       for (int64_t r = 0; r < read.rows; ++r) {
       Window w{values->lookup(read.row) + r, read.col ? values->lookup(read.col) : 0, read.size};
       const auto &list =
           writesOf[writer.getSymName().str()][region.getSymName().str()][w.row];
       // The writes are sorted by column: they must cover the window exactly.
       int64_t covered = w.col, lo = INT64_MAX, hi = -1;
+      // A peer load of slot s reads what rank s stored to this rank; every
+      // rank stores the same windows, so rank 0's destination stands for all.
+      const int64_t dest = read.peerRank >= 0 ? 0 : -1;
       for (const Write &write : list) {
-        if (write.end <= w.col || write.col >= w.col + w.size)
+        if (write.dest != dest || write.end <= w.col || write.col >= w.col + w.size)
           continue;
         if (write.col > covered)
           break;

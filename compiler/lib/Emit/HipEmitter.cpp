@@ -52,6 +52,52 @@ private:
     return name;
   }
   int64_t sizeOf(Value v) { return cast<TileType>(v.getType()).getSize(); }
+  void printLoad(Value res, const std::string &pointer, RegionOp region, Value row, Value col) {
+    std::string name = define(res, "t");
+    declareTile(res, name);
+    os << "    {\n    const mono_i64 base = " << nameOf(row) << " * " << region.getCols() << " + "
+       << nameOf(col) << ";\n";
+    openSlotLoop(res);
+    std::string fn = "mono_load_" + storageSuffix(region.getElementType());
+    if (sizeOf(res) == 1)
+      os << "      " << name << "[0] = " << fn << "(" << pointer << ", base);\n    }\n    }\n";
+    else
+      os << "      if (i < " << sizeOf(res) << ") " << name << "[s] = " << fn << "(" << pointer
+         << ", base + i);\n    }\n    }\n";
+  }
+  void printStore(Value v, const std::string &pointer, RegionOp region, Value row, Value col,
+                  int64_t rows) {
+    std::string fn = "mono_store_" + storageSuffix(region.getElementType());
+    os << "    {\n    const mono_i64 base = " << nameOf(row) << " * " << region.getCols() << " + "
+       << nameOf(col) << ";\n";
+    openSlotLoop(v);
+    std::string guard = sizeOf(v) == 1 ? "mono_t == 0" : ("i < " + std::to_string(sizeOf(v)));
+    // Row r of a multi-row store starts `cols` further on.
+    std::string offset = sizeOf(v) == 1 ? "0" : "i";
+    if (rows > 1) {
+      int64_t width = sizeOf(v) / rows;
+      offset = "(i / " + std::to_string(width) + ") * " + std::to_string(region.getCols()) +
+               " + i % " + std::to_string(width);
+    }
+    os << "      if (" << guard << ") " << fn << "(" << pointer << ", base + " << offset << ", "
+       << slot(v) << ");\n    }\n    }\n";
+  }
+  int64_t peerSlotBytes() {
+    auto slot = launch->getAttrOfType<IntegerAttr>("mono.peer_slot_bytes");
+    return slot ? slot.getInt() : 0;
+  }
+  int64_t peerParityBytes() { return launch.getRanks() * peerSlotBytes(); }
+  int64_t peerOffset(RegionOp region) {
+    return region->getAttrOfType<IntegerAttr>("mono.peer_offset").getInt();
+  }
+  /// Region `region` in rank `owner`'s peer buffer, in the slot of rank
+  /// `source`, in this step's parity half.
+  std::string peerPointer(const std::string &owner, const std::string &source, RegionOp region) {
+    return "(mono_peers[" + owner + "] + (mono_e & 1u) * " + std::to_string(peerParityBytes()) +
+           " + (mono_i64)(" + source + ") * " + std::to_string(peerSlotBytes()) + " + " +
+           std::to_string(peerOffset(region)) + ")";
+  }
+
   /// Small tile rearrangements: `in` goes to shared memory, then value i of
   /// the result is `source` (an expression of i over mono_lds).
   LogicalResult throughShared(Value in, Value out, const std::string &source) {
@@ -129,12 +175,16 @@ LogicalResult LaunchPrinter::print() {
   auto openKernel = [&](const std::string &name) {
     os << "MONO_KERNEL void " << name << "(";
     for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {
-      if (region->hasAttr("mono.offset") || region.getKind() == MemoryKind::Epoch)
+      if (region->hasAttr("mono.offset") || region.getKind() == MemoryKind::Epoch ||
+          region.getKind() == MemoryKind::Peer || region->hasAttr("mono.peer"))
         continue;
       os << (region.isWritable() ? "void *" : "const void *") << "__restrict__ "
          << argumentName(region.getSymName()) << ", ";
     }
-    os << "mono_u8 *mono_scratch, mono_u32 *mono_epoch) {\n";
+    os << "mono_u8 *mono_scratch, mono_u32 *mono_epoch";
+    if (peerSlotBytes() > 0)
+      os << ", mono_u8 *const *mono_peers, int mono_rank";
+    os << ") {\n";
     os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
     os << "  const int mono_t = mono_tid();\n";
   };
@@ -235,39 +285,43 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       })
       .Case<LoadOp>([&](LoadOp load) {
         RegionOp region = lookupRegion(load, load.getRegionAttr());
-        Value res = load.getResult();
-        std::string name = define(res, "t");
-        declareTile(res, name);
-        os << "    {\n    const mono_i64 base = " << nameOf(load.getRow()) << " * "
-           << region.getCols() << " + " << nameOf(load.getCol()) << ";\n";
-        openSlotLoop(res);
-        std::string fn = "mono_load_" + storageSuffix(region.getElementType());
-        if (sizeOf(res) == 1)
-          os << "      " << name << "[0] = " << fn << "("
-             << regionPointer(region.getSymName()) << ", base);\n    }\n    }\n";
-        else
-          os << "      if (i < " << sizeOf(res) << ") " << name << "[s] = " << fn
-             << "(" << regionPointer(region.getSymName()) << ", base + i);\n    }\n    }\n";
+        printLoad(load.getResult(), regionPointer(region.getSymName()), region, load.getRow(),
+                  load.getCol());
+        return success();
+      })
+      .Case<LoadPeerOp>([&](LoadPeerOp load) {
+        RegionOp region = lookupRegion(load, load.getRegionAttr());
+        printLoad(load.getResult(),
+                  peerPointer("mono_rank", std::to_string(load.getRank()), region), region,
+                  load.getRow(), load.getCol());
         return success();
       })
       .Case<StoreOp>([&](StoreOp store) {
         RegionOp region = lookupRegion(store, store.getRegionAttr());
-        Value v = store.getValue();
-        std::string fn = "mono_store_" + storageSuffix(region.getElementType());
-        os << "    {\n    const mono_i64 base = " << nameOf(store.getRow()) << " * "
-           << region.getCols() << " + " << nameOf(store.getCol()) << ";\n";
-        openSlotLoop(v);
-        std::string guard = sizeOf(v) == 1 ? "mono_t == 0"
-                                           : ("i < " + std::to_string(sizeOf(v)));
-        // Row r of a multi-row store starts `cols` further on.
-        std::string offset = sizeOf(v) == 1 ? "0" : "i";
-        if (store.getRows() > 1)
-          offset = "(i / " + std::to_string(store.getRowWidth()) + ") * " +
-                   std::to_string(region.getCols()) + " + i % " +
-                   std::to_string(store.getRowWidth());
-        os << "      if (" << guard << ") " << fn << "("
-           << regionPointer(region.getSymName()) << ", base + " << offset << ", " << slot(v)
-           << ");\n    }\n    }\n";
+        printStore(store.getValue(), regionPointer(region.getSymName()), region, store.getRow(),
+                   store.getCol(), store.getRows());
+        return success();
+      })
+      .Case<StorePeerOp>([&](StorePeerOp store) {
+        RegionOp region = lookupRegion(store, store.getRegionAttr());
+        printStore(store.getValue(),
+                   peerPointer(std::to_string(store.getRank()), "mono_rank", region), region,
+                   store.getRow(), store.getCol(), 1);
+        return success();
+      })
+      .Case<PublishPeerOp>([&](PublishPeerOp p) {
+        RegionOp flags = lookupRegion(p, p.getFlagsAttr());
+        os << "    mono_publish_peer_flag(mono_peers, " << launch.getRanks()
+           << ", (mono_e & 1u) * " << peerParityBytes() << ", (mono_i64)mono_rank * "
+           << peerSlotBytes() << " + " << peerOffset(flags) << ", " << nameOf(p.getTask())
+           << ", mono_tag);\n";
+        return success();
+      })
+      .Case<WaitPeerOp>([&](WaitPeerOp w) {
+        RegionOp flags = lookupRegion(w, w.getFlagsAttr());
+        os << "    mono_wait_peer_flags((const mono_u64 *)"
+           << peerPointer("mono_rank", std::to_string(w.getRank()), flags) << ", "
+           << nameOf(w.getFirst()) << ", " << nameOf(w.getCount()) << ", mono_tag);\n";
         return success();
       })
       .Case<CastOp>([&](CastOp castOp) {
@@ -476,8 +530,11 @@ std::string emit::kernelManifest(LaunchOp launch) {
   int64_t index = 0;
   for (auto stage : launch.getBodyBlock().getOps<StageOp>())
     os << "stage " << index++ << " " << stage.getSymName() << " " << stage.getTasks() << "\n";
+  if (auto slot = launch->getAttrOfType<IntegerAttr>("mono.peer_slot_bytes"))
+    os << "ranks " << launch.getRanks() << "\npeer_slot_bytes " << slot.getInt() << "\n";
   for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {
-    if (region.getKind() == MemoryKind::Epoch)
+    if (region.getKind() == MemoryKind::Epoch || region.getKind() == MemoryKind::Peer ||
+        region->hasAttr("mono.peer"))
       continue;
     auto offset = region->getAttrOfType<IntegerAttr>("mono.offset");
     os << (offset ? "scratch " : "arg ") << region.getSymName() << " "

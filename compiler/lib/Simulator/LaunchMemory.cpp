@@ -85,6 +85,9 @@ LaunchMemory::LaunchMemory(mono::LaunchOp launch) {
     storage.elementType = region.getElementType();
     storage.rows = region.getRows();
     storage.cols = region.getCols();
+    // Peer memory holds one copy per (epoch parity, source rank).
+    if (region.getKind() == mono::MemoryKind::Peer || region->hasAttr("mono.peer"))
+      storage.rows *= 2 * launch.getRanks();
     storage.bytes.assign(storageBytes(storage.elementType, storage.elements()), 0);
     regions.emplace(region.getSymName().str(),
                     std::make_shared<RegionStorage>(std::move(storage)));

@@ -60,8 +60,10 @@ enum class StepResult { Progress, Blocked, Done, Error };
 
 class TaskInterpreter {
 public:
-  TaskInterpreter(LaunchOp launch, LaunchMemory &memory, uint32_t tag)
-      : memory(memory), block(launch.getBlock()), tag(tag) {}
+  TaskInterpreter(LaunchOp launch, const std::vector<LaunchMemory *> &memories, int64_t rank,
+                  uint32_t tag)
+      : memory(*memories[rank]), peers(memories), rank(rank), ranks(launch.getRanks()),
+        block(launch.getBlock()), tag(tag), parity(tag / 2 % 2) {}
 
   /// Runs ops from the CTA's pc to the end of its task, or to a wait that
   /// is not yet satisfied.
@@ -86,9 +88,18 @@ private:
   TileValues gemv(GemvOp op, RegionOp weight, int64_t row0);
   TileValues gemvRows(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0, int64_t t0);
 
+  /// Index of value `i` of copy (parity, source) of a peer region.
+  int64_t peerIndex(const RegionStorage &r, int64_t source, int64_t i) const {
+    const int64_t copy = r.elements() / (2 * ranks);
+    return (parity * ranks + source) * copy + i;
+  }
+
   LaunchMemory &memory;
+  std::vector<LaunchMemory *> peers;
+  int64_t rank, ranks;
   int64_t block;
   uint32_t tag;
+  int64_t parity; ///< epoch parity: which half of the peer buffers this step uses
   // The frame of the CTA being resumed.
   llvm::DenseMap<Value, int64_t> indices;
   llvm::DenseMap<Value, TileValues> tiles;
@@ -284,6 +295,66 @@ TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
       }
       return OpResult::Blocked;
     }
+    return OpResult::Done;
+  }
+  if (auto wait = dyn_cast<WaitPeerOp>(op)) {
+    const RegionStorage &flags = memory.region(wait.getFlags().str());
+    int64_t first = indices.lookup(wait.getFirst()), count = indices.lookup(wait.getCount());
+    const int64_t source = static_cast<int64_t>(wait.getRank());
+    for (int64_t i = first; i < first + count; ++i) {
+      uint32_t seen = static_cast<uint32_t>(flags.word(peerIndex(flags, source, i)) >> 32);
+      if (seen == tag)
+        continue;
+      if (waiter) {
+        waiter->flags = wait.getFlags().str() + " from rank " + std::to_string(source);
+        waiter->regions.clear();
+        if (auto names = wait->getAttrOfType<ArrayAttr>("mono.regions"))
+          for (Attribute n : names)
+            waiter->regions.push_back(cast<StringAttr>(n).str());
+        waiter->first = first;
+        waiter->count = count;
+        waiter->expectedTag = tag;
+        waiter->blockingFlag = i;
+        waiter->seenTag = seen;
+      }
+      return OpResult::Blocked;
+    }
+    return OpResult::Done;
+  }
+  if (auto publish = dyn_cast<PublishPeerOp>(op)) {
+    int64_t task = indices.lookup(publish.getTask());
+    for (LaunchMemory *peer : peers) {
+      RegionStorage &flags = peer->region(publish.getFlags().str());
+      flags.setWord(peerIndex(flags, rank, task), (uint64_t(tag) << 32) | uint32_t(task));
+    }
+    return OpResult::Done;
+  }
+  if (auto store = dyn_cast<StorePeerOp>(op)) {
+    RegionOp region = lookupRegion(store, store.getRegionAttr());
+    int64_t row = indices.lookup(store.getRow()), col = indices.lookup(store.getCol());
+    int64_t size = sizeOf(store.getValue());
+    if (row < 0 || row >= region.getRows() || col < 0 || col + size > region.getCols()) {
+      store.emitOpError() << "writes outside peer region '" << region.getSymName() << "'";
+      return OpResult::Error;
+    }
+    RegionStorage &r = peers[store.getRank()]->region(region.getSymName().str());
+    for (int64_t i = 0; i < size; ++i)
+      r.set(peerIndex(r, rank, row * region.getCols() + col + i), at(store.getValue(), i));
+    return OpResult::Done;
+  }
+  if (auto load = dyn_cast<LoadPeerOp>(op)) {
+    RegionOp region = lookupRegion(load, load.getRegionAttr());
+    int64_t row = indices.lookup(load.getRow()), col = indices.lookup(load.getCol());
+    int64_t size = sizeOf(load.getResult());
+    if (row < 0 || row >= region.getRows() || col < 0 || col + size > region.getCols()) {
+      load.emitOpError() << "reads outside peer region '" << region.getSymName() << "'";
+      return OpResult::Error;
+    }
+    const RegionStorage &r = memory.region(region.getSymName().str());
+    TileValues out(size);
+    for (int64_t i = 0; i < size; ++i)
+      out[i] = r.get(peerIndex(r, load.getRank(), row * region.getCols() + col + i));
+    tiles[load.getResult()] = std::move(out);
     return OpResult::Done;
   }
   if (auto publish = dyn_cast<PublishOp>(op)) {
@@ -578,7 +649,8 @@ std::string SimulationResult::describe() const {
     return "completed after " + std::to_string(steps) + " tasks";
   std::string text = "deadlock: " + std::to_string(waiters.size()) + " CTAs wait forever";
   for (const Waiter &w : waiters) {
-    text += "\n  CTA " + std::to_string(w.cta) + ", stage '" + w.stage + "', task " +
+    text += "\n  rank " + std::to_string(w.rank) + " CTA " + std::to_string(w.cta) +
+            ", stage '" + w.stage + "', task " +
             std::to_string(w.task) + " waits on '" + w.flags + "' [" + std::to_string(w.first) +
             ", " + std::to_string(w.first + w.count) + ") for tag " +
             std::to_string(w.expectedTag) + " (data:";
@@ -592,14 +664,20 @@ std::string SimulationResult::describe() const {
 
 FailureOr<SimulationResult> monodc::sim::simulate(LaunchOp launch, LaunchMemory &memory,
                                                   const Schedule &schedule) {
+  return simulateRanks(launch, {&memory}, schedule);
+}
+
+FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
+                                                       const std::vector<LaunchMemory *> &memories,
+                                                       const Schedule &schedule) {
   auto tagOffset = launch->getAttrOfType<IntegerAttr>("mono.tag_offset");
   auto advance = launch->getAttrOfType<BoolAttr>("mono.advance_epoch");
-  if (!tagOffset || !advance || !memory.has("epoch"))
+  if (!tagOffset || !advance || memories.empty() || !memories[0]->has("epoch"))
     return launch.emitOpError() << "is not synchronized; run the fusion passes first";
-  const int64_t grid = launch.getGrid();
-  RegionStorage &epochWords = memory.region("epoch");
-  const uint32_t e = static_cast<uint32_t>(epochWords.word(epoch::kEpochWord));
-  const uint32_t tag = 2u * e + static_cast<uint32_t>(tagOffset.getInt());
+  if (static_cast<int64_t>(memories.size()) != launch.getRanks())
+    return launch.emitOpError() << "runs on " << launch.getRanks() << " ranks, given "
+                                << memories.size() << " memories";
+  const int64_t grid = launch.getGrid(), ranks = launch.getRanks();
 
   auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
   std::vector<int64_t> bases;
@@ -610,23 +688,36 @@ FailureOr<SimulationResult> monodc::sim::simulate(LaunchOp launch, LaunchMemory 
     bases.push_back(base.getInt());
   }
 
-  TaskInterpreter interpreter(launch, memory, tag);
-  std::vector<CtaState> ctas(grid);
-  std::vector<char> runnable(grid, 1);
-  std::vector<Waiter> waiting(grid);
-  Scheduler scheduler(schedule, grid);
+  // Per rank: its epoch (read once, as every CTA does at its start), its tag
+  // and an interpreter over its memory.
+  std::vector<uint32_t> epochs;
+  std::vector<TaskInterpreter> interpreters;
+  for (int64_t r = 0; r < ranks; ++r) {
+    uint32_t e = static_cast<uint32_t>(memories[r]->region("epoch").word(epoch::kEpochWord));
+    epochs.push_back(e);
+    interpreters.emplace_back(launch, memories, r,
+                              2u * e + static_cast<uint32_t>(tagOffset.getInt()));
+  }
+  const int64_t slots = ranks * grid;
+  std::vector<CtaState> ctas(slots);
+  std::vector<char> runnable(slots, 1);
+  std::vector<Waiter> waiting(slots);
+  std::vector<int64_t> arrivals(ranks, 0);
+  Scheduler scheduler(schedule, slots);
   SimulationResult result;
-  int64_t arrivals = 0;
 
-  // Runs CTA c until it blocks, finishes a task, or ends the launch.
-  auto stepCta = [&](int64_t c) -> StepResult {
-    CtaState &cta = ctas[c];
+  // Runs CTA c of rank r (slot k) until it blocks, finishes a task, or ends
+  // the launch.
+  auto stepCta = [&](int64_t k) -> StepResult {
+    const int64_t r = k / grid, c = k % grid;
+    CtaState &cta = ctas[k];
+    RegionStorage &epochWords = memories[r]->region("epoch");
     while (cta.task < 0) {
       if (cta.stage == stages.size()) {
-        // Epoch end: mark arrival; the last CTA moves e on.
-        epochWords.setWord(epoch::kMarks + c, e + 1);
-        if (advance.getValue() && ++arrivals == grid)
-          epochWords.setWord(epoch::kEpochWord, e + 1);
+        // Epoch end: mark arrival; the last CTA of the rank moves e on.
+        epochWords.setWord(epoch::kMarks + c, epochs[r] + 1);
+        if (advance.getValue() && ++arrivals[r] == grid)
+          epochWords.setWord(epoch::kEpochWord, epochs[r] + 1);
         cta.done = true;
         return StepResult::Done;
       }
@@ -644,16 +735,17 @@ FailureOr<SimulationResult> monodc::sim::simulate(LaunchOp launch, LaunchMemory 
       cta.indices[stage.getTaskIndex()] = cta.task;
     }
     StageOp stage = stages[cta.stage];
-    Waiter &w = waiting[c];
-    StepResult r = interpreter.resume(cta, stage, &w);
-    if (r == StepResult::Blocked) {
+    Waiter &w = waiting[k];
+    StepResult result_ = interpreters[r].resume(cta, stage, &w);
+    if (result_ == StepResult::Blocked) {
+      w.rank = r;
       w.cta = c;
       w.stage = stage.getSymName().str();
       w.task = cta.task;
-      return r;
+      return result_;
     }
-    if (r == StepResult::Error)
-      return r;
+    if (result_ == StepResult::Error)
+      return result_;
     // Task finished: the CTA's next task of this stage is G further on.
     ++result.steps;
     int64_t next = cta.task + grid;
@@ -671,26 +763,26 @@ FailureOr<SimulationResult> monodc::sim::simulate(LaunchOp launch, LaunchMemory 
     return StepResult::Progress;
   };
 
-  int64_t live = grid;
+  int64_t live = slots;
   while (live > 0) {
-    int64_t c = scheduler.pick(runnable);
-    if (c < 0) {
+    int64_t k = scheduler.pick(runnable);
+    if (k < 0) {
       result.deadlock = true;
-      for (int64_t k = 0; k < grid; ++k)
-        if (!ctas[k].done)
-          result.waiters.push_back(waiting[k]);
+      for (int64_t j = 0; j < slots; ++j)
+        if (!ctas[j].done)
+          result.waiters.push_back(waiting[j]);
       return result;
     }
-    StepResult r = stepCta(c);
+    StepResult r = stepCta(k);
     if (r == StepResult::Error)
       return failure();
     if (r == StepResult::Blocked) {
-      runnable[c] = 0;
+      runnable[k] = 0;
       continue;
     }
     // Progress may satisfy anyone's poll: every waiting CTA may try again.
-    for (int64_t k = 0; k < grid; ++k)
-      runnable[k] = !ctas[k].done;
+    for (int64_t j = 0; j < slots; ++j)
+      runnable[j] = !ctas[j].done;
     if (r == StepResult::Done)
       --live;
   }

@@ -68,9 +68,9 @@ struct MaterializeSync : public monodc::mono::impl::MaterializeSyncBase<Material
     if (failed(handoffs))
       return failure();
     OpBuilder b(&getContext());
-    llvm::SmallPtrSet<Operation *, 8> producers;
+    llvm::SmallPtrSet<Operation *, 8> producers, peerProducers;
     for (Handoff &h : *handoffs) {
-      producers.insert(h.producer);
+      (h.peerRank >= 0 ? peerProducers : producers).insert(h.producer);
       bool exact;
       AffineNeed need = fitNeeds(h.needs, exact);
       b.setInsertionPoint(h.firstRead);
@@ -90,8 +90,13 @@ struct MaterializeSync : public monodc::mono::impl::MaterializeSyncBase<Material
                     ? scaled
                     : arith::AddIOp::create(b, loc, scaled, constant(need.offset)).getResult();
       }
-      auto wait = WaitOp::create(b, loc, flagsRegionName(h.producer), first,
-                                 constant(need.count));
+      Operation *wait =
+          h.peerRank >= 0
+              ? WaitPeerOp::create(b, loc, peerFlagsRegionName(h.producer), first,
+                                   constant(need.count), h.peerRank)
+                    .getOperation()
+              : WaitOp::create(b, loc, flagsRegionName(h.producer), first, constant(need.count))
+                    .getOperation();
       SmallVector<Attribute> names;
       for (RegionOp r : h.regions)
         names.push_back(b.getStringAttr(r.getSymName()));
@@ -100,10 +105,14 @@ struct MaterializeSync : public monodc::mono::impl::MaterializeSyncBase<Material
         wait->setAttr("mono.whole_producer", b.getUnitAttr());
     }
     for (auto stage : launch.getBodyBlock().getOps<StageOp>()) {
-      if (!producers.contains(stage) || stage.getSymName() == testOmitPublish.getValue())
+      if (stage.getSymName() == testOmitPublish.getValue())
         continue;
       b.setInsertionPointToEnd(&stage.getBodyBlock());
-      PublishOp::create(b, stage.getLoc(), flagsRegionName(stage), stage.getTaskIndex());
+      if (producers.contains(stage))
+        PublishOp::create(b, stage.getLoc(), flagsRegionName(stage), stage.getTaskIndex());
+      if (peerProducers.contains(stage))
+        PublishPeerOp::create(b, stage.getLoc(), peerFlagsRegionName(stage),
+                              stage.getTaskIndex());
     }
     launch->setAttr("mono.tag_offset", b.getI64IntegerAttr(tagOffset));
     launch->setAttr("mono.advance_epoch", b.getBoolAttr(advanceEpoch));

@@ -44,13 +44,36 @@ struct PlanMemory : public monodc::mono::impl::PlanMemoryBase<PlanMemory> {
       for (StageOp stage : stages)
         RegionOp::create(builder, stage.getLoc(), flagsRegionName(stage), MemoryKind::Flags,
                          builder.getIntegerType(64), ArrayRef<int64_t>{stage.getTasks()});
+      // A stage that stores to peer memory publishes through flags in the
+      // peer buffer too.
+      for (StageOp stage : stages)
+        if (!stage.getBodyBlock().getOps<StorePeerOp>().empty()) {
+          auto flags = RegionOp::create(builder, stage.getLoc(), peerFlagsRegionName(stage),
+                                        MemoryKind::Flags, builder.getIntegerType(64),
+                                        ArrayRef<int64_t>{stage.getTasks()});
+          flags->setAttr("mono.peer", builder.getUnitAttr());
+        }
       RegionOp::create(builder, launch.getLoc(), "epoch", MemoryKind::Epoch,
                        builder.getIntegerType(32),
                        ArrayRef<int64_t>{epochWords(launch.getGrid())});
 
+      // The peer buffer of a rank: [parity 2][source rank][slot], one slot
+      // holding every peer region and peer flags region.
+      int64_t peerSlot = 0;
+      for (auto region : body.getOps<RegionOp>()) {
+        if (region.getKind() != MemoryKind::Peer && !region->hasAttr("mono.peer"))
+          continue;
+        region->setAttr("mono.peer_offset", builder.getI64IntegerAttr(peerSlot));
+        peerSlot += (regionBytes(region) + kAlignment - 1) / kAlignment * kAlignment;
+      }
+      if (peerSlot > 0)
+        launch->setAttr("mono.peer_slot_bytes", builder.getI64IntegerAttr(peerSlot));
+
       int64_t offset = 0;
       for (auto region : body.getOps<RegionOp>()) {
         if (region.getKind() != MemoryKind::Scratch && region.getKind() != MemoryKind::Flags)
+          continue;
+        if (region->hasAttr("mono.peer"))
           continue;
         region->setAttr("mono.offset", builder.getI64IntegerAttr(offset));
         offset += (regionBytes(region) + kAlignment - 1) / kAlignment * kAlignment;

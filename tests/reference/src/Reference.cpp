@@ -163,4 +163,18 @@ bool withinStageBounds(const Comparison& c) {
   return c.relativeError <= 1e-2 && c.cosine >= 0.9999 && !c.nonFinite;
 }
 
+std::vector<float> allReduce(const std::vector<std::vector<float>>& partials) {
+  require(!partials.empty(), "allReduce", "no ranks");
+  std::vector<float> out(partials[0].size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    float sum = partials[0][i];
+    for (size_t r = 1; r < partials.size(); ++r) {
+      require(partials[r].size() == out.size(), "allReduce", "ranks differ in size");
+      sum = sum + partials[r][i];
+    }
+    out[i] = formats::roundToBf16(sum);
+  }
+  return out;
+}
+
 }  // namespace monodc::reference

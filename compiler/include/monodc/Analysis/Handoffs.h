@@ -36,6 +36,8 @@ struct Handoff {
   mlir::Operation *firstRead = nullptr;
   /// Per consumer task: the producer tasks whose stores it reads (hull).
   std::vector<TaskRange> needs;
+  /// For peer memory: the rank whose producer tasks these are (-1: local).
+  int64_t peerRank = -1;
 };
 
 /// Checks the launch's plan and returns its hand-offs. Refuses, with the

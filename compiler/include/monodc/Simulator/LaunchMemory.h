@@ -14,7 +14,8 @@
 namespace monodc::sim {
 
 /// One region's bytes in its storage format (f32 4 B, bf16 2 B, e4m3 and
-/// e8m0 1 B, e2m1 two codes a byte, low nibble first), zero-filled.
+/// e8m0 1 B, e2m1 two codes a byte, low nibble first), zero-filled. Peer
+/// regions (and peer flags) hold 2 x ranks copies: [parity][source rank].
 struct RegionStorage {
   mlir::Type elementType;
   int64_t rows = 1, cols = 0;

@@ -23,6 +23,7 @@ struct Schedule {
 
 /// One CTA that cannot go on: what it waits for.
 struct Waiter {
+  int64_t rank = 0;
   int64_t cta = 0;
   std::string stage;
   int64_t task = 0;
@@ -50,6 +51,14 @@ struct SimulationResult {
 /// failure with a diagnostic. The simulator never calls the CPU reference.
 mlir::FailureOr<SimulationResult> simulate(mono::LaunchOp launch, LaunchMemory &memory,
                                            const Schedule &schedule = {});
+
+/// The same launch on every tensor-parallel rank at once, each rank a
+/// separate simulated device with its own memory (memories[r] for rank r);
+/// peer stores land in the destination rank's memory. The scheduler picks
+/// among all CTAs of all ranks.
+mlir::FailureOr<SimulationResult> simulateRanks(mono::LaunchOp launch,
+                                                const std::vector<LaunchMemory *> &memories,
+                                                const Schedule &schedule = {});
 
 } // namespace monodc::sim
 

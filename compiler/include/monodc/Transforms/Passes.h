@@ -30,6 +30,11 @@ inline std::string flagsRegionName(StageOp stage) {
   return (stage.getSymName() + ".flags").str();
 }
 
+/// The flags in the peer buffer of a stage that stores to peer memory.
+inline std::string peerFlagsRegionName(StageOp stage) {
+  return (stage.getSymName() + ".peer_flags").str();
+}
+
 /// The epoch buffer: word 0 the epoch e, word 1 the arrival counter, then one
 /// mark per CTA, then a 256-slot ring of task counters (index e mod 256).
 namespace epoch {

@@ -62,6 +62,8 @@ LogicalResult LaunchOp::verify() {
                          << getBlock();
   if (getRows() < 1 || getRows() > 48)
     return emitOpError() << "rows must be in [1, 48], got " << getRows();
+  if (getRanks() < 1 || getRanks() > 8)
+    return emitOpError() << "ranks must be in [1, 8], got " << getRanks();
   bool sawStage = false;
   for (Operation &op : getBodyBlock()) {
     if (isa<StageOp>(op)) {
@@ -493,5 +495,56 @@ LogicalResult GemvRowsOp::verify() {
       xs.getRows() != x.getRows())
     return emitOpError() << "activation scales '" << xs.getSymName() << "' must be e8m0 ["
                          << x.getRows() << ", " << k / 32 << "]";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Peer memory
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkPeerAccess(Operation *op, FlatSymbolRefAttr name, int64_t rank,
+                                     Type tileElement) {
+  RegionOp region = lookupRegion(op, name);
+  if (!region || region.getKind() != MemoryKind::Peer)
+    return op->emitOpError() << "names '" << name.getValue()
+                             << "', which is not a peer region of the launch";
+  auto launch = op->getParentOfType<LaunchOp>();
+  if (rank < 0 || rank >= launch.getRanks())
+    return op->emitOpError() << "rank " << rank << " is outside the launch's "
+                             << launch.getRanks() << " ranks";
+  if (tileElement && tileElement != region.getElementType())
+    return op->emitOpError() << "moves a " << formatName(tileElement) << " tile through "
+                             << formatName(region.getElementType()) << " peer region '"
+                             << region.getSymName() << "'";
+  return success();
+}
+
+LogicalResult StorePeerOp::verify() {
+  return checkPeerAccess(*this, getRegionAttr(), getRank(),
+                         tileOf(getValue()).getElementType());
+}
+
+LogicalResult LoadPeerOp::verify() {
+  return checkPeerAccess(*this, getRegionAttr(), getRank(),
+                         tileOf(getResult()).getElementType());
+}
+
+static LogicalResult checkPeerFlags(Operation *op, FlatSymbolRefAttr name) {
+  RegionOp region = lookupRegion(op, name);
+  if (!region || region.getKind() != MemoryKind::Flags || !region->hasAttr("mono.peer"))
+    return op->emitOpError() << "names '" << name.getValue()
+                             << "', which is not a peer flags region of the launch";
+  return success();
+}
+
+LogicalResult PublishPeerOp::verify() { return checkPeerFlags(*this, getFlagsAttr()); }
+
+LogicalResult WaitPeerOp::verify() {
+  if (failed(checkPeerFlags(*this, getFlagsAttr())))
+    return failure();
+  auto launch = (*this)->getParentOfType<LaunchOp>();
+  if (getRank() < 0 || getRank() >= launch.getRanks())
+    return emitOpError() << "rank " << getRank() << " is outside the launch's "
+                         << launch.getRanks() << " ranks";
   return success();
 }

@@ -21,6 +21,7 @@ struct LaunchOptions {
   int64_t grid = 256;  ///< CTAs: the device's compute units
   int64_t block = 256; ///< threads per CTA
   int64_t rows = 1;    ///< tokens in the step
+  int64_t ranks = 1;   ///< tensor-parallel ranks running the launch
 };
 
 /// Builds one mono.launch. Mistakes (dtype or shape mismatch, writing a
@@ -37,6 +38,9 @@ public:
   Region output(const std::string &name, DType type, std::vector<int64_t> shape);
   Region weight(const std::string &name, DType type, std::vector<int64_t> shape);
   Region scratch(const std::string &name, DType type, std::vector<int64_t> shape);
+  /// Memory every rank writes into for every other: one slot of `shape` per
+  /// source rank in each rank's peer buffer.
+  Region peer(const std::string &name, DType type, std::vector<int64_t> shape);
 
   /// Adds a stage of `tasks` tasks; `body` builds one task's program.
   void stage(const std::string &name, int64_t tasks,

@@ -150,6 +150,11 @@ public:
   /// rows [row, row + rows) from column `col`.
   void storeRows(const Region &region, Index row, Index col, int64_t rows, const Tile &value);
 
+  /// Peer memory: a store into rank `rank`'s buffer (in this rank's slot),
+  /// and a load of the slot rank `rank` wrote in this rank's buffer.
+  void storePeer(const Region &region, int64_t rank, Index row, int64_t col, const Tile &value);
+  Tile loadPeer(const Region &region, int64_t rank, Index row, int64_t col, int64_t size);
+
   Tile constant(float value, int64_t size = 1);
   Mxfp8Tile quantizeMxfp8(const Tile &x, Mxfp8Flavour flavour = Mxfp8Flavour::Standard);
 

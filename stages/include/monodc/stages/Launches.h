@@ -34,6 +34,11 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildMoeRouterShared(mlir::MLIRContext &context, const ModelConfig &config,
                      const BuildParams &params);
 
+/// The exact all-reduce over the build's TP ranks: input partial [rows, H]
+/// bf16 (this rank's), output reduced [rows, H] (bit-identical on all ranks).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildAllReduce(mlir::MLIRContext &context, const ModelConfig &config, const BuildParams &params);
+
 /// Builds a launch by name (see launchNames()).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildLaunch(mlir::MLIRContext &context, const std::string &launch, const ModelConfig &config,

@@ -20,11 +20,13 @@ def Mono_LaunchOp : Mono_Op<"launch", [Symbol, SymbolTable, IsolatedFromAbove,
   let summary = "one persistent kernel launch";
   let description = [{
     A launch runs `grid` CTAs of `block` threads on `arch`, for a step of
-    `rows` tokens. Its body declares regions and then stages; every CTA walks
-    the stages in order.
+    `rows` tokens, on each of `ranks` tensor-parallel ranks (the rank is a
+    kernel argument). Its body declares regions and then stages; every CTA
+    walks the stages in order.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$arch,
-                       I64Attr:$grid, I64Attr:$block, I64Attr:$rows);
+                       I64Attr:$grid, I64Attr:$block, I64Attr:$rows,
+                       DefaultValuedAttr<I64Attr, "1">:$ranks);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;
@@ -323,6 +325,45 @@ def Mono_GemvRowsOp : Mono_Op<"gemv_rows"> {
       return ::llvm::cast<TileType>(getResult().getType()).getSize() / getTokens();
     }
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Peer memory (tensor parallelism)
+//===----------------------------------------------------------------------===//
+
+def Mono_StorePeerOp : Mono_Op<"store_peer"> {
+  let summary = "store a tile into rank `rank`'s copy of a peer region, in this rank's slot";
+  let description = [{
+    Each rank's peer buffer holds one slot per source rank (and two halves,
+    chosen by epoch parity); the store lands in the destination rank's buffer,
+    in the slot of the rank that runs it.
+  }];
+  let arguments = (ins Mono_AnyTile:$value, FlatSymbolRefAttr:$region, Index:$row, Index:$col,
+                       I64Attr:$rank);
+  let assemblyFormat = "$value `,` $region `[` $row `,` $col `]` `to` `rank` $rank attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+def Mono_LoadPeerOp : Mono_Op<"load_peer"> {
+  let summary = "load from this rank's peer buffer, the slot rank `rank` wrote";
+  let arguments = (ins FlatSymbolRefAttr:$region, Index:$row, Index:$col, I64Attr:$rank);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$region `[` $row `,` $col `]` `from` `rank` $rank attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_PublishPeerOp : Mono_Op<"publish_peer"> {
+  let summary = "publish this task's peer stores to every rank, at system scope";
+  let arguments = (ins FlatSymbolRefAttr:$flags, Index:$task);
+  let assemblyFormat = "$flags `[` $task `]` attr-dict";
+  let hasVerifier = 1;
+}
+
+def Mono_WaitPeerOp : Mono_Op<"wait_peer"> {
+  let summary = "wait until rank `rank`'s flags [first, first + count) carry this step's tag";
+  let arguments = (ins FlatSymbolRefAttr:$flags, Index:$first, Index:$count, I64Attr:$rank);
+  let assemblyFormat = "$flags `[` $first `,` $count `]` `from` `rank` $rank attr-dict";
+  let hasVerifier = 1;
 }
 
 #endif // MONODC_DIALECT_MONO_OPS_TD

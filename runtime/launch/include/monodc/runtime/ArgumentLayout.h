@@ -24,6 +24,10 @@ namespace monodc::runtime {
 /// The names of the two trailing arguments, as the emitted kernel has them.
 inline constexpr const char *kScratchArgument = "mono_scratch";
 inline constexpr const char *kEpochArgument = "mono_epoch";
+/// Launches with peer memory also take the ranks' peer buffers (a device
+/// array of pointers) and this rank's index (a 4-byte integer).
+inline constexpr const char *kPeersArgument = "mono_peers";
+inline constexpr const char *kRankArgument = "mono_rank";
 
 struct ArgumentSlot {
   std::string name;           ///< region name, kScratchArgument or kEpochArgument

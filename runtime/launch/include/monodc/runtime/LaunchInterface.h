@@ -40,6 +40,9 @@ struct LaunchInterface {
   int64_t grid = 0, block = 0, rows = 0;
   int64_t scratchBytes = 0; ///< the launch's scratch buffer (one per step width)
   int64_t epochWords = 0;   ///< the epoch buffer, shared by the launches of a step
+  /// Tensor parallelism through peer memory: each rank's peer buffer is
+  /// 2 (epoch parity) x ranks x peerSlotBytes; 0 when the launch has none.
+  int64_t ranks = 1, peerSlotBytes = 0;
   std::vector<StageSpec> stages;
   std::vector<RegionSpec> arguments; ///< `arg` lines: kernel arguments, in order
   std::vector<RegionSpec> scratch;   ///< `scratch` lines: regions in the scratch buffer

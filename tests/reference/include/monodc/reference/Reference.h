@@ -63,4 +63,8 @@ Comparison compare(const std::vector<float>& got, const std::vector<float>& want
 // every value finite.
 bool withinStageBounds(const Comparison& c);
 
+// The all-reduce of DSV41.md 4.6: the ranks' partials (bf16 values) summed in
+// rank order in f32, then rounded once to bf16. Exact.
+std::vector<float> allReduce(const std::vector<std::vector<float>>& partials);
+
 }  // namespace monodc::reference
