@@ -52,8 +52,8 @@ struct Region {
 
 struct Manifest {
   std::string kernel;
-  int grid = 0, block = 0;
-  long scratchBytes = 0, epochWords = 0;
+  int grid = 0, block = 0, ranks = 1;
+  long scratchBytes = 0, epochWords = 0, peerSlotBytes = 0;
   std::vector<Region> args;
 };
 
@@ -67,6 +67,8 @@ Manifest readManifest(const std::string &path) {
     else if (key == "block") in >> m.block;
     else if (key == "scratch_bytes") in >> m.scratchBytes;
     else if (key == "epoch_words") in >> m.epochWords;
+    else if (key == "ranks") in >> m.ranks;
+    else if (key == "peer_slot_bytes") in >> m.peerSlotBytes;
     else if (key == "arg") {
       Region r;
       in >> r.name >> r.kind >> r.format >> r.rows >> r.cols >> r.bytes;
@@ -147,65 +149,110 @@ int main(int argc, char **argv) {
     check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, f, m.block, 0), "occupancy");
     if (perSm < 1 || m.grid > sms * perSm)
       die(stem + ": grid " + std::to_string(m.grid) + " cannot be resident");
-    std::map<std::string, CUdeviceptr> buffers;
-    std::vector<CUdeviceptr> values;
-    for (const Region &r : m.args) {
-      CUdeviceptr p;
-      check(cuMemAlloc(&p, r.bytes), "cuMemAlloc");
-      buffers[r.name] = p;
-      if (r.kind == "output") {
-        check(cuMemsetD8(p, 0xFF, r.bytes), "poison");
-      } else {
-        std::string bytes = readText(base + ".in." + r.name + ".bin");
-        if (long(bytes.size()) != r.bytes)
-          die(stem + ": input " + r.name + " has " + std::to_string(bytes.size()) + " bytes");
-        check(cuMemcpyHtoD(p, bytes.data(), bytes.size()), "upload");
+    // Each rank: its buffers, scratch, epoch and stream; the ranks of a TP
+    // launch run at once on one GPU, each with its share of the SMs, their
+    // peer buffers in the same device memory.
+    const int ranks = m.ranks;
+    if (perSm * sms < m.grid * ranks)
+      die(stem + ": " + std::to_string(ranks) + " ranks of " + std::to_string(m.grid) +
+          " CTAs cannot be resident together");
+    auto rankTag = [&](int r) { return ranks > 1 ? "r" + std::to_string(r) + "." : std::string(); };
+    std::vector<std::map<std::string, CUdeviceptr>> buffers(ranks);
+    std::vector<std::vector<CUdeviceptr>> values(ranks);
+    std::vector<CUdeviceptr> peers(ranks);
+    std::vector<CUstream> streams(ranks);
+    std::vector<int> rankValues(ranks);
+    CUdeviceptr peerTable = 0;
+    if (m.peerSlotBytes > 0) {
+      for (int r = 0; r < ranks; ++r) {
+        check(cuMemAlloc(&peers[r], 2 * ranks * m.peerSlotBytes), "peer buffer");
+        check(cuMemsetD8(peers[r], 0, 2 * ranks * m.peerSlotBytes), "zero peer buffer");
       }
-      values.push_back(p);
+      check(cuMemAlloc(&peerTable, ranks * sizeof(CUdeviceptr)), "peer table");
+      check(cuMemcpyHtoD(peerTable, peers.data(), ranks * sizeof(CUdeviceptr)), "peer table");
     }
-    CUdeviceptr scratch, epoch;
-    check(cuMemAlloc(&scratch, m.scratchBytes ? m.scratchBytes : 1), "scratch");
-    check(cuMemsetD8(scratch, 0, m.scratchBytes ? m.scratchBytes : 1), "zero scratch");
-    check(cuMemAlloc(&epoch, m.epochWords * 4), "epoch");
-    check(cuMemsetD8(epoch, 0, m.epochWords * 4), "zero epoch");
-    values.push_back(scratch);
-    values.push_back(epoch);
-    std::vector<void *> params;
-    for (CUdeviceptr &p : values)
-      params.push_back(&p);
-    std::map<std::string, std::string> firstRun;
-    bool deterministic = true;
-    for (int run = 0; run < 3; ++run) {
-      for (const Region &r : m.args)
-        if (r.kind == "output")
-          check(cuMemsetD8(buffers[r.name], 0xFF, r.bytes), "poison");
-      check(cuLaunchKernel(f, m.grid, 1, 1, m.block, 1, 1, 0, nullptr, params.data(), nullptr),
-            "launch");
-      check(cuCtxSynchronize(), "run");
+    std::vector<std::vector<void *>> params(ranks);
+    for (int k = 0; k < ranks; ++k) {
+      check(cuStreamCreate(&streams[k], CU_STREAM_NON_BLOCKING), "stream");
       for (const Region &r : m.args) {
-        if (r.kind != "output")
-          continue;
-        std::string got(r.bytes, '\0');
-        check(cuMemcpyDtoH(got.data(), buffers[r.name], r.bytes), "download");
-        if (run == 0)
-          firstRun[r.name] = got;
-        else
-          deterministic &= got == firstRun[r.name];
+        CUdeviceptr p;
+        check(cuMemAlloc(&p, r.bytes), "cuMemAlloc");
+        buffers[k][r.name] = p;
+        if (r.kind != "output") {
+          std::string bytes = readText(base + ".in." + rankTag(k) + r.name + ".bin");
+          if (long(bytes.size()) != r.bytes)
+            die(stem + ": input " + r.name + " has " + std::to_string(bytes.size()) + " bytes");
+          check(cuMemcpyHtoD(p, bytes.data(), bytes.size()), "upload");
+        }
+        values[k].push_back(p);
       }
+      CUdeviceptr scratch, epoch;
+      check(cuMemAlloc(&scratch, m.scratchBytes ? m.scratchBytes : 1), "scratch");
+      check(cuMemsetD8(scratch, 0, m.scratchBytes ? m.scratchBytes : 1), "zero scratch");
+      check(cuMemAlloc(&epoch, m.epochWords * 4), "epoch");
+      check(cuMemsetD8(epoch, 0, m.epochWords * 4), "zero epoch");
+      values[k].push_back(scratch);
+      values[k].push_back(epoch);
+      if (m.peerSlotBytes > 0)
+        values[k].push_back(peerTable);
+      rankValues[k] = k;
     }
+    for (int k = 0; k < ranks; ++k) {
+      for (CUdeviceptr &p : values[k])
+        params[k].push_back(&p);
+      if (m.peerSlotBytes > 0)
+        params[k].push_back(&rankValues[k]);
+    }
+    std::vector<std::map<std::string, std::string>> firstRun(ranks);
+    bool deterministic = true, ranksAgree = true;
+    for (int run = 0; run < 3; ++run) {
+      for (int k = 0; k < ranks; ++k)
+        for (const Region &r : m.args)
+          if (r.kind == "output")
+            check(cuMemsetD8(buffers[k][r.name], 0xFF, r.bytes), "poison");
+      check(cuCtxSynchronize(), "poison");
+      for (int k = 0; k < ranks; ++k)
+        check(cuLaunchKernel(f, m.grid, 1, 1, m.block, 1, 1, 0, streams[k], params[k].data(),
+                             nullptr),
+              "launch");
+      check(cuCtxSynchronize(), "run");
+      for (int k = 0; k < ranks; ++k)
+        for (const Region &r : m.args) {
+          if (r.kind != "output")
+            continue;
+          std::string got(r.bytes, '\0');
+          check(cuMemcpyDtoH(got.data(), buffers[k][r.name], r.bytes), "download");
+          if (run == 0)
+            firstRun[k][r.name] = got;
+          else
+            deterministic &= got == firstRun[k][r.name];
+        }
+    }
+    if (ranks > 1)
+      for (int k = 1; k < ranks; ++k)
+        for (auto &[name, bytes] : firstRun[k])
+          ranksAgree &= bytes == firstRun[0][name];
+    for (int k = 0; k < ranks; ++k)
     for (const Region &r : m.args) {
       if (r.kind != "output")
         continue;
-      std::string want = readText(base + ".out." + r.name + ".bin");
-      const std::string &got = firstRun[r.name];
+      std::string want = readText(base + ".out." + rankTag(k) + r.name + ".bin");
+      const std::string &got = firstRun[k][r.name];
       size_t equal = 0, units = r.format == "f32" ? 4 : (r.format == "bf16" ? 2 : 1);
       for (size_t i = 0; i + units <= got.size() && i + units <= want.size(); i += units)
         equal += std::memcmp(got.data() + i, want.data() + i, units) == 0;
       ref::Comparison c = ref::compare(decode(r.format, got), decode(r.format, want));
       bool ok = ref::withinStageBounds(c);
       allGood &= ok;
-      std::printf("%-40s %-14s %5zu/%-6zu %10.2e %10.6f %s\n", stem.c_str(), r.name.c_str(), equal,
+      std::string label = r.name + (ranks > 1 ? " r" + std::to_string(k) : "");
+      std::printf("%-40s %-14s %5zu/%-6zu %10.2e %10.6f %s\n", stem.c_str(), label.c_str(), equal,
                   got.size() / units, c.relativeError, c.cosine, ok ? "PASS" : "FAIL");
+    }
+    if (ranks > 1) {
+      std::printf("%-40s %-14s %s\n", stem.c_str(), "(ranks)",
+                  ranksAgree ? "PASS: ranks bit-identical, run concurrently on one GPU"
+                             : "FAIL: ranks differ");
+      allGood &= ranksAgree;
     }
     std::printf("%-40s %-14s %s\n", stem.c_str(), "(3 runs)",
                 deterministic ? "PASS: bit-identical on the GPU" : "FAIL: runs differ");

@@ -14,9 +14,12 @@ done
 # Every launch, simulated with random inputs, for the GPU to match.
 for spec in "tiny 6 2" "tiny 48 4" "dsv41 6 2"; do
   set -- $spec
-  for launch in attention_front attention_seam seam_front moe_router_shared; do
+  for launch in attention_front attention_seam seam_front moe_router_shared allreduce; do
     "$MONODC" simulate --config "$1" --rows "$2" --tp "$3" --launch "$launch" --schedules 2 \
       --dump "$OUT/sim" > /dev/null
   done
 done
+# TP4 ranks on one GPU as well (33 CTAs each).
+"$MONODC" simulate --config dsv41 --rows 48 --tp 4 --launch allreduce --schedules 2 \
+  --dump "$OUT/sim" > /dev/null
 ls "$OUT" | wc -l; du -sh "$OUT"

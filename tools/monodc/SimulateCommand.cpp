@@ -87,41 +87,50 @@ int runSimulate(const SimulateCommand &cmd) {
     fail("the fusion passes refused " + cmd.launch + ": " + diagnostics);
   auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
 
-  // Inputs and weights, the same for every schedule.
+  // Inputs and weights, the same for every schedule; each rank its own.
+  const int64_t ranks = launch.getRanks();
   std::mt19937 rng(cmd.seed);
-  std::vector<std::pair<std::string, std::vector<float>>> inputs;
+  std::vector<std::vector<std::pair<std::string, std::vector<float>>>> inputs(ranks);
   std::vector<std::string> outputs;
   for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
     std::string name = region.getSymName().str();
-    if (region.getKind() == mono::MemoryKind::Input || region.getKind() == mono::MemoryKind::Weight)
-      inputs.push_back({name, randomValues(region.getElementType(),
-                                           region.getRows() * region.getCols(), rng)});
-    else if (region.getKind() == mono::MemoryKind::Output)
+    if (region.getKind() == mono::MemoryKind::Input || region.getKind() == mono::MemoryKind::Weight) {
+      for (int64_t r = 0; r < ranks; ++r)
+        inputs[r].push_back({name, randomValues(region.getElementType(),
+                                                region.getRows() * region.getCols(), rng)});
+    } else if (region.getKind() == mono::MemoryKind::Output) {
       outputs.push_back(name);
+    }
   }
 
   std::cout << fmt::format("monodc simulate: {} ({}, rows {}, TP {}, grid {}), seed {}\n",
                            cmd.launch, config->name, cmd.rows, cmd.tp, cmd.grid, cmd.seed);
   std::vector<std::vector<uint8_t>> first;
-  sim::LaunchMemory memory(launch);
+  std::vector<std::unique_ptr<sim::LaunchMemory>> kept;
   for (int64_t s = 0; s < cmd.schedules; ++s) {
-    sim::LaunchMemory run(launch);
-    for (auto &[name, values] : inputs)
-      if (llvm::Error e = run.setValues(name, values))
-        fail(llvm::toString(std::move(e)));
+    std::vector<std::unique_ptr<sim::LaunchMemory>> run;
+    std::vector<sim::LaunchMemory *> pointers;
+    for (int64_t r = 0; r < ranks; ++r) {
+      run.push_back(std::make_unique<sim::LaunchMemory>(launch));
+      pointers.push_back(run.back().get());
+      for (auto &[name, values] : inputs[r])
+        if (llvm::Error e = run.back()->setValues(name, values))
+          fail(llvm::toString(std::move(e)));
+    }
     sim::Schedule schedule{s == 0 ? sim::SchedulePolicy::RoundRobin : sim::SchedulePolicy::Random,
                            static_cast<uint64_t>(cmd.seed * 1000 + s), 0};
-    auto result = sim::simulate(launch, run, schedule);
+    auto result = sim::simulateRanks(launch, pointers, schedule);
     if (mlir::failed(result))
       fail("simulation failed: " + diagnostics);
     if (result->deadlock)
       fail(result->describe());
     std::vector<std::vector<uint8_t>> bytes;
-    for (const std::string &name : outputs)
-      bytes.push_back(run.bytes(name));
+    for (auto &memory : run)
+      for (const std::string &name : outputs)
+        bytes.push_back(memory->bytes(name));
     if (s == 0) {
       first = bytes;
-      memory = std::move(run);
+      kept = std::move(run);
     } else if (bytes != first) {
       fail(fmt::format("schedule {} gave different outputs than round-robin: a race", s));
     }
@@ -129,7 +138,7 @@ int runSimulate(const SimulateCommand &cmd) {
   std::cout << fmt::format("{} schedules (round-robin, then random): outputs bit-identical\n",
                            cmd.schedules);
   for (const std::string &name : outputs) {
-    std::vector<float> v = memory.values(name);
+    std::vector<float> v = kept[0]->values(name);
     double maxAbs = 0, sumAbs = 0;
     int64_t nonFinite = 0;
     for (float x : v) {
@@ -144,6 +153,14 @@ int runSimulate(const SimulateCommand &cmd) {
                              "non-finite {}\n",
                              name, v.size(), maxAbs, v.empty() ? 0.0 : sumAbs / v.size(), nonFinite);
   }
+  if (ranks > 1) {
+    bool same = true;
+    for (int64_t r = 1; r < ranks; ++r)
+      for (const std::string &name : outputs)
+        same &= kept[r]->bytes(name) == kept[0]->bytes(name);
+    std::cout << fmt::format("{} ranks: outputs {}\n", ranks,
+                             same ? "bit-identical across ranks" : "differ across ranks");
+  }
 
   if (!cmd.dump.empty()) {
     std::filesystem::path dir(cmd.dump);
@@ -152,13 +169,19 @@ int runSimulate(const SimulateCommand &cmd) {
     if (ec)
       fail("cannot create " + cmd.dump + ": " + ec.message());
     std::string stem = fmt::format("{}.{}.r{}.tp{}", cmd.launch, config->name, cmd.rows, cmd.tp);
-    for (auto &[name, values] : inputs)
-      writeBytes(dir / (stem + ".in." + name + ".bin"), memory.bytes(name));
-    for (const std::string &name : outputs)
-      writeBytes(dir / (stem + ".out." + name + ".bin"), memory.bytes(name));
-    // The same launch for sm_90: a fresh build, since the grid differs.
+    // One rank: <stem>.in.<region>.bin; several: <stem>.in.r<k>.<region>.bin.
+    auto rankTag = [&](int64_t r) { return ranks > 1 ? fmt::format("r{}.", r) : std::string(); };
+    for (int64_t r = 0; r < ranks; ++r) {
+      for (auto &[name, values] : inputs[r])
+        writeBytes(dir / (stem + ".in." + rankTag(r) + name + ".bin"), kept[r]->bytes(name));
+      for (const std::string &name : outputs)
+        writeBytes(dir / (stem + ".out." + rankTag(r) + name + ".bin"), kept[r]->bytes(name));
+    }
+    // The same launch for sm_90: a fresh build, since the grid differs; the
+    // ranks of a TP launch share one GPU, each with its share of the SMs.
     mlir::MLIRContext gpuContext;
-    monodc::stages::BuildParams gpuParams{"sm_90", 0, 256, cmd.rows, cmd.tp};
+    monodc::stages::BuildParams gpuParams{"sm_90", monodc::stages::defaultGrid("sm_90") / ranks,
+                                          256, cmd.rows, cmd.tp};
     auto gpuModule = monodc::stages::buildLaunch(gpuContext, cmd.launch, *config, gpuParams);
     if (!gpuModule)
       fail(llvm::toString(gpuModule.takeError()));
