@@ -6,8 +6,7 @@
 #include "monodc/formats/NumberFormats.h"
 #include "monodc/reference/Reference.h"
 
-#include <cuda.h>
-#include <nvrtc.h>
+#include "CudaSupport.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,27 +24,9 @@ namespace fmts = monodc::formats;
 
 namespace {
 
-[[noreturn]] void die(const std::string &message) {
-  std::fprintf(stderr, "front_harness: error: %s\n", message.c_str());
-  std::exit(1);
-}
-
-void check(CUresult r, const char *what) {
-  if (r != CUDA_SUCCESS) {
-    const char *name = nullptr;
-    cuGetErrorName(r, &name);
-    die(std::string(what) + " failed: " + (name ? name : "?"));
-  }
-}
-
-std::string readText(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    die("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpu::check;
+using gpu::die;
+using gpu::readText;
 
 struct Region {
   std::string name, kind, format;
@@ -98,29 +79,6 @@ Manifest readManifest(const std::string &path) {
     }
   }
   return m;
-}
-
-CUmodule compile(const std::string &source, const std::string &name) {
-  nvrtcProgram program;
-  if (nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr) !=
-      NVRTC_SUCCESS)
-    die("nvrtcCreateProgram failed for " + name);
-  const char *options[] = {"--gpu-architecture=sm_90", "-std=c++17", "--fmad=false"};
-  nvrtcResult result = nvrtcCompileProgram(program, 3, options);
-  size_t logSize = 0;
-  nvrtcGetProgramLogSize(program, &logSize);
-  std::string log(logSize, '\0');
-  nvrtcGetProgramLog(program, log.data());
-  if (result != NVRTC_SUCCESS)
-    die("nvrtc could not compile " + name + ":\n" + log);
-  size_t size = 0;
-  nvrtcGetCUBINSize(program, &size);
-  std::vector<char> cubin(size);
-  nvrtcGetCUBIN(program, cubin.data());
-  nvrtcDestroyProgram(&program);
-  CUmodule module;
-  check(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
-  return module;
 }
 
 // ---- inputs in the real formats (the same recipe as the unit tests) ----
@@ -293,6 +251,7 @@ struct Row {
 } // namespace
 
 int main(int argc, char **argv) {
+  gpu::programName = "front_harness";
   if (argc < 3)
     die("usage: front_harness DIR CONFIG [WIDTHS...] (files DIR/attention_front.CONFIG.sm_90.r<W>.tp2.*)");
   const std::string dir = argv[1], config = argv[2];
@@ -317,7 +276,7 @@ int main(int argc, char **argv) {
   CUstream stream;
   check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 
-  CUmodule compareModule = compile(kCompareSource, "compare.cu");
+  CUmodule compareModule = gpu::compileModule(kCompareSource, "compare.cu");
   CUfunction compare;
   check(cuModuleGetFunction(&compare, compareModule, "mono_compare"), "compare kernel");
 
@@ -335,8 +294,8 @@ int main(int argc, char **argv) {
     w.manifest = readManifest(stem + ".manifest");
     const Manifest &m = w.manifest;
     dims = {int(m.arg("u").cols), int(m.arg("wqkv").rows), int(m.arg("qn").cols), int(m.arg("kn").cols)};
-    w.fusedModule = compile(readText(stem + ".hip"), stem + ".hip");
-    w.unfusedModule = compile(readText(stem + ".unfused.hip"), stem + ".unfused.hip");
+    w.fusedModule = gpu::compileModule(readText(stem + ".hip"), stem + ".hip");
+    w.unfusedModule = gpu::compileModule(readText(stem + ".unfused.hip"), stem + ".unfused.hip");
     check(cuModuleGetFunction(&w.fused, w.fusedModule, m.kernel.c_str()), "fused kernel");
     for (size_t s = 0; s < m.stages.size(); ++s) {
       CUfunction f;

@@ -7,8 +7,7 @@
 #include "monodc/formats/NumberFormats.h"
 #include "monodc/reference/Reference.h"
 
-#include <cuda.h>
-#include <nvrtc.h>
+#include "CudaSupport.h"
 
 #include <cstdio>
 #include <cstring>
@@ -23,27 +22,9 @@ namespace ref = monodc::reference;
 
 namespace {
 
-[[noreturn]] void die(const std::string &message) {
-  std::fprintf(stderr, "launch_check: error: %s\n", message.c_str());
-  std::exit(1);
-}
-
-void check(CUresult r, const char *what) {
-  if (r != CUDA_SUCCESS) {
-    const char *name = nullptr;
-    cuGetErrorName(r, &name);
-    die(std::string(what) + " failed: " + (name ? name : "?"));
-  }
-}
-
-std::string readText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    die("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpu::check;
+using gpu::die;
+using gpu::readText;
 
 struct Region {
   std::string name, kind, format;
@@ -81,25 +62,9 @@ Manifest readManifest(const std::string &path) {
 }
 
 CUfunction compile(const std::string &source, const std::string &name, const std::string &kernel) {
-  nvrtcProgram program;
-  nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr);
-  const char *options[] = {"--gpu-architecture=sm_90", "-std=c++17", "--fmad=false"};
-  nvrtcResult result = nvrtcCompileProgram(program, 3, options);
-  size_t logSize = 0;
-  nvrtcGetProgramLogSize(program, &logSize);
-  std::string log(logSize, '\0');
-  nvrtcGetProgramLog(program, log.data());
-  if (result != NVRTC_SUCCESS)
-    die("nvrtc could not compile " + name + ":\n" + log);
-  size_t size = 0;
-  nvrtcGetCUBINSize(program, &size);
-  std::vector<char> cubin(size);
-  nvrtcGetCUBIN(program, cubin.data());
-  nvrtcDestroyProgram(&program);
-  CUmodule module;
-  check(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+  CUmodule module = gpu::compileModule(source, name);
   CUfunction f;
-  check(cuModuleGetFunction(&f, module, kernel.c_str()), "cuModuleGetFunction");
+  gpu::check(cuModuleGetFunction(&f, module, kernel.c_str()), "cuModuleGetFunction");
   return f;
 }
 
@@ -127,6 +92,7 @@ std::vector<float> decode(const std::string &format, const std::string &bytes) {
 } // namespace
 
 int main(int argc, char **argv) {
+  gpu::programName = "launch_check";
   if (argc < 3)
     die("usage: launch_check DIR STEM...");
   const std::string dir = argv[1];

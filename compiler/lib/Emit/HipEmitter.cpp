@@ -22,17 +22,9 @@ using namespace monodc::mono;
 
 namespace {
 
-std::string storageSuffix(Type type) {
-  if (type.isF32())
-    return "f32";
-  if (type.isBF16())
-    return "bf16";
-  if (isa<Float8E4M3FNType>(type))
-    return "e4m3";
-  if (isa<Float4E2M1FNType>(type))
-    return "e2m1";
-  return "e8m0";
-}
+/// The device library names its per-format functions after the formats
+/// (mono_load_bf16, mono_round_e4m3, ...).
+std::string storageSuffix(Type type) { return formatName(type); }
 
 class LaunchPrinter {
 public:

@@ -268,6 +268,23 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
   return out;
 }
 
+/// Records what a blocked poll waits for.
+static void describeWait(Operation *wait, StringRef flags, int64_t first, int64_t count,
+                         uint32_t tag, int64_t blocking, uint32_t seen, Waiter *waiter) {
+  if (!waiter)
+    return;
+  waiter->flags = flags.str();
+  waiter->regions.clear();
+  if (auto names = wait->getAttrOfType<ArrayAttr>("mono.regions"))
+    for (Attribute n : names)
+      waiter->regions.push_back(cast<StringAttr>(n).str());
+  waiter->first = first;
+  waiter->count = count;
+  waiter->expectedTag = tag;
+  waiter->blockingFlag = blocking;
+  waiter->seenTag = seen;
+}
+
 TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
   if (auto wait = dyn_cast<WaitOp>(op)) {
     const RegionStorage &flags = memory.region(wait.getFlags().str());
@@ -281,18 +298,7 @@ TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
       uint32_t seen = static_cast<uint32_t>(flags.word(i) >> 32);
       if (seen == tag)
         continue;
-      if (waiter) {
-        waiter->flags = wait.getFlags().str();
-        waiter->regions.clear();
-        if (auto names = wait->getAttrOfType<ArrayAttr>("mono.regions"))
-          for (Attribute n : names)
-            waiter->regions.push_back(cast<StringAttr>(n).str());
-        waiter->first = first;
-        waiter->count = count;
-        waiter->expectedTag = tag;
-        waiter->blockingFlag = i;
-        waiter->seenTag = seen;
-      }
+      describeWait(wait, wait.getFlags(), first, count, tag, i, seen, waiter);
       return OpResult::Blocked;
     }
     return OpResult::Done;
@@ -305,18 +311,8 @@ TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
       uint32_t seen = static_cast<uint32_t>(flags.word(peerIndex(flags, source, i)) >> 32);
       if (seen == tag)
         continue;
-      if (waiter) {
-        waiter->flags = wait.getFlags().str() + " from rank " + std::to_string(source);
-        waiter->regions.clear();
-        if (auto names = wait->getAttrOfType<ArrayAttr>("mono.regions"))
-          for (Attribute n : names)
-            waiter->regions.push_back(cast<StringAttr>(n).str());
-        waiter->first = first;
-        waiter->count = count;
-        waiter->expectedTag = tag;
-        waiter->blockingFlag = i;
-        waiter->seenTag = seen;
-      }
+      describeWait(wait, wait.getFlags().str() + " from rank " + std::to_string(source), first,
+                   count, tag, i, seen, waiter);
       return OpResult::Blocked;
     }
     return OpResult::Done;

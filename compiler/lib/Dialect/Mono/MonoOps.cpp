@@ -40,6 +40,31 @@ LogicalResult checkWindow(Operation *op, RegionOp region, Value row, Value col,
                              << " rows)";
   return success();
 }
+/// The size of an elementwise result over f32 `operands`, where size-1
+/// tiles broadcast; a failure names the mismatch.
+FailureOr<int64_t> broadcastSize(Operation *op, ValueRange operands) {
+  int64_t size = 1;
+  for (Value v : operands) {
+    TileType t = tileOf(v);
+    if (!t.getElementType().isF32())
+      return op->emitOpError() << "operates on f32 tiles, got a "
+                               << formatName(t.getElementType()) << " tile";
+    if (t.getSize() != 1) {
+      if (size != 1 && size != t.getSize())
+        return op->emitOpError()
+               << "operand sizes do not match (only a size-1 tile broadcasts)";
+      size = t.getSize();
+    }
+  }
+  return size;
+}
+
+LogicalResult checkElementwiseResult(Operation *op, Value result, int64_t size) {
+  if (tileOf(result).getSize() != size || !tileOf(result).getElementType().isF32())
+    return op->emitOpError() << "result must be an f32 tile of " << size << " values";
+  return success();
+}
+
 } // namespace
 
 RegionOp monodc::mono::lookupRegion(Operation *from, FlatSymbolRefAttr name) {
@@ -259,20 +284,8 @@ LogicalResult ExpOp::verify() { return verifyUnary(*this); }
 LogicalResult LogOp::verify() { return verifyUnary(*this); }
 
 LogicalResult SelectOp::verify() {
-  int64_t size = 1;
-  for (Value v : {getA(), getB(), getX(), getY()}) {
-    TileType t = tileOf(v);
-    if (!t.getElementType().isF32())
-      return emitOpError() << "operates on f32 tiles";
-    if (t.getSize() != 1) {
-      if (size != 1 && size != t.getSize())
-        return emitOpError() << "operand sizes do not match (only a size-1 tile broadcasts)";
-      size = t.getSize();
-    }
-  }
-  if (tileOf(getResult()).getSize() != size || !tileOf(getResult()).getElementType().isF32())
-    return emitOpError() << "result must be an f32 tile of " << size << " values";
-  return success();
+  auto size = broadcastSize(*this, {getA(), getB(), getX(), getY()});
+  return failed(size) ? failure() : checkElementwiseResult(*this, getResult(), *size);
 }
 
 LogicalResult TopKOp::verify() {
@@ -296,21 +309,8 @@ LogicalResult GatherOp::verify() {
 }
 
 LogicalResult FmaOp::verify() {
-  int64_t size = 1;
-  for (Value v : {getA(), getB(), getC()}) {
-    TileType t = tileOf(v);
-    if (!t.getElementType().isF32())
-      return emitOpError() << "operates on f32 tiles, got a " << formatName(t.getElementType())
-                           << " tile";
-    if (t.getSize() != 1) {
-      if (size != 1 && size != t.getSize())
-        return emitOpError() << "operand sizes do not match (only a size-1 tile broadcasts)";
-      size = t.getSize();
-    }
-  }
-  if (tileOf(getResult()).getSize() != size || !tileOf(getResult()).getElementType().isF32())
-    return emitOpError() << "result must be an f32 tile of " << size << " values";
-  return success();
+  auto size = broadcastSize(*this, {getA(), getB(), getC()});
+  return failed(size) ? failure() : checkElementwiseResult(*this, getResult(), *size);
 }
 
 LogicalResult ExpandOp::verify() {

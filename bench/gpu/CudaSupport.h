@@ -1,0 +1,69 @@
+// What the GPU programs of bench/gpu share: errors, files, and building the
+// emitted source through nvrtc (sm_90, no FMA contraction, as the simulator).
+#ifndef MONODC_BENCH_GPU_CUDASUPPORT_H
+#define MONODC_BENCH_GPU_CUDASUPPORT_H
+
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace gpu {
+
+/// The program's name, for error lines.
+inline const char *programName = "gpu";
+
+[[noreturn]] inline void die(const std::string &message) {
+  std::fprintf(stderr, "%s: error: %s\n", programName, message.c_str());
+  std::exit(1);
+}
+
+inline void check(CUresult r, const char *what) {
+  if (r != CUDA_SUCCESS) {
+    const char *name = nullptr;
+    cuGetErrorName(r, &name);
+    die(std::string(what) + " failed: " + (name ? name : "?"));
+  }
+}
+
+inline std::string readText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    die("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Compiles `source` for sm_90 and loads it; the program log on failure.
+inline CUmodule compileModule(const std::string &source, const std::string &name) {
+  nvrtcProgram program;
+  if (nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr) !=
+      NVRTC_SUCCESS)
+    die("nvrtcCreateProgram failed for " + name);
+  const char *options[] = {"--gpu-architecture=sm_90", "-std=c++17", "--fmad=false"};
+  nvrtcResult result = nvrtcCompileProgram(program, 3, options);
+  size_t logSize = 0;
+  nvrtcGetProgramLogSize(program, &logSize);
+  std::string log(logSize, '\0');
+  nvrtcGetProgramLog(program, log.data());
+  if (result != NVRTC_SUCCESS)
+    die("nvrtc could not compile " + name + ":\n" + log);
+  size_t size = 0;
+  nvrtcGetCUBINSize(program, &size);
+  std::vector<char> cubin(size);
+  nvrtcGetCUBIN(program, cubin.data());
+  nvrtcDestroyProgram(&program);
+  CUmodule module;
+  check(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+  return module;
+}
+
+} // namespace gpu
+
+#endif
