@@ -313,9 +313,13 @@ int main(int argc, char **argv) {
       epoch = alloc(m.epochWords * 4);
       check(cuMemsetD8(epoch, 0, m.epochWords * 4), "zero epoch");
     }
+    // Buffers this harness does not fill (positions, cos_sin) are zeroed:
+    // position 0 reads the table's first row.
     for (const Region &r : m.args)
-      if (r.name != "wqkv" && r.name != "wqkv_scale")
+      if (r.name != "wqkv" && r.name != "wqkv_scale") {
         w.buffers[r.name] = alloc(r.bytes);
+        check(cuMemsetD8(w.buffers[r.name], 0, r.bytes), "zero argument");
+      }
     w.scratch = alloc(m.scratchBytes);
     check(cuMemsetD8(w.scratch, 0, m.scratchBytes), "zero scratch");
 

@@ -299,16 +299,43 @@ Tile monodc::dsl::fma(const Tile &a, const Tile &b, const Tile &c) {
                                         x.get(), y.get(), z.get()));
 }
 
-Tile Tile::slice(int64_t offset, int64_t count) const {
+Tile Tile::slice(int64_t offset, int64_t count, int64_t stride) const {
   if (!valid())
     return {};
-  if (offset < 0 || count <= 0 || offset + count > size()) {
-    task->fail("slice [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
-               ") of a tile of " + std::to_string(size()) + " values");
+  if (offset < 0 || count <= 0 || stride < 1 || offset + (count - 1) * stride >= size()) {
+    task->fail("slice of " + std::to_string(count) + " values from " + std::to_string(offset) +
+               " by " + std::to_string(stride) + " of a tile of " + std::to_string(size()) +
+               " values");
     return {};
   }
-  return Tile(task, mono::SliceOp::create(task->b(), locOf(*task), tileType(*task, count, dtype()),
-                                          value, task->b().getI64IntegerAttr(offset)));
+  auto &b = task->b();
+  return Tile(task, mono::SliceOp::create(b, locOf(*task), tileType(*task, count, dtype()), value,
+                                          b.getI64IntegerAttr(offset),
+                                          b.getI64IntegerAttr(stride)));
+}
+
+Tile monodc::dsl::interleave(const Tile &a, const Tile &b) {
+  if (!a.valid() || !b.valid())
+    return {};
+  Task *task = a.owner();
+  if (a.size() != b.size() || a.dtype() != b.dtype()) {
+    task->fail("interleave of tiles of " + std::to_string(a.size()) + " and " +
+               std::to_string(b.size()) + " values");
+    return {};
+  }
+  return Tile(task, mono::InterleaveOp::create(task->b(), locOf(*task),
+                                               tileType(*task, 2 * a.size(), a.dtype()), a.get(),
+                                               b.get()));
+}
+
+Index Task::toIndex(const Tile &value) {
+  Tile v = asF32Operand(value, "toIndex");
+  if (!v.valid() || v.size() != 1) {
+    if (v.valid())
+      fail("toIndex of a tile of " + std::to_string(v.size()) + " values (needs one)");
+    return index(0);
+  }
+  return Index(this, mono::ToIndexOp::create(builder, locOf(*this), builder.getIndexType(), v.get()));
 }
 
 Tile monodc::dsl::sum(const Tile &x) { return reduce(x, mono::ReduceKind::Sum, "sum"); }

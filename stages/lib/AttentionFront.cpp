@@ -46,3 +46,18 @@ void monodc::stages::addRowNorm(Launch &launch, const ModelConfig &config,
     t.store(r.out, t.id(), 0, (x * inverseRms * w).to(bf16));
   });
 }
+
+void monodc::stages::addKeyRope(Launch &launch, const ModelConfig &config,
+                                const KeyRopeRegions &r) {
+  const int64_t nope = config.kvDim - config.ropeDim, pairs = config.ropeDim / 2;
+  launch.stage("front.k_rope", launch.options().rows, [&](Task &t) {
+    Tile kn = t.loadRow(r.kn, t.id());
+    t.store(r.k, t.id(), 0, kn.slice(0, nope));
+    Tile rope = kn.slice(nope, config.ropeDim).to(f32);
+    Tile even = rope.slice(0, pairs, 2), odd = rope.slice(1, pairs, 2);
+    Index position = t.toIndex(t.load(r.positions, t.id(), 0, 1));
+    Tile c = t.load(r.cosSin, position, 0, pairs), s = t.load(r.cosSin, position, pairs, pairs);
+    Tile rotated = interleave(even * c - odd * s, even * s + odd * c);
+    t.store(r.k, t.id(), nope, rotated.to(bf16));
+  });
+}

@@ -26,7 +26,7 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
   Region xq = launch.scratch("xq", e4m3, {rows, h});
   Region xs = launch.scratch("xs", e8m0, {rows, h / 32});
   WqkvRegions wqkv;
-  Region qNorm, kvNorm, qkv, qn, kn;
+  Region qNorm, kvNorm, qkv, qn, kn, positions, cosSin, k;
   if (withFront) {
     wqkv = {xq, xs, launch.weight("wqkv", e4m3, {c.qkvWidth(), h}),
             launch.weight("wqkv_scale", e8m0, {c.qkvWidth() / 32, h / 32}),
@@ -35,6 +35,9 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
     kvNorm = launch.weight("kv_norm", bf16, {c.kvDim});
     qn = launch.output("qn", bf16, {rows, c.qRank});
     kn = launch.output("kn", bf16, {rows, c.kvDim});
+    positions = launch.input("positions", f32, {rows, 1});
+    cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
+    k = launch.output("k", bf16, {rows, c.kvDim});
   }
   addMhcSeam(launch, c, "seam", seam);
   addSeamNorm(launch, c, "seam.norm", {seam.u, normWeight, y, xq, xs});
@@ -42,6 +45,7 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
     addWqkvGemv(launch, c, wqkv);
     addRowNorm(launch, c, "front.q_norm", {wqkv.qkv, qNorm, qn, 0, c.qRank});
     addRowNorm(launch, c, "front.kv_norm", {wqkv.qkv, kvNorm, kn, c.qRank, c.kvDim});
+    addKeyRope(launch, c, {kn, positions, cosSin, k});
   }
   return launch.finish();
 }
@@ -64,11 +68,15 @@ monodc::stages::buildAttentionFront(mlir::MLIRContext &context, const ModelConfi
   Region qkv = launch.scratch("qkv", bf16, {rows, c.qkvWidth()});
   Region qn = launch.output("qn", bf16, {rows, c.qRank});
   Region kn = launch.output("kn", bf16, {rows, c.kvDim});
+  Region positions = launch.input("positions", f32, {rows, 1});
+  Region cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
+  Region k = launch.output("k", bf16, {rows, c.kvDim});
 
   addSeamNorm(launch, c, "seam.norm", {u, normWeight, y, xq, xs});
   addWqkvGemv(launch, c, {xq, xs, wqkv, wqkvScale, qkv});
   addRowNorm(launch, c, "front.q_norm", {qkv, qNorm, qn, 0, c.qRank});
   addRowNorm(launch, c, "front.kv_norm", {qkv, kvNorm, kn, c.qRank, c.kvDim});
+  addKeyRope(launch, c, {kn, positions, cosSin, k});
   return launch.finish();
 }
 

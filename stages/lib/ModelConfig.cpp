@@ -6,7 +6,7 @@ using namespace monodc::stages;
 ModelConfig monodc::stages::dsv41Config() {
   return ModelConfig{"dsv41", /*hidden=*/5120, /*heads=*/64, /*headDim=*/512,
                      /*ropeDim=*/64, /*qRank=*/1280, /*kvDim=*/512, /*normEps=*/1e-20f,
-                     /*seamSlice=*/1024, /*experts=*/384, /*topK=*/6,
+                     /*seamSlice=*/1024, /*ropePositions=*/4096, /*experts=*/384, /*topK=*/6,
                      /*sharedIntermediate=*/2304, /*routedScaling=*/1.5f,
                      /*swigluLimit=*/10.0f};
 }
@@ -14,7 +14,7 @@ ModelConfig monodc::stages::dsv41Config() {
 ModelConfig monodc::stages::tinyConfig() {
   return ModelConfig{"tiny", /*hidden=*/512, /*heads=*/8, /*headDim=*/128,
                      /*ropeDim=*/64, /*qRank=*/256, /*kvDim=*/128, /*normEps=*/1e-20f,
-                     /*seamSlice=*/256, /*experts=*/32, /*topK=*/6,
+                     /*seamSlice=*/256, /*ropePositions=*/256, /*experts=*/32, /*topK=*/6,
                      /*sharedIntermediate=*/256, /*routedScaling=*/1.5f,
                      /*swigluLimit=*/10.0f};
 }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 using namespace monodc;
@@ -34,6 +35,19 @@ FrontInputs makeFrontInputs(const stages::ModelConfig &c, int rows, unsigned see
   in.attnNorm = bf16Normal(rng, c.hidden, 1.0f, 0.1f);
   in.qNorm = bf16Normal(rng, c.qRank, 1.0f, 0.1f);
   in.kvNorm = bf16Normal(rng, c.kvDim, 1.0f, 0.1f);
+  // Positions anywhere in the table (0 included: one key), and a table of
+  // cos/sin of rotation angles.
+  std::uniform_int_distribution<int> position(0, int(c.ropePositions) - 1);
+  for (int r = 0; r < rows; ++r)
+    in.positions.push_back(r == 0 ? 0.0f : float(position(rng)));
+  const int half = int(c.ropeDim) / 2;
+  in.cosSin.resize(size_t(c.ropePositions) * c.ropeDim);
+  for (int p = 0; p < int(c.ropePositions); ++p)
+    for (int j = 0; j < half; ++j) {
+      const double angle = p * std::pow(10000.0, -2.0 * j / c.ropeDim);
+      in.cosSin[size_t(p) * c.ropeDim + j] = float(std::cos(angle));
+      in.cosSin[size_t(p) * c.ropeDim + half + j] = float(std::sin(angle));
+    }
   std::normal_distribution<float> w(0.0f, 0.02f);
   std::vector<float> dense(size_t(c.qkvWidth()) * c.hidden);
   for (float &x : dense)
@@ -50,13 +64,15 @@ void loadFrontInputs(sim::LaunchMemory &memory, const FrontInputs &in) {
   check(memory.setValues("attn_norm", in.attnNorm));
   check(memory.setValues("q_norm", in.qNorm));
   check(memory.setValues("kv_norm", in.kvNorm));
+  check(memory.setValues("positions", in.positions));
+  check(memory.setValues("cos_sin", in.cosSin));
   check(memory.setBytes("wqkv", in.wqkv.codes));
   check(memory.setBytes("wqkv_scale", in.wqkv.scales));
 }
 
 FrontOutputs readFrontOutputs(const sim::LaunchMemory &memory) {
-  return {memory.values("y"), memory.values("qkv"), memory.values("qn"),
-          memory.values("kn"), memory.bytes("xq"), memory.bytes("xs")};
+  return {memory.values("y"), memory.values("qkv"), memory.values("qn"), memory.values("kn"),
+          memory.values("k"), memory.bytes("xq"), memory.bytes("xs")};
 }
 
 FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontInputs &in,
@@ -91,6 +107,7 @@ FrontOutputs referenceFront(const stages::ModelConfig &c, int rows, const FrontI
   }
   out.qn = ref::rmsNorm(q, rows, qr, in.qNorm, c.normEps);
   out.kn = ref::rmsNorm(k, rows, kv, in.kvNorm, c.normEps);
+  out.k = ref::keyRope(out.kn, in.positions, in.cosSin, rows, kv, int(c.ropeDim));
   return out;
 }
 

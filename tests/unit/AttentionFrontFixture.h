@@ -12,12 +12,12 @@
 namespace monodc::testing {
 
 struct FrontInputs {
-  std::vector<float> u, attnNorm, qNorm, kvNorm;
+  std::vector<float> u, attnNorm, qNorm, kvNorm, positions, cosSin;
   reference::BlockScaledE4m3 wqkv;
 };
 
 struct FrontOutputs {
-  std::vector<float> y, qkv, qn, kn;
+  std::vector<float> y, qkv, qn, kn, k;
   std::vector<uint8_t> xq, xs;
 };
 

@@ -37,6 +37,10 @@ void checkFront(const stages::ModelConfig &c, int rows, unsigned seed) {
   expectWithinBounds(got.qkv, want.qkv, "wqkv");
   expectWithinBounds(got.qn, want.qn, "q norm");
   expectWithinBounds(got.kn, want.kn, "kv norm");
+  expectWithinBounds(got.k, want.k, "k with RoPE");
+  // RoPE itself is exact: the reference rotation of the simulator's own kn.
+  EXPECT_EQ(got.k, ref::keyRope(got.kn, in.positions, in.cosSin, rows, int(c.kvDim),
+                                int(c.ropeDim)));
   // The quantizer is exact: MXFP8 of the simulator's own y, bit for bit.
   ref::Mxfp8Tensor mine =
       ref::quantizeMxfp8Rows(got.y, rows, int(c.hidden), formats::Mxfp8Variant::Standard);
@@ -93,4 +97,18 @@ TEST(AttentionFrontNumerics, OneRoundingTooManyIsSeenExactly) {
   EXPECT_NE(got.xq, wrong.codes);
 }
 
+} // namespace
+
+namespace {
+TEST(AttentionFrontNumerics, RopeWithSwappedSinIsCaught) {
+  // A rotation by -angle (sin negated) must fail the exact check.
+  const auto c = stages::tinyConfig();
+  FrontInputs in = makeFrontInputs(c, 6, 21u);
+  FrontOutputs got = simulateFront(c, 6, in);
+  std::vector<float> flipped = in.cosSin;
+  for (size_t p = 0; p < size_t(c.ropePositions); ++p)
+    for (int j = 0; j < int(c.ropeDim) / 2; ++j)
+      flipped[p * c.ropeDim + c.ropeDim / 2 + j] *= -1.0f;
+  EXPECT_NE(got.k, ref::keyRope(got.kn, in.positions, flipped, 6, int(c.kvDim), int(c.ropeDim)));
+}
 } // namespace

@@ -95,9 +95,19 @@ int runSimulate(const SimulateCommand &cmd) {
   for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
     std::string name = region.getSymName().str();
     if (region.getKind() == mono::MemoryKind::Input || region.getKind() == mono::MemoryKind::Weight) {
-      for (int64_t r = 0; r < ranks; ++r)
-        inputs[r].push_back({name, randomValues(region.getElementType(),
-                                                region.getRows() * region.getCols(), rng)});
+      for (int64_t r = 0; r < ranks; ++r) {
+        std::vector<float> values =
+            randomValues(region.getElementType(), region.getRows() * region.getCols(), rng);
+        // Positions address the cos/sin table: whole numbers inside it.
+        if (name == "positions") {
+          auto table = mlir::dyn_cast_or_null<mono::RegionOp>(
+              mlir::SymbolTable::lookupSymbolIn(launch, "cos_sin"));
+          std::uniform_int_distribution<int> position(0, table ? int(table.getRows()) - 1 : 0);
+          for (float &v : values)
+            v = float(position(rng));
+        }
+        inputs[r].push_back({name, std::move(values)});
+      }
     } else if (region.getKind() == mono::MemoryKind::Output) {
       outputs.push_back(name);
     }

@@ -21,6 +21,10 @@ FailureOr<llvm::DenseMap<Value, int64_t>> monodc::mono::evaluateIndices(StageOp 
     }
     if (!isa<arith::ArithDialect>(op.getDialect()) || op.getNumOperands() != 2)
       continue;
+    // Data-dependent indices (mono.to_index) stay unknown, and so does
+    // everything computed from them.
+    if (!values.count(op.getOperand(0)) || !values.count(op.getOperand(1)))
+      continue;
     int64_t a = values.lookup(op.getOperand(0)), b = values.lookup(op.getOperand(1));
     if (isa<arith::DivUIOp, arith::DivSIOp, arith::RemUIOp, arith::RemSIOp>(op) && b == 0)
       return op.emitOpError() << "divides by zero for task " << task;
@@ -131,6 +135,10 @@ LogicalResult Analysis::recordWrites(StageOp stage) {
       int64_t rows = store ? store.getRows() : 1;
       int64_t width = store ? store.getRowWidth() : tileSize(peer.getValue());
       int64_t dest = peer ? static_cast<int64_t>(peer.getRank()) : -1;
+      if (!values->count(rowValue) || !values->count(colValue))
+        return op.emitOpError() << "writes region '" << region.getSymName()
+                                << "' at an address that depends on data; the fusion passes "
+                                   "must know every word a task writes";
       int64_t row = values->lookup(rowValue), col = values->lookup(colValue);
       for (int64_t r = 0; r < rows; ++r)
         writes[region.getSymName().str()][row + r].push_back({col, col + width, t, dest});
@@ -205,6 +213,9 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       RegionOp region = read.region;
       StageOp writer = writerOf.lookup(region);
       Handoff &h = byProducer[writer.getSymName().str() + "@" + std::to_string(read.peerRank)];
+      if (!values->count(read.row) || (read.col && !values->count(read.col)))
+        return op->emitOpError() << "reads handed-off region '" << region.getSymName()
+                                 << "' at an address that depends on data";
       for (int64_t r = 0; r < read.rows; ++r) {
       Window w{values->lookup(read.row) + r, read.col ? values->lookup(read.col) : 0, read.size};
       const auto &list =

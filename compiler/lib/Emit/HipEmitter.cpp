@@ -368,7 +368,30 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       })
       .Case<SliceOp>([&](SliceOp op) {
         return throughShared(op.getInput(), op.getResult(),
-                             "mono_lds[" + std::to_string(op.getOffset()) + " + i]");
+                             "mono_lds[" + std::to_string(op.getOffset()) + " + i * " +
+                                 std::to_string(op.getStride()) + "]");
+      })
+      .Case<InterleaveOp>([&](InterleaveOp op) {
+        // a then b in shared memory; value i comes from a[i / 2] or b[i / 2].
+        std::string name = define(op.getResult(), "t");
+        declareTile(op.getResult(), name);
+        int64_t n = sizeOf(op.getA());
+        os << "    mono_block_sync();\n";
+        for (auto [source, base] : {std::pair<Value, int64_t>{op.getA(), 0}, {op.getB(), n}}) {
+          openSlotLoop(source);
+          os << "      if (i < " << n << ") mono_lds[" << base << " + i] = " << nameOf(source)
+             << "[s];\n    }\n";
+        }
+        os << "    mono_block_sync();\n";
+        openSlotLoop(op.getResult());
+        os << "      if (i < " << 2 * n << ") " << name << "[s] = mono_lds[(i % 2) * " << n
+           << " + i / 2];\n    }\n    mono_block_sync();\n";
+        return success();
+      })
+      .Case<ToIndexOp>([&](ToIndexOp op) {
+        os << "    const mono_i64 " << define(op.getResult(), "v") << " = (mono_i64)"
+           << nameOf(op.getInput()) << "[0];\n";
+        return success();
       })
       .Case<ExpandOp>([&](ExpandOp op) {
         std::string cols = std::to_string(op.getShape()[1]);

@@ -542,8 +542,22 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       .Case<SliceOp>([&](SliceOp sl) {
         TileValues out(sizeOf(sl.getResult()));
         for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
-          out[i] = at(sl.getInput(), sl.getOffset() + i);
+          out[i] = at(sl.getInput(), sl.getOffset() + i * sl.getStride());
         tiles[sl.getResult()] = std::move(out);
+        return success();
+      })
+      .Case<InterleaveOp>([&](InterleaveOp op) {
+        TileValues out(sizeOf(op.getResult()));
+        for (size_t i = 0; i < out.size(); ++i)
+          out[i] = at(i % 2 ? op.getB() : op.getA(), i / 2);
+        tiles[op.getResult()] = std::move(out);
+        return success();
+      })
+      .Case<ToIndexOp>([&](ToIndexOp op) -> LogicalResult {
+        float v = at(op.getInput(), 0);
+        if (!(v >= 0.0f) || v != std::floor(v) || v > 16777216.0f)
+          return op.emitOpError() << "value " << v << " is not a whole number usable as an index";
+        indices[op.getResult()] = static_cast<int64_t>(v);
         return success();
       })
       .Case<FmaOp>([&](FmaOp f) {

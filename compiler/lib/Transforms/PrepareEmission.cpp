@@ -25,6 +25,8 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block) {
   // Rearrangements go through shared memory: the whole input.
   if (isa<SliceOp, ExpandOp, GatherOp>(op))
     return size(op->getOperand(0)) * 4;
+  if (isa<InterleaveOp>(op))
+    return 2 * size(op->getOperand(0)) * 4;
   if (auto t = dyn_cast<TopKOp>(op))
     return (2 * size(t.getInput()) + 2 * t.getK()) * 4;
   if (auto q = dyn_cast<QuantizeMxfp8Op>(op))

@@ -177,4 +177,27 @@ std::vector<float> allReduce(const std::vector<std::vector<float>>& partials) {
   return out;
 }
 
+std::vector<float> keyRope(const std::vector<float>& kn, const std::vector<float>& positions,
+                           const std::vector<float>& cosSin, int rows, int dim, int ropeDim) {
+  require(kn.size() == static_cast<size_t>(rows) * dim && positions.size() == size_t(rows) &&
+              cosSin.size() % ropeDim == 0,
+          "keyRope", "shapes");
+  const int half = ropeDim / 2, nope = dim - ropeDim;
+  std::vector<float> k(kn);
+  for (int r = 0; r < rows; ++r) {
+    const size_t p = static_cast<size_t>(positions[r]);
+    require(p < cosSin.size() / ropeDim, "keyRope", "position outside the table");
+    const float* cs = cosSin.data() + p * ropeDim;
+    float* row = k.data() + static_cast<size_t>(r) * dim + nope;
+    const float* in = kn.data() + static_cast<size_t>(r) * dim + nope;
+    for (int j = 0; j < half; ++j) {
+      const float e = in[2 * j], o = in[2 * j + 1], c = cs[j], s = cs[half + j];
+      const float ec = e * c, os = o * s, es = e * s, oc = o * c;
+      row[2 * j] = formats::roundToBf16(ec - os);
+      row[2 * j + 1] = formats::roundToBf16(es + oc);
+    }
+  }
+  return k;
+}
+
 }  // namespace monodc::reference

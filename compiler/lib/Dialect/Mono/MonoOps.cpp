@@ -331,9 +331,10 @@ LogicalResult SliceOp::verify() {
   TileType in = tileOf(getInput()), out = tileOf(getResult());
   if (in.getElementType() != out.getElementType())
     return emitOpError() << "keeps the number format";
-  if (getOffset() < 0 || getOffset() + out.getSize() > in.getSize())
-    return emitOpError() << "values [" << getOffset() << ", " << getOffset() + out.getSize()
-                         << ") are outside a tile of " << in.getSize();
+  if (getStride() < 1 || getOffset() < 0 ||
+      getOffset() + (out.getSize() - 1) * getStride() >= in.getSize())
+    return emitOpError() << out.getSize() << " values from " << getOffset() << " by "
+                         << getStride() << " are outside a tile of " << in.getSize();
   return success();
 }
 LogicalResult SqrtOp::verify() { return verifyUnary(*this); }
@@ -546,5 +547,19 @@ LogicalResult WaitPeerOp::verify() {
   if (getRank() < 0 || getRank() >= launch.getRanks())
     return emitOpError() << "rank " << getRank() << " is outside the launch's "
                          << launch.getRanks() << " ranks";
+  return success();
+}
+
+LogicalResult InterleaveOp::verify() {
+  TileType a = tileOf(getA()), b = tileOf(getB()), out = tileOf(getResult());
+  if (a != b || out.getSize() != 2 * a.getSize() || out.getElementType() != a.getElementType())
+    return emitOpError() << "interleaves two equal tiles into one of twice the size";
+  return success();
+}
+
+LogicalResult ToIndexOp::verify() {
+  TileType in = tileOf(getInput());
+  if (in.getSize() != 1 || !in.getElementType().isF32())
+    return emitOpError() << "takes a size-1 f32 tile";
   return success();
 }

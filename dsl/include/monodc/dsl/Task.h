@@ -64,8 +64,8 @@ public:
   DType dtype() const;
   Task *owner() const { return task; }
 
-  /// Values [offset, offset + count).
-  Tile slice(int64_t offset, int64_t count) const;
+  /// Values offset, offset + stride, ... (count of them).
+  Tile slice(int64_t offset, int64_t count, int64_t stride = 1) const;
   /// Value i as a size-1 (uniform) tile.
   Tile at(int64_t i) const { return slice(i, 1); }
 
@@ -104,6 +104,8 @@ struct TopK {
   Tile values, indices;
 };
 TopK topk(const Tile &x, int64_t k);
+/// result[2i] = a[i], result[2i + 1] = b[i].
+Tile interleave(const Tile &a, const Tile &b);
 /// result[i] = table[indices[i]].
 Tile gather(const Tile &table, const Tile &indices);
 /// a * b + c with one rounding.
@@ -156,6 +158,9 @@ public:
   Tile loadPeer(const Region &region, int64_t rank, Index row, int64_t col, int64_t size);
 
   Tile constant(float value, int64_t size = 1);
+  /// A whole number held in a size-1 tile (a position), as an index for
+  /// addressing tables; never for memory other stages hand over.
+  Index toIndex(const Tile &value);
   Mxfp8Tile quantizeMxfp8(const Tile &x, Mxfp8Flavour flavour = Mxfp8Flavour::Standard);
 
   /// `rows` dot products of x with weight rows [row, row + rows): an MXFP8

@@ -31,6 +31,17 @@ struct RowNormRegions {
 void addRowNorm(dsl::Launch &launch, const ModelConfig &config, const std::string &name,
                 const RowNormRegions &regions);
 
+/// The key's RoPE (DSV41.md 4, front 3): dims [kvDim - ropeDim, kvDim) of kn
+/// rotated as interleaved pairs by the token's row of the cos/sin table, in
+/// f32 with one bf16 rounding; the other dims unchanged. One task a token.
+struct KeyRopeRegions {
+  dsl::Region kn;        ///< bf16 [rows, kvDim]
+  dsl::Region positions; ///< f32 [rows, 1], whole numbers
+  dsl::Region cosSin;    ///< f32 [positions, ropeDim]: cos then sin
+  dsl::Region k;         ///< bf16 [rows, kvDim]
+};
+void addKeyRope(dsl::Launch &launch, const ModelConfig &config, const KeyRopeRegions &regions);
+
 } // namespace monodc::stages
 
 #endif // MONODC_STAGES_ATTENTIONFRONT_H

@@ -210,6 +210,27 @@ def Mono_ExpandOp : Mono_Op<"expand", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Mono_InterleaveOp : Mono_Op<"interleave", [Pure, AllTypesMatch<["a", "b"]>]> {
+  let summary = "result[2i] = a[i], result[2i + 1] = b[i] (pairs, as RoPE rotates them)";
+  let arguments = (ins Mono_AnyTile:$a, Mono_AnyTile:$b);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$a `,` $b attr-dict `:` type($a) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_ToIndexOp : Mono_Op<"to_index", [Pure]> {
+  let summary = "a uniform f32 value holding a whole number, as an index";
+  let description = [{
+    Data-dependent addressing (a token's position into a table). Accesses of
+    handed-off memory may not depend on such an index: the fusion passes
+    must know every window a task touches.
+  }];
+  let arguments = (ins Mono_AnyTile:$input);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 def Mono_TopKOp : Mono_Op<"topk", [Pure]> {
   let summary = "the k largest values of a tile and their indices, stable";
   let description = [{
@@ -231,8 +252,9 @@ def Mono_GatherOp : Mono_Op<"gather", [Pure]> {
 }
 
 def Mono_SliceOp : Mono_Op<"slice", [Pure]> {
-  let summary = "values [offset, offset + size) of a tile";
-  let arguments = (ins Mono_AnyTile:$input, I64Attr:$offset);
+  let summary = "values offset, offset + stride, ... (size of them) of a tile";
+  let arguments = (ins Mono_AnyTile:$input, I64Attr:$offset,
+                       DefaultValuedAttr<I64Attr, "1">:$stride);
   let results = (outs Mono_AnyTile:$result);
   let assemblyFormat = "$input `[` $offset `]` attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;

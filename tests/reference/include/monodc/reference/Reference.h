@@ -67,4 +67,11 @@ bool withinStageBounds(const Comparison& c);
 // rank order in f32, then rounded once to bf16. Exact.
 std::vector<float> allReduce(const std::vector<std::vector<float>>& partials);
 
+// The key RoPE of DSV41.md section 4 (front 3): for each row, dims
+// [dim - ropeDim, dim) of kn rotated as interleaved pairs (e, o) by
+// c = cosSin[p][j], s = cosSin[p][ropeDim / 2 + j]: e' = e c - o s,
+// o' = e s + o c in f32, one bf16 rounding; the other dims unchanged.
+std::vector<float> keyRope(const std::vector<float>& kn, const std::vector<float>& positions,
+                           const std::vector<float>& cosSin, int rows, int dim, int ropeDim);
+
 }  // namespace monodc::reference
