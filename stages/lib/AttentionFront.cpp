@@ -47,17 +47,52 @@ void monodc::stages::addRowNorm(Launch &launch, const ModelConfig &config,
   });
 }
 
+namespace {
+/// RoPE of one head or key row (bf16, `dim` values): the first dim - ropeDim
+/// values unchanged, the rest rotated as interleaved pairs by the row of the
+/// cos/sin table at `position`, in f32 with one bf16 rounding. Stores both
+/// parts at (row, col) of `out`.
+void storeRotated(Task &t, const ModelConfig &config, const Tile &row, Index position,
+                  const Region &cosSin, const Region &out, Index outRow, Index col) {
+  const int64_t nope = row.size() - config.ropeDim, pairs = config.ropeDim / 2;
+  t.store(out, outRow, col, row.slice(0, nope));
+  Tile rope = row.slice(nope, config.ropeDim).to(f32);
+  Tile even = rope.slice(0, pairs, 2), odd = rope.slice(1, pairs, 2);
+  Tile c = t.load(cosSin, position, 0, pairs), s = t.load(cosSin, position, pairs, pairs);
+  Tile rotated = interleave(even * c - odd * s, even * s + odd * c);
+  t.store(out, outRow, col + t.index(nope), rotated.to(bf16));
+}
+} // namespace
+
 void monodc::stages::addKeyRope(Launch &launch, const ModelConfig &config,
                                 const KeyRopeRegions &r) {
-  const int64_t nope = config.kvDim - config.ropeDim, pairs = config.ropeDim / 2;
   launch.stage("front.k_rope", launch.options().rows, [&](Task &t) {
-    Tile kn = t.loadRow(r.kn, t.id());
-    t.store(r.k, t.id(), 0, kn.slice(0, nope));
-    Tile rope = kn.slice(nope, config.ropeDim).to(f32);
-    Tile even = rope.slice(0, pairs, 2), odd = rope.slice(1, pairs, 2);
     Index position = t.toIndex(t.load(r.positions, t.id(), 0, 1));
-    Tile c = t.load(r.cosSin, position, 0, pairs), s = t.load(r.cosSin, position, pairs, pairs);
-    Tile rotated = interleave(even * c - odd * s, even * s + odd * c);
-    t.store(r.k, t.id(), nope, rotated.to(bf16));
+    storeRotated(t, config, t.loadRow(r.kn, t.id()), position, r.cosSin, r.k, t.id(),
+                 t.index(0));
+  });
+}
+
+void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t heads,
+                              const QueryRegions &r) {
+  constexpr int64_t rowsPerTask = 16;
+  const int64_t tokens = launch.options().rows, width = heads * config.headDim;
+  launch.stage("front.q_quant", tokens, [&](Task &t) {
+    Mxfp8Tile q = t.quantizeMxfp8(t.loadRow(r.qn, t.id()).to(f32));
+    t.store(r.codes, t.id(), 0, q.codes);
+    t.store(r.scales, t.id(), 0, q.scales);
+  });
+  launch.stage("front.wq_b", width / rowsPerTask, [&](Task &t) {
+    Index first = t.id() * rowsPerTask;
+    Tile out = t.gemvRows(r.weight, r.weightScales, first, rowsPerTask, r.codes, r.scales,
+                          t.index(0), tokens);
+    t.storeRows(r.unrotated, t.index(0), first, tokens, out.to(bf16));
+  });
+  launch.stage("front.q_rope", tokens * heads, [&](Task &t) {
+    Index token = t.id() / heads;
+    Index col = (t.id() % heads) * config.headDim;
+    Index position = t.toIndex(t.load(r.positions, token, 0, 1));
+    storeRotated(t, config, t.load(r.unrotated, token, col, config.headDim), position, r.cosSin,
+                 r.q, token, col);
   });
 }

@@ -10,7 +10,8 @@ using namespace monodc::dsl;
 using namespace monodc::stages;
 
 std::vector<std::string> monodc::stages::launchNames() {
-  return {"attention_front", "attention_seam", "seam_front", "moe_router_shared", "allreduce"};
+  return {"attention_front", "attention_query", "attention_seam", "seam_front",
+          "moe_router_shared", "allreduce"};
 }
 
 
@@ -110,6 +111,26 @@ monodc::stages::buildMoeRouterShared(mlir::MLIRContext &context, const ModelConf
 }
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+monodc::stages::buildAttentionQuery(mlir::MLIRContext &context, const ModelConfig &c,
+                                    const BuildParams &params) {
+  Launch launch(context, "attention_query",
+                {params.arch, params.grid, params.block, params.rows});
+  const int64_t rows = params.rows, heads = c.heads / params.tp, width = heads * c.headDim;
+  QueryRegions r;
+  r.qn = launch.input("qn", bf16, {rows, c.qRank});
+  r.positions = launch.input("positions", f32, {rows, 1});
+  r.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
+  r.weight = launch.weight("wq_b", e4m3, {width, c.qRank});
+  r.weightScales = launch.weight("wq_b_scale", e8m0, {width / 32, c.qRank / 32});
+  r.codes = launch.scratch("qq", e4m3, {rows, c.qRank});
+  r.scales = launch.scratch("qs", e8m0, {rows, c.qRank / 32});
+  r.unrotated = launch.scratch("q_unrotated", bf16, {rows, width});
+  r.q = launch.output("q", bf16, {rows, width});
+  addQuery(launch, c, heads, r);
+  return launch.finish();
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 monodc::stages::buildAllReduce(mlir::MLIRContext &context, const ModelConfig &c,
                                const BuildParams &params) {
   Launch launch(context, "allreduce",
@@ -135,7 +156,9 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
     return buildMoeRouterShared(context, config, *resolved);
   if (name == "allreduce")
     return buildAllReduce(context, config, *resolved);
+  if (name == "attention_query")
+    return buildAttentionQuery(context, config, *resolved);
   return llvm::createStringError("unknown launch '%s' (known: attention_front, attention_seam, "
-                                 "seam_front, moe_router_shared, allreduce)",
+                                 "seam_front, moe_router_shared, allreduce, attention_query)",
                                  name.c_str());
 }

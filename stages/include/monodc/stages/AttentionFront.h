@@ -42,6 +42,18 @@ struct KeyRopeRegions {
 };
 void addKeyRope(dsl::Launch &launch, const ModelConfig &config, const KeyRopeRegions &regions);
 
+/// The query (DSV41.md 4, front 5): q = bf16(MXFP8(qn) . wq_b^T) viewed as
+/// [heads, headDim], then RoPE on each head's last ropeDim dims as for the key.
+struct QueryRegions {
+  dsl::Region qn, positions, cosSin; ///< bf16 [rows, qRank]; as KeyRopeRegions
+  dsl::Region weight, weightScales;  ///< wq_b e4m3 [heads * headDim, qRank] + E8M0
+  dsl::Region codes, scales;         ///< MXFP8(qn): e4m3 [rows, qRank], e8m0
+  dsl::Region unrotated;             ///< bf16 [rows, heads * headDim]
+  dsl::Region q;                     ///< bf16 [rows, heads * headDim]
+};
+void addQuery(dsl::Launch &launch, const ModelConfig &config, int64_t heads,
+              const QueryRegions &regions);
+
 } // namespace monodc::stages
 
 #endif // MONODC_STAGES_ATTENTIONFRONT_H

@@ -39,6 +39,12 @@ buildMoeRouterShared(mlir::MLIRContext &context, const ModelConfig &config,
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildAllReduce(mlir::MLIRContext &context, const ModelConfig &config, const BuildParams &params);
 
+/// The query path: qn [rows, qRank] -> MXFP8 -> wq_b -> per-head RoPE ->
+/// q [rows, heads/TP * headDim].
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildAttentionQuery(mlir::MLIRContext &context, const ModelConfig &config,
+                    const BuildParams &params);
+
 /// Builds a launch by name (see launchNames()).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildLaunch(mlir::MLIRContext &context, const std::string &launch, const ModelConfig &config,
