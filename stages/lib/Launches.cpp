@@ -28,6 +28,8 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
   Region xs = launch.scratch("xs", e8m0, {rows, h / 32});
   WqkvRegions wqkv;
   Region qNorm, kvNorm, qkv, qn, kn, positions, cosSin, k;
+  QueryRegions query;
+  const int64_t headsHere = c.heads / params.tp, queryWidth = headsHere * c.headDim;
   if (withFront) {
     wqkv = {xq, xs, launch.weight("wqkv", e4m3, {c.qkvWidth(), h}),
             launch.weight("wqkv_scale", e8m0, {c.qkvWidth() / 32, h / 32}),
@@ -39,6 +41,15 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
     positions = launch.input("positions", f32, {rows, 1});
     cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
     k = launch.output("k", bf16, {rows, c.kvDim});
+    query = {qn,
+             positions,
+             cosSin,
+             launch.weight("wq_b", e4m3, {queryWidth, c.qRank}),
+             launch.weight("wq_b_scale", e8m0, {queryWidth / 32, c.qRank / 32}),
+             launch.scratch("qq", e4m3, {rows, c.qRank}),
+             launch.scratch("qs", e8m0, {rows, c.qRank / 32}),
+             launch.scratch("q_unrotated", bf16, {rows, queryWidth}),
+             launch.output("q", bf16, {rows, queryWidth})};
   }
   addMhcSeam(launch, c, "seam", seam);
   addSeamNorm(launch, c, "seam.norm", {seam.u, normWeight, y, xq, xs});
@@ -47,6 +58,7 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
     addRowNorm(launch, c, "front.q_norm", {wqkv.qkv, qNorm, qn, 0, c.qRank});
     addRowNorm(launch, c, "front.kv_norm", {wqkv.qkv, kvNorm, kn, c.qRank, c.kvDim});
     addKeyRope(launch, c, {kn, positions, cosSin, k});
+    addQuery(launch, c, headsHere, query);
   }
   return launch.finish();
 }

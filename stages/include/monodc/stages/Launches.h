@@ -22,7 +22,8 @@ buildAttentionFront(mlir::MLIRContext &context, const ModelConfig &config,
 /// The attention seam (mHC fold, mix, gate, then the seam norm): inputs
 /// residual, x, post_in, comb_in, pre_in; outputs residual_out, pre, post,
 /// comb, y. With `withFront` ("seam_front") the attention front follows in
-/// the same launch: wqkv and the q/kv norms (outputs qn, kn).
+/// the same launch: wqkv, the q/kv norms, the key RoPE and the query path
+/// (outputs qn, kn, k, q): the K1 launch without the KV insert.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig &config,
                    const BuildParams &params, bool withFront);
