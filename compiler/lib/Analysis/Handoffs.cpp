@@ -157,6 +157,25 @@ LogicalResult Analysis::recordWrites(StageOp stage) {
                  << "tasks " << list[i - 1].task << " and " << list[i].task
                  << " of stage '" << stage.getSymName() << "' both write region '"
                  << region << "' row " << row << " column " << list[i].col;
+      // A peer load reads its slot as rank 0's destination lays it out, so
+      // every destination must receive the same windows from the same tasks.
+      if (list.empty() || list.front().dest < 0)
+        continue;
+      auto windowsTo = [&](int64_t dest) {
+        std::vector<std::tuple<int64_t, int64_t, int64_t>> out;
+        for (const Write &w : list)
+          if (w.dest == dest)
+            out.push_back({w.col, w.end, w.task});
+        return out;
+      };
+      const auto first = windowsTo(list.front().dest);
+      for (const Write &w : list)
+        if (windowsTo(w.dest) != first)
+          return stage.emitOpError()
+                 << "stage '" << stage.getSymName() << "' stores different windows of peer "
+                 << "region '" << region << "' row " << row << " to rank " << w.dest
+                 << " than to rank " << list.front().dest
+                 << "; every rank must receive the same layout";
     }
   return success();
 }
