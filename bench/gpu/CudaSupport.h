@@ -3,6 +3,8 @@
 #ifndef MONODC_BENCH_GPU_CUDASUPPORT_H
 #define MONODC_BENCH_GPU_CUDASUPPORT_H
 
+#include "monodc/runtime/LaunchInterface.h"
+
 #include <cuda.h>
 #include <nvrtc.h>
 
@@ -62,6 +64,34 @@ inline CUmodule compileModule(const std::string &source, const std::string &name
   CUmodule module;
   check(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
   return module;
+}
+
+/// The kernel manifest monodc wrote beside a source, read by the runtime
+/// library's own parser.
+using Manifest = monodc::runtime::LaunchInterface;
+using Region = monodc::runtime::RegionSpec;
+
+inline Manifest readManifest(const std::string &path) {
+  auto manifest = Manifest::parse(readText(path));
+  if (!manifest)
+    die(path + ": " + manifest.message());
+  return *manifest;
+}
+
+/// Kernel argument `name` of a manifest.
+inline const Region &argument(const Manifest &m, const std::string &name) {
+  const Region *r = m.argument(name);
+  if (!r)
+    die("manifest of " + m.kernelName + " has no argument " + name);
+  return *r;
+}
+
+/// Region `name` inside the scratch buffer.
+inline const Region &scratchRegion(const Manifest &m, const std::string &name) {
+  for (const Region &r : m.scratch)
+    if (r.name == name)
+      return r;
+  die("manifest of " + m.kernelName + " has no scratch region " + name);
 }
 
 } // namespace gpu

@@ -11,11 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,58 +26,9 @@ using gpu::check;
 using gpu::die;
 using gpu::readText;
 
-struct Region {
-  std::string name, kind, format;
-  long rows = 0, cols = 0, bytes = 0, offset = -1;
-};
-
-struct Manifest {
-  std::string kernel;
-  int grid = 0, block = 0, rows = 0;
-  long scratchBytes = 0, epochWords = 0;
-  std::vector<std::string> stages;
-  std::vector<Region> args;  // kernel arguments, in order
-  std::map<std::string, Region> scratch;
-
-  const Region &arg(const std::string &name) const {
-    for (const Region &r : args)
-      if (r.name == name)
-        return r;
-    die("manifest has no argument " + name);
-  }
-};
-
-Manifest readManifest(const std::string &path) {
-  Manifest m;
-  std::istringstream in(readText(path));
-  std::string key;
-  while (in >> key) {
-    if (key == "kernel") in >> m.kernel;
-    else if (key == "grid") in >> m.grid;
-    else if (key == "block") in >> m.block;
-    else if (key == "rows") in >> m.rows;
-    else if (key == "scratch_bytes") in >> m.scratchBytes;
-    else if (key == "epoch_words") in >> m.epochWords;
-    else if (key == "stage") {
-      int index, tasks;
-      std::string name;
-      in >> index >> name >> tasks;
-      m.stages.push_back(name);
-    } else if (key == "arg" || key == "scratch") {
-      Region r;
-      in >> r.name >> r.kind >> r.format >> r.rows >> r.cols >> r.bytes;
-      if (key == "scratch") {
-        in >> r.offset;
-        m.scratch[r.name] = r;
-      } else {
-        m.args.push_back(r);
-      }
-    } else {
-      die("unknown manifest line '" + key + "' in " + path);
-    }
-  }
-  return m;
-}
+using gpu::Manifest;
+using gpu::Region;
+using gpu::readManifest;
 
 // ---- inputs in the real formats (the same recipe as the unit tests) ----
 struct Inputs {
@@ -185,7 +134,7 @@ std::vector<uint8_t> download(CUdeviceptr src, size_t bytes) {
 /// Binds the argument list for weight set `layer` (0 = the checked one).
 void bind(Width &w, CUdeviceptr epoch, size_t layer) {
   w.paramValues.clear();
-  for (const Region &r : w.manifest.args) {
+  for (const Region &r : w.manifest.arguments) {
     if (r.name == "wqkv")
       w.paramValues.push_back(w.weightSets[layer][0]);
     else if (r.name == "wqkv_scale")
@@ -214,7 +163,7 @@ void launchUnfused(Width &w, CUstream stream) {
 }
 
 void poisonOutputs(Width &w) {
-  for (const Region &r : w.manifest.args)
+  for (const Region &r : w.manifest.arguments)
     if (r.kind == "output")
       check(cuMemsetD8(w.buffers.at(r.name), 0xFF, r.bytes), "cuMemsetD8");
 }
@@ -226,11 +175,11 @@ struct Outputs {
 Outputs readOutputs(Width &w) {
   const Manifest &m = w.manifest;
   Outputs o;
-  o.y = download(w.buffers.at("y"), m.arg("y").bytes);
-  o.qn = download(w.buffers.at("qn"), m.arg("qn").bytes);
-  o.kn = download(w.buffers.at("kn"), m.arg("kn").bytes);
-  o.xq = download(w.scratch + m.scratch.at("xq").offset, m.scratch.at("xq").bytes);
-  o.xs = download(w.scratch + m.scratch.at("xs").offset, m.scratch.at("xs").bytes);
+  o.y = download(w.buffers.at("y"), gpu::argument(m, "y").bytes);
+  o.qn = download(w.buffers.at("qn"), gpu::argument(m, "qn").bytes);
+  o.kn = download(w.buffers.at("kn"), gpu::argument(m, "kn").bytes);
+  o.xq = download(w.scratch + gpu::scratchRegion(m, "xq").offset, gpu::scratchRegion(m, "xq").bytes);
+  o.xs = download(w.scratch + gpu::scratchRegion(m, "xs").offset, gpu::scratchRegion(m, "xs").bytes);
   return o;
 }
 
@@ -293,13 +242,13 @@ int main(int argc, char **argv) {
     Width &w = byWidth[rows];
     w.manifest = readManifest(stem + ".manifest");
     const Manifest &m = w.manifest;
-    dims = {int(m.arg("u").cols), int(m.arg("wqkv").rows), int(m.arg("qn").cols), int(m.arg("kn").cols)};
+    dims = {int(gpu::argument(m, "u").cols), int(gpu::argument(m, "wqkv").rows), int(gpu::argument(m, "qn").cols), int(gpu::argument(m, "kn").cols)};
     w.fusedModule = gpu::compileModule(readText(stem + ".hip"), stem + ".hip");
     w.unfusedModule = gpu::compileModule(readText(stem + ".unfused.hip"), stem + ".unfused.hip");
-    check(cuModuleGetFunction(&w.fused, w.fusedModule, m.kernel.c_str()), "fused kernel");
+    check(cuModuleGetFunction(&w.fused, w.fusedModule, m.kernelName.c_str()), "fused kernel");
     for (size_t s = 0; s < m.stages.size(); ++s) {
       CUfunction f;
-      check(cuModuleGetFunction(&f, w.unfusedModule, (m.kernel + "_s" + std::to_string(s)).c_str()),
+      check(cuModuleGetFunction(&f, w.unfusedModule, (m.kernelName + "_s" + std::to_string(s)).c_str()),
             "unfused kernel");
       w.unfused.push_back(f);
     }
@@ -315,7 +264,7 @@ int main(int argc, char **argv) {
     }
     // Buffers this harness does not fill (positions, cos_sin) are zeroed:
     // position 0 reads the table's first row.
-    for (const Region &r : m.args)
+    for (const Region &r : m.arguments)
       if (r.name != "wqkv" && r.name != "wqkv_scale") {
         w.buffers[r.name] = alloc(r.bytes);
         check(cuMemsetD8(w.buffers[r.name], 0, r.bytes), "zero argument");
@@ -324,10 +273,10 @@ int main(int argc, char **argv) {
     check(cuMemsetD8(w.scratch, 0, m.scratchBytes), "zero scratch");
 
     Inputs in = makeInputs(dims, rows, 1000u + rows);
-    upload(w.buffers["u"], bf16Bytes(in.u).data(), m.arg("u").bytes);
-    upload(w.buffers["attn_norm"], bf16Bytes(in.attnNorm).data(), m.arg("attn_norm").bytes);
-    upload(w.buffers["q_norm"], bf16Bytes(in.qNorm).data(), m.arg("q_norm").bytes);
-    upload(w.buffers["kv_norm"], bf16Bytes(in.kvNorm).data(), m.arg("kv_norm").bytes);
+    upload(w.buffers["u"], bf16Bytes(in.u).data(), gpu::argument(m, "u").bytes);
+    upload(w.buffers["attn_norm"], bf16Bytes(in.attnNorm).data(), gpu::argument(m, "attn_norm").bytes);
+    upload(w.buffers["q_norm"], bf16Bytes(in.qNorm).data(), gpu::argument(m, "q_norm").bytes);
+    upload(w.buffers["kv_norm"], bf16Bytes(in.kvNorm).data(), gpu::argument(m, "kv_norm").bytes);
     for (int l = 0; l < layers; ++l) {
       CUdeviceptr codes = alloc(in.wqkv.codes.size()), scales = alloc(in.wqkv.scales.size());
       upload(codes, in.wqkv.codes.data(), in.wqkv.codes.size());
@@ -374,7 +323,7 @@ int main(int argc, char **argv) {
       launchFused(*w, stream);
       check(cuStreamSynchronize(stream), "golden run");
       for (const char *name : {"y", "qn", "kn"}) {
-        size_t bytes = w->manifest.arg(name).bytes;
+        size_t bytes = gpu::argument(w->manifest, name).bytes;
         CUdeviceptr copy = alloc(bytes);
         check(cuMemcpyDtoD(copy, w->buffers.at(name), bytes), "golden copy");
         golden.push_back({w->buffers.at(name), copy});
@@ -468,8 +417,8 @@ int main(int argc, char **argv) {
     }, layers);
     bind(w, epoch, 0);
     const Manifest &m = w.manifest;
-    double bytes = double(m.arg("wqkv").bytes + m.arg("wqkv_scale").bytes + m.arg("attn_norm").bytes +
-                          m.arg("q_norm").bytes + m.arg("kv_norm").bytes + m.arg("u").bytes);
+    double bytes = double(gpu::argument(m, "wqkv").bytes + gpu::argument(m, "wqkv_scale").bytes + gpu::argument(m, "attn_norm").bytes +
+                          gpu::argument(m, "q_norm").bytes + gpu::argument(m, "kv_norm").bytes + gpu::argument(m, "u").bytes);
     double floorUs = bytes / (bandwidth / 2.0) * 1e6;  // reads at the copy's read rate
     char line[256];
     std::snprintf(line, sizeof line,

@@ -11,9 +11,7 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,40 +24,9 @@ using gpu::check;
 using gpu::die;
 using gpu::readText;
 
-struct Region {
-  std::string name, kind, format;
-  long rows = 0, cols = 0, bytes = 0;
-};
-
-struct Manifest {
-  std::string kernel;
-  int grid = 0, block = 0, ranks = 1;
-  long scratchBytes = 0, epochWords = 0, peerSlotBytes = 0;
-  std::vector<Region> args;
-};
-
-Manifest readManifest(const std::string &path) {
-  Manifest m;
-  std::istringstream in(readText(path));
-  std::string key, line;
-  while (in >> key) {
-    if (key == "kernel") in >> m.kernel;
-    else if (key == "grid") in >> m.grid;
-    else if (key == "block") in >> m.block;
-    else if (key == "scratch_bytes") in >> m.scratchBytes;
-    else if (key == "epoch_words") in >> m.epochWords;
-    else if (key == "ranks") in >> m.ranks;
-    else if (key == "peer_slot_bytes") in >> m.peerSlotBytes;
-    else if (key == "arg") {
-      Region r;
-      in >> r.name >> r.kind >> r.format >> r.rows >> r.cols >> r.bytes;
-      m.args.push_back(r);
-    } else {
-      std::getline(in, line);  // rows, stages, scratch regions: not needed here
-    }
-  }
-  return m;
-}
+using gpu::Manifest;
+using gpu::Region;
+using gpu::readManifest;
 
 CUfunction compile(const std::string &source, const std::string &name, const std::string &kernel) {
   CUmodule module = gpu::compileModule(source, name);
@@ -110,7 +77,7 @@ int main(int argc, char **argv) {
   for (int a = 2; a < argc; ++a) {
     const std::string stem = argv[a], base = dir + "/" + stem;
     Manifest m = readManifest(base + ".manifest");
-    CUfunction f = compile(readText(base + ".hip"), stem + ".hip", m.kernel);
+    CUfunction f = compile(readText(base + ".hip"), stem + ".hip", m.kernelName);
     int perSm = 0;
     check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, f, m.block, 0), "occupancy");
     if (perSm < 1 || m.grid > sms * perSm)
@@ -140,7 +107,7 @@ int main(int argc, char **argv) {
     std::vector<std::vector<void *>> params(ranks);
     for (int k = 0; k < ranks; ++k) {
       check(cuStreamCreate(&streams[k], CU_STREAM_NON_BLOCKING), "stream");
-      for (const Region &r : m.args) {
+      for (const Region &r : m.arguments) {
         CUdeviceptr p;
         check(cuMemAlloc(&p, r.bytes), "cuMemAlloc");
         buffers[k][r.name] = p;
@@ -173,7 +140,7 @@ int main(int argc, char **argv) {
     bool deterministic = true, ranksAgree = true;
     for (int run = 0; run < 3; ++run) {
       for (int k = 0; k < ranks; ++k)
-        for (const Region &r : m.args)
+        for (const Region &r : m.arguments)
           if (r.kind == "output")
             check(cuMemsetD8(buffers[k][r.name], 0xFF, r.bytes), "poison");
       check(cuCtxSynchronize(), "poison");
@@ -183,7 +150,7 @@ int main(int argc, char **argv) {
               "launch");
       check(cuCtxSynchronize(), "run");
       for (int k = 0; k < ranks; ++k)
-        for (const Region &r : m.args) {
+        for (const Region &r : m.arguments) {
           if (r.kind != "output")
             continue;
           std::string got(r.bytes, '\0');
@@ -199,7 +166,7 @@ int main(int argc, char **argv) {
         for (auto &[name, bytes] : firstRun[k])
           ranksAgree &= bytes == firstRun[0][name];
     for (int k = 0; k < ranks; ++k)
-    for (const Region &r : m.args) {
+    for (const Region &r : m.arguments) {
       if (r.kind != "output")
         continue;
       std::string want = readText(base + ".out." + rankTag(k) + r.name + ".bin");

@@ -8,13 +8,15 @@ OUT="${OUT:-/tmp/monodc-gpu}"
 CUDA="${CUDA_HOME:-/usr/local/cuda}"
 mkdir -p "$OUT"
 g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
-  -I "$CUDA/include" "$ROOT/bench/gpu/FrontHarness.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
-  "$ROOT/tests/reference/src/Reference.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
+  -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
+  "$ROOT/bench/gpu/FrontHarness.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
+  "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
   -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/front_harness" > "$OUT/build.log" 2>&1 \
   || { cat "$OUT/build.log"; exit 1; }
 g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
-  -I "$CUDA/include" "$ROOT/bench/gpu/LaunchCheck.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
-  "$ROOT/tests/reference/src/Reference.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
+  -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
+  "$ROOT/bench/gpu/LaunchCheck.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
+  "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
   -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/launch_check" >> "$OUT/build.log" 2>&1 \
   || { cat "$OUT/build.log"; exit 1; }
 status=0
