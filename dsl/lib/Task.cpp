@@ -540,13 +540,27 @@ Tile Task::gemv(const Region &weight, Index row, int64_t rows, const Tile &x) {
                                          FlatSymbolRefAttr(), row.get(), x.get(), Value()));
 }
 
-static bool sameWidth(Task &t, const dsl::Region &weight, const dsl::Region &x) {
-  if (x.cols() == weight.cols())
-    return true;
-  t.fail("gemvRows of activation '" + x.name() + "' (" + std::to_string(x.cols()) +
-         " columns) with weight '" + weight.name() + "' (" + std::to_string(weight.cols()) +
-         " columns)");
-  return false;
+/// The op both gemvRows forms build once their formats are checked; the
+/// scale regions are null for unscaled weights.
+static Tile buildGemvRows(Task &t, const dsl::Region &weight, const dsl::Region *weightScales,
+                          Index row, int64_t outputs, const dsl::Region &x,
+                          const dsl::Region *xScales, Index firstToken, int64_t tokens) {
+  if (x.cols() != weight.cols()) {
+    t.fail("gemvRows of activation '" + x.name() + "' (" + std::to_string(x.cols()) +
+           " columns) with weight '" + weight.name() + "' (" + std::to_string(weight.cols()) +
+           " columns)");
+    return {};
+  }
+  if (outputs <= 0 || tokens <= 0)
+    return {};
+  auto &b = t.b();
+  auto symbol = [&](const dsl::Region *r) {
+    return r ? FlatSymbolRefAttr::get(b.getContext(), r->name()) : FlatSymbolRefAttr();
+  };
+  return Tile(&t, mono::GemvRowsOp::create(b, locOf(t), tileType(t, outputs * tokens, DType::F32),
+                                           symbol(&weight), symbol(weightScales), row.get(),
+                                           symbol(&x), symbol(xScales), firstToken.get(),
+                                           b.getI64IntegerAttr(tokens)));
 }
 
 Tile Task::gemvRows(const dsl::Region &weight, const dsl::Region &weightScales, Index row,
@@ -561,16 +575,8 @@ Tile Task::gemvRows(const dsl::Region &weight, const dsl::Region &weightScales, 
          "with e8m0 scales");
     return {};
   }
-  if (!sameWidth(*this, weight, x) || outputs <= 0 || tokens <= 0)
-    return {};
-  auto *ctx = builder.getContext();
-  return Tile(this, mono::GemvRowsOp::create(
-                        builder, locOf(*this), tileType(*this, outputs * tokens, DType::F32),
-                        FlatSymbolRefAttr::get(ctx, weight.name()),
-                        FlatSymbolRefAttr::get(ctx, weightScales.name()), row.get(),
-                        FlatSymbolRefAttr::get(ctx, x.name()),
-                        FlatSymbolRefAttr::get(ctx, xScales.name()), firstToken.get(),
-                        builder.getI64IntegerAttr(tokens)));
+  return buildGemvRows(*this, weight, &weightScales, row, outputs, x, &xScales, firstToken,
+                       tokens);
 }
 
 Tile Task::gemvRows(const dsl::Region &weight, Index row, int64_t outputs, const dsl::Region &x,
@@ -583,12 +589,5 @@ Tile Task::gemvRows(const dsl::Region &weight, Index row, int64_t outputs, const
          "bf16 or f32 activation");
     return {};
   }
-  if (!sameWidth(*this, weight, x) || outputs <= 0 || tokens <= 0)
-    return {};
-  auto *ctx = builder.getContext();
-  return Tile(this, mono::GemvRowsOp::create(
-                        builder, locOf(*this), tileType(*this, outputs * tokens, DType::F32),
-                        FlatSymbolRefAttr::get(ctx, weight.name()), FlatSymbolRefAttr(),
-                        row.get(), FlatSymbolRefAttr::get(ctx, x.name()), FlatSymbolRefAttr(),
-                        firstToken.get(), builder.getI64IntegerAttr(tokens)));
+  return buildGemvRows(*this, weight, nullptr, row, outputs, x, nullptr, firstToken, tokens);
 }

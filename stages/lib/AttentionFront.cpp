@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "monodc/stages/AttentionFront.h"
 
+#include "monodc/stages/Quantize.h"
+
 using namespace monodc::dsl;
 using namespace monodc::stages;
 
@@ -77,11 +79,7 @@ void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t
                               const QueryRegions &r) {
   constexpr int64_t rowsPerTask = 16;
   const int64_t tokens = launch.options().rows, width = heads * config.headDim;
-  launch.stage("front.q_quant", tokens, [&](Task &t) {
-    Mxfp8Tile q = t.quantizeMxfp8(t.loadRow(r.qn, t.id()).to(f32));
-    t.store(r.codes, t.id(), 0, q.codes);
-    t.store(r.scales, t.id(), 0, q.scales);
-  });
+  addMxfp8Rows(launch, "front.q_quant", r.qn, r.codes, r.scales);
   launch.stage("front.wq_b", width / rowsPerTask, [&](Task &t) {
     Index first = t.id() * rowsPerTask;
     Tile out = t.gemvRows(r.weight, r.weightScales, first, rowsPerTask, r.codes, r.scales,

@@ -15,50 +15,79 @@ std::vector<std::string> monodc::stages::launchNames() {
 }
 
 
+namespace {
+
+/// The attention front after the seam norm: wqkv, the q/kv norms and the key
+/// RoPE, reading MXFP8(y) from `xq`, `xs`. Shared by attention_front and
+/// seam_front.
+struct FrontRegions {
+  WqkvRegions wqkv;
+  Region qNorm, kvNorm, qn, kn, positions, cosSin, k;
+};
+
+FrontRegions declareFront(Launch &launch, const ModelConfig &c, const Region &xq,
+                          const Region &xs) {
+  const int64_t rows = launch.options().rows, h = c.hidden;
+  FrontRegions f;
+  f.wqkv = {xq, xs, launch.weight("wqkv", e4m3, {c.qkvWidth(), h}),
+            launch.weight("wqkv_scale", e8m0, {c.qkvWidth() / 32, h / 32}),
+            launch.scratch("qkv", bf16, {rows, c.qkvWidth()})};
+  f.qNorm = launch.weight("q_norm", bf16, {c.qRank});
+  f.kvNorm = launch.weight("kv_norm", bf16, {c.kvDim});
+  f.qn = launch.output("qn", bf16, {rows, c.qRank});
+  f.kn = launch.output("kn", bf16, {rows, c.kvDim});
+  f.positions = launch.input("positions", f32, {rows, 1});
+  f.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
+  f.k = launch.output("k", bf16, {rows, c.kvDim});
+  return f;
+}
+
+void addFront(Launch &launch, const ModelConfig &c, const FrontRegions &f) {
+  addWqkvGemv(launch, c, f.wqkv);
+  addRowNorm(launch, c, "front.q_norm", {f.wqkv.qkv, f.qNorm, f.qn, 0, c.qRank});
+  addRowNorm(launch, c, "front.kv_norm", {f.wqkv.qkv, f.kvNorm, f.kn, c.qRank, c.kvDim});
+  addKeyRope(launch, c, {f.kn, f.positions, f.cosSin, f.k});
+}
+
+/// The query path's weights, scratch and output for `heads` local heads.
+QueryRegions declareQuery(Launch &launch, const ModelConfig &c, int64_t heads, const Region &qn,
+                          const Region &positions, const Region &cosSin) {
+  const int64_t rows = launch.options().rows, width = heads * c.headDim;
+  return {qn,
+          positions,
+          cosSin,
+          launch.weight("wq_b", e4m3, {width, c.qRank}),
+          launch.weight("wq_b_scale", e8m0, {width / 32, c.qRank / 32}),
+          launch.scratch("qq", e4m3, {rows, c.qRank}),
+          launch.scratch("qs", e8m0, {rows, c.qRank / 32}),
+          launch.scratch("q_unrotated", bf16, {rows, width}),
+          launch.output("q", bf16, {rows, width})};
+}
+
+} // namespace
+
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig &c,
                                    const BuildParams &params, bool withFront) {
   Launch launch(context, withFront ? "seam_front" : "attention_seam",
                 {params.arch, params.grid, params.block, params.rows});
-  const int64_t rows = params.rows, h = c.hidden;
+  const int64_t rows = params.rows, h = c.hidden, heads = c.heads / params.tp;
   SeamRegions seam = declareSeamRegions(launch, c);
   Region normWeight = launch.weight("attn_norm", bf16, {h});
   Region y = launch.output("y", bf16, {rows, h});
   Region xq = launch.scratch("xq", e4m3, {rows, h});
   Region xs = launch.scratch("xs", e8m0, {rows, h / 32});
-  WqkvRegions wqkv;
-  Region qNorm, kvNorm, qkv, qn, kn, positions, cosSin, k;
+  FrontRegions front;
   QueryRegions query;
-  const int64_t headsHere = c.heads / params.tp, queryWidth = headsHere * c.headDim;
   if (withFront) {
-    wqkv = {xq, xs, launch.weight("wqkv", e4m3, {c.qkvWidth(), h}),
-            launch.weight("wqkv_scale", e8m0, {c.qkvWidth() / 32, h / 32}),
-            launch.scratch("qkv", bf16, {rows, c.qkvWidth()})};
-    qNorm = launch.weight("q_norm", bf16, {c.qRank});
-    kvNorm = launch.weight("kv_norm", bf16, {c.kvDim});
-    qn = launch.output("qn", bf16, {rows, c.qRank});
-    kn = launch.output("kn", bf16, {rows, c.kvDim});
-    positions = launch.input("positions", f32, {rows, 1});
-    cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
-    k = launch.output("k", bf16, {rows, c.kvDim});
-    query = {qn,
-             positions,
-             cosSin,
-             launch.weight("wq_b", e4m3, {queryWidth, c.qRank}),
-             launch.weight("wq_b_scale", e8m0, {queryWidth / 32, c.qRank / 32}),
-             launch.scratch("qq", e4m3, {rows, c.qRank}),
-             launch.scratch("qs", e8m0, {rows, c.qRank / 32}),
-             launch.scratch("q_unrotated", bf16, {rows, queryWidth}),
-             launch.output("q", bf16, {rows, queryWidth})};
+    front = declareFront(launch, c, xq, xs);
+    query = declareQuery(launch, c, heads, front.qn, front.positions, front.cosSin);
   }
   addMhcSeam(launch, c, "seam", seam);
   addSeamNorm(launch, c, "seam.norm", {seam.u, normWeight, y, xq, xs});
   if (withFront) {
-    addWqkvGemv(launch, c, wqkv);
-    addRowNorm(launch, c, "front.q_norm", {wqkv.qkv, qNorm, qn, 0, c.qRank});
-    addRowNorm(launch, c, "front.kv_norm", {wqkv.qkv, kvNorm, kn, c.qRank, c.kvDim});
-    addKeyRope(launch, c, {kn, positions, cosSin, k});
-    addQuery(launch, c, headsHere, query);
+    addFront(launch, c, front);
+    addQuery(launch, c, heads, query);
   }
   return launch.finish();
 }
@@ -71,25 +100,12 @@ monodc::stages::buildAttentionFront(mlir::MLIRContext &context, const ModelConfi
   const int64_t rows = params.rows, h = c.hidden;
   Region u = launch.input("u", bf16, {rows, h});
   Region normWeight = launch.weight("attn_norm", bf16, {h});
-  Region wqkv = launch.weight("wqkv", e4m3, {c.qkvWidth(), h});
-  Region wqkvScale = launch.weight("wqkv_scale", e8m0, {c.qkvWidth() / 32, h / 32});
-  Region qNorm = launch.weight("q_norm", bf16, {c.qRank});
-  Region kvNorm = launch.weight("kv_norm", bf16, {c.kvDim});
   Region y = launch.output("y", bf16, {rows, h});
   Region xq = launch.scratch("xq", e4m3, {rows, h});
   Region xs = launch.scratch("xs", e8m0, {rows, h / 32});
-  Region qkv = launch.scratch("qkv", bf16, {rows, c.qkvWidth()});
-  Region qn = launch.output("qn", bf16, {rows, c.qRank});
-  Region kn = launch.output("kn", bf16, {rows, c.kvDim});
-  Region positions = launch.input("positions", f32, {rows, 1});
-  Region cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
-  Region k = launch.output("k", bf16, {rows, c.kvDim});
-
+  FrontRegions front = declareFront(launch, c, xq, xs);
   addSeamNorm(launch, c, "seam.norm", {u, normWeight, y, xq, xs});
-  addWqkvGemv(launch, c, {xq, xs, wqkv, wqkvScale, qkv});
-  addRowNorm(launch, c, "front.q_norm", {qkv, qNorm, qn, 0, c.qRank});
-  addRowNorm(launch, c, "front.kv_norm", {qkv, kvNorm, kn, c.qRank, c.kvDim});
-  addKeyRope(launch, c, {kn, positions, cosSin, k});
+  addFront(launch, c, front);
   return launch.finish();
 }
 
@@ -127,17 +143,11 @@ monodc::stages::buildAttentionQuery(mlir::MLIRContext &context, const ModelConfi
                                     const BuildParams &params) {
   Launch launch(context, "attention_query",
                 {params.arch, params.grid, params.block, params.rows});
-  const int64_t rows = params.rows, heads = c.heads / params.tp, width = heads * c.headDim;
-  QueryRegions r;
-  r.qn = launch.input("qn", bf16, {rows, c.qRank});
-  r.positions = launch.input("positions", f32, {rows, 1});
-  r.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
-  r.weight = launch.weight("wq_b", e4m3, {width, c.qRank});
-  r.weightScales = launch.weight("wq_b_scale", e8m0, {width / 32, c.qRank / 32});
-  r.codes = launch.scratch("qq", e4m3, {rows, c.qRank});
-  r.scales = launch.scratch("qs", e8m0, {rows, c.qRank / 32});
-  r.unrotated = launch.scratch("q_unrotated", bf16, {rows, width});
-  r.q = launch.output("q", bf16, {rows, width});
+  const int64_t rows = params.rows, heads = c.heads / params.tp;
+  Region qn = launch.input("qn", bf16, {rows, c.qRank});
+  Region positions = launch.input("positions", f32, {rows, 1});
+  Region cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
+  QueryRegions r = declareQuery(launch, c, heads, qn, positions, cosSin);
   addQuery(launch, c, heads, r);
   return launch.finish();
 }

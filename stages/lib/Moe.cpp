@@ -9,15 +9,6 @@ namespace {
 constexpr int64_t kRowsPerTask = 16;
 } // namespace
 
-void monodc::stages::addMxfp8Rows(Launch &l, const std::string &name, const Region &x,
-                                  const Region &codes, const Region &scales) {
-  l.stage(name, l.options().rows, [&](Task &t) {
-    Mxfp8Tile q = t.quantizeMxfp8(t.loadRow(x, t.id()).to(f32));
-    t.store(codes, t.id(), 0, q.codes);
-    t.store(scales, t.id(), 0, q.scales);
-  });
-}
-
 void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegions &r) {
   const int64_t tokens = l.options().rows;
   // z = x . gate^T in f32, every token per weight slice.

@@ -11,13 +11,9 @@
 
 #include "monodc/dsl/Launch.h"
 #include "monodc/stages/ModelConfig.h"
+#include "monodc/stages/Quantize.h"
 
 namespace monodc::stages {
-
-/// codes, scales = MXFP8(x) for every token (the MoE's own activation
-/// quantization; in a whole layer the FFN seam norm writes them).
-void addMxfp8Rows(dsl::Launch &launch, const std::string &name, const dsl::Region &x,
-                  const dsl::Region &codes, const dsl::Region &scales);
 
 struct RouterRegions {
   dsl::Region x;        ///< bf16 [rows, H]
