@@ -230,7 +230,6 @@ template <int SO, int N>
 MONO_DEV void mono_gemv_finish(float acc, int j0, float *partial, float *outLds, float (&out)[SO]) {
   typedef mono_gemv_shape<N, 32> shape;
   const int tid = mono_tid();
-  (void)j0;
   partial[tid] = acc;
   mono_block_sync();
   if (tid < shape::PER_PASS && j0 + tid < N) {

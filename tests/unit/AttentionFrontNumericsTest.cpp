@@ -9,6 +9,8 @@
 #include "monodc/reference/Reference.h"
 #include "monodc/stages/Launches.h"
 
+#include "StageBounds.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -18,14 +20,6 @@ using namespace monodc::testing;
 namespace ref = monodc::reference;
 
 namespace {
-
-void expectWithinBounds(const std::vector<float> &got, const std::vector<float> &want,
-                        const std::string &what) {
-  ref::Comparison c = ref::compare(got, want);
-  EXPECT_TRUE(ref::withinStageBounds(c))
-      << what << ": relative error " << c.relativeError << ", cosine " << c.cosine
-      << (c.nonFinite ? ", non-finite values" : "");
-}
 
 void checkFront(const stages::ModelConfig &c, int rows, unsigned seed) {
   SCOPED_TRACE("config " + c.name + ", rows " + std::to_string(rows) + ", seed " +

@@ -9,12 +9,15 @@
 #include "monodc/reference/Reference.h"
 #include "monodc/stages/Launches.h"
 
+#include "StageBounds.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 using namespace monodc;
 namespace ref = monodc::reference;
+using monodc::testing::expectWithinBounds;
 
 namespace {
 
@@ -86,13 +89,6 @@ SeamResult simulateSeam(const stages::ModelConfig &c, const ref::MhcInputs &in,
   result.out.comb = memory.values("comb");
   result.out.y = memory.values("y");
   return result;
-}
-
-void expectWithinBounds(const std::vector<float> &got, const std::vector<float> &want,
-                        const char *what) {
-  ref::Comparison c = ref::compare(got, want);
-  EXPECT_TRUE(ref::withinStageBounds(c))
-      << what << ": relative error " << c.relativeError << ", cosine " << c.cosine;
 }
 
 void checkSeam(const stages::ModelConfig &c, int rows, unsigned seed) {

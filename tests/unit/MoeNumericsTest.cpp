@@ -8,6 +8,8 @@
 #include "monodc/reference/Moe.h"
 #include "monodc/stages/Launches.h"
 
+#include "StageBounds.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +17,7 @@
 
 using namespace monodc;
 namespace ref = monodc::reference;
+using monodc::testing::expectWithinBounds;
 
 namespace {
 
@@ -87,13 +90,6 @@ MoeOutputs simulateMoe(const stages::ModelConfig &c, int tp, const MoeInputs &in
 
 ref::Mxfp8Tensor referenceXq(const MoeInputs &in, int hidden) {
   return ref::quantizeMxfp8Rows(in.x, in.rows, hidden, formats::Mxfp8Variant::Standard);
-}
-
-void expectWithinBounds(const std::vector<float> &got, const std::vector<float> &want,
-                        const std::string &what) {
-  ref::Comparison c = ref::compare(got, want);
-  EXPECT_TRUE(ref::withinStageBounds(c))
-      << what << ": relative error " << c.relativeError << ", cosine " << c.cosine;
 }
 
 /// Compares the routing; tokens whose 6th and 7th biased scores are a
