@@ -47,13 +47,6 @@
 
 LLD_HAS_DRIVER(elf)
 
-extern "C" {
-void LLVMInitializeAMDGPUTargetInfo();
-void LLVMInitializeAMDGPUTarget();
-void LLVMInitializeAMDGPUTargetMC();
-void LLVMInitializeAMDGPUAsmPrinter();
-}
-
 using namespace monodc;
 using Clock = std::chrono::steady_clock;
 
@@ -141,10 +134,7 @@ int childLookup(const std::string &dir, bool withCompiler, const KernelRequest &
 /// backend's code object byte for byte, or the split measured other work.
 int childPhases(const KernelRequest &request) {
   // What the backend does once per process before its first build.
-  LLVMInitializeAMDGPUTargetInfo();
-  LLVMInitializeAMDGPUTarget();
-  LLVMInitializeAMDGPUTargetMC();
-  LLVMInitializeAMDGPUAsmPrinter();
+  backends::initializeAmdgpuTargets();
   Compiler compiler;
   auto key = compiler.resolve(request);
   if (!key)
@@ -170,13 +160,15 @@ int childPhases(const KernelRequest &request) {
   if (llvm::sys::fs::createUniqueDirectory("monodc-bench", dir))
     die("no temporary directory");
   std::string object = (dir + "/launch.o").str(), codeObject = (dir + "/launch.co").str();
-  std::string opt = "-O" + std::string(key->options.substr(2));
-  std::vector<const char *> args = {
-      "-triple", "amdgcn-amd-amdhsa", "-target-cpu", key->arch.c_str(), "-emit-obj",
-      opt.c_str(), "-fcuda-is-device", "-fno-threadsafe-statics", "-fvisibility=hidden",
-      "-fapply-global-visibility-to-externs", "-mrelocation-model", "pic", "-pic-level", "2",
-      "-mframe-pointer=none", "-ffp-contract=off", "-mllvm", "-amdgpu-internalize-symbols",
-      "-std=c++17", "-x", "hip", "launch.hip", "-o", object.c_str()};
+  backends::ClangCompileOptions options;
+  options.arch = key->arch;
+  options.sourceName = "launch.hip";
+  options.optLevel = key->options[2] - '0';
+  const std::vector<std::string> arguments =
+      backends::clangCc1Arguments(options, /*assembly=*/false, object);
+  std::vector<const char *> args;
+  for (const std::string &argument : arguments)
+    args.push_back(argument.c_str());
   start = Clock::now();
   clang::DiagnosticOptions diagOptions;
   clang::TextDiagnosticPrinter printer(llvm::errs(), diagOptions);
@@ -220,10 +212,6 @@ int childPhases(const KernelRequest &request) {
   double linkMs = msSince(start);
 
   auto mine = llvm::MemoryBuffer::getFile(codeObject);
-  backends::ClangCompileOptions options;
-  options.arch = key->arch;
-  options.sourceName = "launch.hip";
-  options.optLevel = key->options[2] - '0';
   start = Clock::now();
   auto reference = backends::compileHipToCodeObject(*hip, options);
   double referenceMs = msSince(start);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
+#include "monodc/Support/DiagnosticText.h"
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/backends/ClangBackend.h"
@@ -12,7 +13,6 @@
 #include "monodc/stages/Launches.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Diagnostics.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -107,12 +107,7 @@ int runBuild(const BuildCommand &cmd) {
   bool scratchUsed = false;
   for (const std::string &name : launches) {
     mlir::MLIRContext context;
-    std::string diagnostics;
-    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-      llvm::raw_string_ostream os(diagnostics);
-      os << d << " ";
-      return mlir::success();
-    });
+    monodc::DiagnosticText diagnostics(context);
     auto start = std::chrono::steady_clock::now();
     auto module = monodc::stages::buildLaunch(context, name, *config, *resolved);
     if (!module)
@@ -123,7 +118,7 @@ int runBuild(const BuildCommand &cmd) {
     std::filesystem::path base = std::filesystem::path(cmd.out) / stem;
     if (cmd.emit == "layout") {
       if (mlir::failed(monodc::mono::runFusionPipeline(**module)))
-        fail("planning " + name + " failed: " + diagnostics);
+        fail("planning " + name + " failed: " + diagnostics.str());
       std::string text = describeLayout(*(*module)->getOps<monodc::mono::LaunchOp>().begin());
       writeFile(base.string() + ".layout.txt", text);
       report += text;
@@ -142,7 +137,7 @@ int runBuild(const BuildCommand &cmd) {
     start = std::chrono::steady_clock::now();
     auto hip = monodc::emit::emitHip(**module);
     if (mlir::failed(hip))
-      fail("emitting HIP for " + name + " failed: " + diagnostics);
+      fail("emitting HIP for " + name + " failed: " + diagnostics.str());
     double emitMs = millisecondsSince(start);
     if (cmd.emit == "hip") {
       writeFile(base.string() + ".hip", *hip);
@@ -152,7 +147,7 @@ int runBuild(const BuildCommand &cmd) {
         std::string unfused;
         llvm::raw_string_ostream os(unfused);
         if (mlir::failed(monodc::emit::printHip(launchOp, os, {/*unfused=*/true})))
-          fail("emitting the unfused baseline of " + name + " failed: " + diagnostics);
+          fail("emitting the unfused baseline of " + name + " failed: " + diagnostics.str());
         writeFile(base.string() + ".unfused.hip", unfused);
       }
       report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",

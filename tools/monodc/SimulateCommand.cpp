@@ -9,13 +9,13 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
+#include "monodc/Support/DiagnosticText.h"
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/formats/NumberFormats.h"
 #include "monodc/stages/Launches.h"
 
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <fmt/format.h>
@@ -73,18 +73,13 @@ int runSimulate(const SimulateCommand &cmd) {
   if (cmd.schedules < 1)
     fail("--schedules must be at least 1");
   mlir::MLIRContext context;
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << d << " ";
-    return mlir::success();
-  });
+  monodc::DiagnosticText diagnostics(context);
   monodc::stages::BuildParams params{"gfx950", cmd.grid, 256, cmd.rows, cmd.tp};
   auto module = monodc::stages::buildLaunch(context, cmd.launch, *config, params);
   if (!module)
     fail(llvm::toString(module.takeError()));
   if (mlir::failed(mono::runFusionPipeline(**module)))
-    fail("the fusion passes refused " + cmd.launch + ": " + diagnostics);
+    fail("the fusion passes refused " + cmd.launch + ": " + diagnostics.str());
   auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
 
   // Inputs and weights, the same for every schedule; each rank its own.
@@ -131,7 +126,7 @@ int runSimulate(const SimulateCommand &cmd) {
                            static_cast<uint64_t>(cmd.seed * 1000 + s), 0};
     auto result = sim::simulateRanks(launch, pointers, schedule);
     if (mlir::failed(result))
-      fail("simulation failed: " + diagnostics);
+      fail("simulation failed: " + diagnostics.str());
     if (result->deadlock)
       fail(result->describe());
     std::vector<std::vector<uint8_t>> bytes;

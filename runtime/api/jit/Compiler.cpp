@@ -1,4 +1,5 @@
 //===- Compiler.cpp - full JIT: build keys into code objects --------------===//
+#include "monodc/Support/DiagnosticText.h"
 #include "monodc/Compiler.h"
 
 #include "monodc/Emit/HipEmitter.h"
@@ -7,7 +8,6 @@
 #include "monodc/runtime/Sha256.h"
 #include "monodc/stages/Launches.h"
 
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <cstdio>
@@ -108,18 +108,13 @@ Result<Compiler::Emitted> Compiler::emit(const BuildKey &key) {
   if (!config)
     return config.error();
   mlir::MLIRContext context;
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << d << " ";
-    return mlir::success();
-  });
+  monodc::DiagnosticText diagnostics(context);
   auto module = stages::buildLaunch(context, key.launch, *config, paramsOf(key));
   if (!module)
     return fromLlvm(module.takeError());
   auto hip = emit::emitHip(**module);
   if (mlir::failed(hip))
-    return makeError("emitting HIP for " + key.launch + " failed: " + diagnostics);
+    return makeError("emitting HIP for " + key.launch + " failed: " + diagnostics.str());
   // The manifest is what the cache keeps beside the code object.
   std::string manifest = emit::kernelManifest(*(*module)->getOps<mono::LaunchOp>().begin());
   Result<LaunchInterface> interface = LaunchInterface::parse(manifest);

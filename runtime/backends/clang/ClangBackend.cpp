@@ -30,9 +30,7 @@ void LLVMInitializeAMDGPUAsmParser();
 
 using namespace monodc::backends;
 
-namespace {
-
-void initializeAmdgpuOnce() {
+void monodc::backends::initializeAmdgpuTargets() {
   static std::once_flag once;
   std::call_once(once, [] {
     LLVMInitializeAMDGPUTargetInfo();
@@ -42,6 +40,21 @@ void initializeAmdgpuOnce() {
     LLVMInitializeAMDGPUAsmParser();
   });
 }
+
+std::vector<std::string> monodc::backends::clangCc1Arguments(const ClangCompileOptions &options,
+                                                             bool assembly,
+                                                             const std::string &output) {
+  return {"-triple", "amdgcn-amd-amdhsa", "-target-cpu", options.arch,
+          assembly ? "-S" : "-emit-obj", "-O" + std::to_string(options.optLevel),
+          "-fcuda-is-device", "-fno-threadsafe-statics", "-fvisibility=hidden",
+          "-fapply-global-visibility-to-externs", "-mrelocation-model", "pic",
+          "-pic-level", "2", "-mframe-pointer=none",
+          // One rounding per operation, as the CPU simulator computes.
+          "-ffp-contract=off", "-mllvm", "-amdgpu-internalize-symbols",
+          "-std=c++17", "-x", "hip", options.sourceName, "-o", output};
+}
+
+namespace {
 
 /// A temporary directory removed with its files when the object dies.
 class ScratchDir {
@@ -70,17 +83,11 @@ private:
 /// writing an object file or assembly to `output`.
 llvm::Error runFrontEnd(const std::string &source, const ClangCompileOptions &options,
                         bool assembly, const std::string &output) {
-  initializeAmdgpuOnce();
-  std::string opt = "-O" + std::to_string(options.optLevel);
-  std::vector<const char *> args = {
-      "-triple", "amdgcn-amd-amdhsa", "-target-cpu", options.arch.c_str(),
-      assembly ? "-S" : "-emit-obj", opt.c_str(), "-fcuda-is-device",
-      "-fno-threadsafe-statics", "-fvisibility=hidden",
-      "-fapply-global-visibility-to-externs", "-mrelocation-model", "pic",
-      "-pic-level", "2", "-mframe-pointer=none",
-      // One rounding per operation, as the CPU simulator computes.
-      "-ffp-contract=off", "-mllvm", "-amdgpu-internalize-symbols",
-      "-std=c++17", "-x", "hip", options.sourceName.c_str(), "-o", output.c_str()};
+  initializeAmdgpuTargets();
+  const std::vector<std::string> arguments = clangCc1Arguments(options, assembly, output);
+  std::vector<const char *> args;
+  for (const std::string &argument : arguments)
+    args.push_back(argument.c_str());
 
   std::string diagnosticsText;
   llvm::raw_string_ostream diagnosticsStream(diagnosticsText);

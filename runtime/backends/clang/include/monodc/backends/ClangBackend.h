@@ -18,6 +18,14 @@ struct ClangCompileOptions {
 /// The AMD processors the in-process backend builds for.
 bool isClangBackendArch(const std::string &arch);
 
+/// Registers the AMDGPU target with LLVM, once per process.
+void initializeAmdgpuTargets();
+
+/// The clang -cc1 arguments the backend compiles `options.sourceName` with,
+/// writing an object (or assembly) to `output`; for tools that time its phases.
+std::vector<std::string> clangCc1Arguments(const ClangCompileOptions &options, bool assembly,
+                                           const std::string &output);
+
 /// Compiles a self-contained HIP translation unit for one AMD GPU with the
 /// clang and lld libraries linked into this process (no ROCm install needed)
 /// and returns the loadable code object: an ELF shared object for
