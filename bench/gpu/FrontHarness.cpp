@@ -269,6 +269,11 @@ int main(int argc, char **argv) {
         w.buffers[r.name] = alloc(r.bytes);
         check(cuMemsetD8(w.buffers[r.name], 0, r.bytes), "zero argument");
       }
+    // Token t inserts its key into cache slot t: the slots must be distinct.
+    std::vector<float> slots(rows);
+    for (int t = 0; t < rows; ++t)
+      slots[t] = float(t);
+    upload(w.buffers["slot_mapping"], slots.data(), gpu::argument(m, "slot_mapping").bytes);
     w.scratch = alloc(m.scratchBytes);
     check(cuMemsetD8(w.scratch, 0, m.scratchBytes), "zero scratch");
 

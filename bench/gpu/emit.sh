@@ -14,10 +14,10 @@ done
 # Every launch, simulated with random inputs, for the GPU to match.
 for spec in "tiny 6 2" "tiny 48 4" "dsv41 6 2"; do
   set -- $spec
-  for launch in attention_front attention_seam seam_front moe_router_shared allreduce; do
-    # At full size seam_front only repeats attention_seam and attention_front
+  for launch in attention_front attention_seam k1 moe_router_shared allreduce; do
+    # At full size k1 only repeats attention_seam and attention_front
     # (and would push what travels to the GPU machine past its 64 MiB).
-    [ "$1" = dsv41 ] && [ "$launch" = seam_front ] && continue
+    [ "$1" = dsv41 ] && [ "$launch" = k1 ] && continue
     "$MONODC" simulate --config "$1" --rows "$2" --tp "$3" --launch "$launch" --schedules 2 \
       --dump "$OUT/sim" > /dev/null
   done

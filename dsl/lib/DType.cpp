@@ -17,6 +17,8 @@ mlir::Type monodc::dsl::toMlirType(DType type, mlir::MLIRContext &context) {
     return mlir::Float4E2M1FNType::get(&context);
   case DType::E8M0:
     return mlir::Float8E8M0FNUType::get(&context);
+  case DType::Byte:
+    return mlir::IntegerType::get(&context, 8);
   }
   return {};
 }
@@ -30,6 +32,8 @@ DType monodc::dsl::fromMlirType(mlir::Type type) {
     return DType::E2M1;
   if (mlir::isa<mlir::Float8E8M0FNUType>(type))
     return DType::E8M0;
+  if (type.isInteger(8))
+    return DType::Byte;
   return DType::F32;
 }
 
@@ -45,6 +49,8 @@ std::string monodc::dsl::dtypeName(DType type) {
     return "e2m1";
   case DType::E8M0:
     return "e8m0";
+  case DType::Byte:
+    return "byte";
   }
   return "?";
 }

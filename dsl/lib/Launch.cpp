@@ -33,7 +33,7 @@ void Launch::report(const std::string &stage, const std::string &message) {
 }
 
 dsl::Region Launch::declare(const std::string &name, int kind, DType type,
-                       std::vector<int64_t> shape) {
+                       std::vector<int64_t> shape, int64_t indexBound) {
   dsl::Region region;
   region.owner = this;
   region.regionName = name;
@@ -62,12 +62,23 @@ dsl::Region Launch::declare(const std::string &name, int kind, DType type,
   auto launch = cast<mono::LaunchOp>(launchOp);
   OpBuilder builder = OpBuilder::atBlockEnd(&launch.getBodyBlock());
   mono::RegionOp::create(builder, NameLoc::get(builder.getStringAttr(name)), name,
-                         regionKind, toMlirType(type, *mlirContext), shape);
+                         regionKind, toMlirType(type, *mlirContext), shape,
+                         indexBound > 0 ? builder.getI64IntegerAttr(indexBound) : IntegerAttr());
   return region;
 }
 
 dsl::Region Launch::input(const std::string &name, DType type, std::vector<int64_t> shape) {
   return declare(name, static_cast<int>(mono::MemoryKind::Input), type, std::move(shape));
+}
+dsl::Region Launch::indexInput(const std::string &name, std::vector<int64_t> shape,
+                               int64_t bound) {
+  if (bound < 1) {
+    diagnostics.push_back("launch '" + launchName + "': index input '" + name +
+                          "' needs a positive bound, got " + std::to_string(bound));
+    return {};
+  }
+  return declare(name, static_cast<int>(mono::MemoryKind::Input), DType::F32, std::move(shape),
+                 bound);
 }
 dsl::Region Launch::output(const std::string &name, DType type, std::vector<int64_t> shape) {
   return declare(name, static_cast<int>(mono::MemoryKind::Output), type, std::move(shape));

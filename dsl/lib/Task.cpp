@@ -64,6 +64,11 @@ Tile Tile::to(DType type) const {
     return {};
   if (type == dtype())
     return *this;
+  if (type == DType::Byte) {
+    task->fail("a tile cannot hold bytes; byte regions are read and written in the formats "
+               "they hold");
+    return {};
+  }
   if (type != DType::F32 && dtype() != DType::F32) {
     task->fail("cast from " + dtypeName(dtype()) + " to " + dtypeName(type) +
                " must go through f32");
@@ -363,9 +368,62 @@ Tile Task::load(const Region &region, Index row, Index col, int64_t size) {
          region.name() + "' (" + std::to_string(region.cols()) + " columns)");
     return {};
   }
+  if (region.dtype() == DType::Byte) {
+    fail("loads from byte region '" + region.name() +
+         "' without a format; use loadBytes with the format stored there");
+    return {};
+  }
   return Tile(this, mono::LoadOp::create(builder, locOf(*this),
                                          tileType(*this, size, region.dtype()),
                                          region.name(), row.get(), col.get()));
+}
+
+namespace {
+/// Bytes a value of `type` takes in a byte record; 0 when it cannot be one.
+int64_t recordBytes(DType type) {
+  switch (type) {
+  case DType::F32:
+    return 4;
+  case DType::BF16:
+    return 2;
+  case DType::E4M3:
+  case DType::E8M0:
+    return 1;
+  default:
+    return 0;
+  }
+}
+} // namespace
+
+Tile Task::loadBytes(const Region &region, DType type, Index row, Index col, int64_t size) {
+  if (!checkRegion(region, "reads"))
+    return {};
+  if (region.dtype() != DType::Byte || recordBytes(type) == 0 || size <= 0 ||
+      size * recordBytes(type) > region.cols()) {
+    fail("loadBytes of " + std::to_string(size) + " " + dtypeName(type) +
+         " values from region '" + region.name() + "' (" + dtypeName(region.dtype()) + ", " +
+         std::to_string(region.cols()) + " columns): needs a byte region, a format of whole "
+         "bytes (f32, bf16, e4m3, e8m0) and a window inside a row");
+    return {};
+  }
+  return Tile(this, mono::LoadOp::create(builder, locOf(*this), tileType(*this, size, type),
+                                         region.name(), row.get(), col.get()));
+}
+
+void Task::storeIf(Index guard, const Region &region, Index row, Index col, const Tile &value) {
+  if (!value.valid() || !checkRegion(region, "writes"))
+    return;
+  const bool bytes = region.dtype() == DType::Byte;
+  if (!region.writable() || (!bytes && value.dtype() != region.dtype()) ||
+      (bytes && recordBytes(value.dtype()) == 0)) {
+    fail("storeIf of a " + dtypeName(value.dtype()) + " tile into " +
+         dtypeName(region.dtype()) + " region '" + region.name() +
+         "': needs a writable region of the tile's format, or a byte region and a format of "
+         "whole bytes");
+    return;
+  }
+  mono::StoreOp::create(builder, locOf(*this), value.get(), region.name(), row.get(), col.get(),
+                        guard.get());
 }
 
 Tile Task::load(const Region &region, Index row, int64_t col, int64_t size) {
@@ -383,6 +441,10 @@ void Task::store(const Region &region, Index row, Index col, const Tile &value) 
     fail("writes read-only region '" + region.name() + "' (inputs and weights are read-only)");
     return;
   }
+  if (region.dtype() == DType::Byte) {
+    fail("stores into byte region '" + region.name() + "' with store; use storeIf");
+    return;
+  }
   if (value.dtype() != region.dtype()) {
     fail("stores a " + dtypeName(value.dtype()) + " tile into " +
          dtypeName(region.dtype()) + " region '" + region.name() +
@@ -395,7 +457,7 @@ void Task::store(const Region &region, Index row, Index col, const Tile &value) 
     return;
   }
   mono::StoreOp::create(builder, locOf(*this), value.get(), region.name(), row.get(),
-                        col.get());
+                        col.get(), Value());
 }
 
 void Task::store(const Region &region, Index row, int64_t col, const Tile &value) {
@@ -424,7 +486,7 @@ void Task::storeRows(const Region &region, Index row, Index col, int64_t rows,
     return;
   }
   auto op = mono::StoreOp::create(builder, locOf(*this), value.get(), region.name(), row.get(),
-                                  col.get());
+                                  col.get(), Value());
   op.setRows(rows);
 }
 
@@ -475,16 +537,19 @@ Mxfp8Tile Task::quantizeMxfp8(const Tile &x, Mxfp8Flavour flavour) {
   Tile in = asF32Operand(x, "quantizeMxfp8");
   if (!in.valid())
     return {};
-  if (in.size() % 32 != 0) {
+  const int64_t group = flavour == Mxfp8Flavour::KvRecord ? 64 : 32;
+  if (in.size() % group != 0) {
     fail("quantizeMxfp8 of " + std::to_string(in.size()) +
-         " values: the size must be a multiple of 32");
+         " values: the size must be a multiple of " + std::to_string(group));
     return {};
   }
-  auto op = mono::QuantizeMxfp8Op::create(
-      builder, locOf(*this), tileType(*this, in.size(), DType::E4M3),
-      tileType(*this, in.size() / 32, DType::E8M0), in.get(),
-      flavour == Mxfp8Flavour::Routed ? mono::Mxfp8Variant::Routed
-                                      : mono::Mxfp8Variant::Standard);
+  auto variant = flavour == Mxfp8Flavour::Routed     ? mono::Mxfp8Variant::Routed
+                 : flavour == Mxfp8Flavour::KvRecord ? mono::Mxfp8Variant::KvRecord
+                                                     : mono::Mxfp8Variant::Standard;
+  auto op = mono::QuantizeMxfp8Op::create(builder, locOf(*this),
+                                          tileType(*this, in.size(), DType::E4M3),
+                                          tileType(*this, in.size() / group, DType::E8M0),
+                                          in.get(), variant);
   return {Tile(this, op.getCodes()), Tile(this, op.getScales())};
 }
 

@@ -85,11 +85,14 @@ MONO_DEV int mono_ceil_log2(float t) {
   return p - 149 + ((m & (m - 1u)) != 0u ? 1 : 0);
 }
 
-// MXFP8 scale code of one 32-value group (DSV41.md section 2).
-MONO_DEV int mono_mxfp8_scale_code(float amax, int routed) {
-  float a = routed ? mono_fmax(amax, 1e-10f) : mono_fmax(amax, 1.17549435e-38f);
+// MXFP8 scale code of one group (DSV41.md sections 2 and 4): variant 0 the
+// standard activation quantizer, 1 the routed experts' (amax floored at 1e-10,
+// code >= 1), 2 the KV record's (amax floored at 1e-4).
+MONO_DEV int mono_mxfp8_scale_code(float amax, int variant) {
+  float floor = variant == 1 ? 1e-10f : (variant == 2 ? 1e-4f : 1.17549435e-38f);
+  float a = mono_fmax(amax, floor);
   int c = mono_ceil_log2(a / 448.0f) + 127;
-  int lo = routed ? 1 : 0;
+  int lo = variant == 1 ? 1 : 0;
   return c < lo ? lo : (c > 254 ? 254 : c);
 }
 
@@ -180,9 +183,9 @@ MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indice
 }
 
 // ---- MXFP8 of a row: codes and scales as f32 values ----
-template <int S, int SS, int N>
+template <int S, int SS, int N, int G>
 MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float (&scales)[SS],
-                                  int routed, float *lds) {
+                                  int variant, float *lds) {
   const int tid = mono_tid();
   float *vals = lds, *groupScale = lds + N;
 #pragma unroll
@@ -191,17 +194,17 @@ MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float 
     if (i < N) vals[i] = x[s];
   }
   mono_block_sync();
-  for (int g = tid; g < N / 32; g += MONO_BLOCK) {
+  for (int g = tid; g < N / G; g += MONO_BLOCK) {
     float amax = 0.0f;
-    for (int j = 0; j < 32; ++j) amax = mono_fmax(amax, mono_fabs(vals[g * 32 + j]));
-    groupScale[g] = (float)mono_mxfp8_scale_code(amax, routed);
+    for (int j = 0; j < G; ++j) amax = mono_fmax(amax, mono_fabs(vals[g * G + j]));
+    groupScale[g] = (float)mono_mxfp8_scale_code(amax, variant);
   }
   mono_block_sync();
 #pragma unroll
   for (int s = 0; s < S; ++s) {
     int i = s * MONO_BLOCK + tid;
     if (i < N) {
-      int c = (int)groupScale[i / 32];
+      int c = (int)groupScale[i / G];
       float v = x[s] * mono_exp2i(127 - c);
       v = v > 448.0f ? 448.0f : (v < -448.0f ? -448.0f : v);
       codes[s] = mono_round_e4m3(v);
@@ -210,7 +213,7 @@ MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float 
 #pragma unroll
   for (int s = 0; s < SS; ++s) {
     int g = s * MONO_BLOCK + tid;
-    if (g < N / 32) scales[s] = mono_exp2i((int)groupScale[g] - 127);
+    if (g < N / G) scales[s] = mono_exp2i((int)groupScale[g] - 127);
   }
   mono_block_sync();
 }

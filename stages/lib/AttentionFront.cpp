@@ -75,6 +75,26 @@ void monodc::stages::addKeyRope(Launch &launch, const ModelConfig &config,
   });
 }
 
+void monodc::stages::addKvInsert(Launch &launch, const ModelConfig &config,
+                                 const KvInsertRegions &r) {
+  const int64_t nope = config.kvNope(), groups = nope / ModelConfig::kKvGroup;
+  const int64_t pageTokens = ModelConfig::kKvPageTokens;
+  launch.stage("front.kv_insert", launch.options().rows, [&](Task &t) {
+    Index slot = t.toIndex(t.load(r.slots, t.id(), 0, 1));
+    Index page = slot / pageTokens, inPage = slot % pageTokens;
+    Tile k = t.loadRow(r.k, t.id());
+    Mxfp8Tile q = t.quantizeMxfp8(k.slice(0, nope).to(f32), Mxfp8Flavour::KvRecord);
+    Index data = inPage * config.kvDataBytes();
+    t.storeIf(slot, r.cache, page, data, q.codes);
+    t.storeIf(slot, r.cache, page, data + t.index(nope), k.slice(nope, config.ropeDim));
+    Index scales = inPage * ModelConfig::kKvScaleBytes + t.index(pageTokens * config.kvDataBytes());
+    t.storeIf(slot, r.cache, page, scales, q.scales);
+    // The unused scale bytes are zero (an e4m3 zero is the byte 0).
+    t.storeIf(slot, r.cache, page, scales + t.index(groups),
+              t.constant(0.0f, ModelConfig::kKvScaleBytes - groups).to(e4m3));
+  });
+}
+
 void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t heads,
                               const QueryRegions &r) {
   constexpr int64_t rowsPerTask = 16;

@@ -10,19 +10,19 @@ using namespace monodc::dsl;
 using namespace monodc::stages;
 
 std::vector<std::string> monodc::stages::launchNames() {
-  return {"attention_front", "attention_query", "attention_seam", "seam_front",
+  return {"attention_front", "attention_query", "attention_seam", "k1",
           "moe_router_shared", "allreduce"};
 }
 
 
 namespace {
 
-/// The attention front after the seam norm: wqkv, the q/kv norms and the key
-/// RoPE, reading MXFP8(y) from `xq`, `xs`. Shared by attention_front and
-/// seam_front.
+/// The attention front after the seam norm: wqkv, the q/kv norms, the key
+/// RoPE and the KV insert, reading MXFP8(y) from `xq`, `xs`. Shared by
+/// attention_front and k1.
 struct FrontRegions {
   WqkvRegions wqkv;
-  Region qNorm, kvNorm, qn, kn, positions, cosSin, k;
+  Region qNorm, kvNorm, qn, kn, positions, cosSin, k, slots, cache;
 };
 
 FrontRegions declareFront(Launch &launch, const ModelConfig &c, const Region &xq,
@@ -36,9 +36,11 @@ FrontRegions declareFront(Launch &launch, const ModelConfig &c, const Region &xq
   f.kvNorm = launch.weight("kv_norm", bf16, {c.kvDim});
   f.qn = launch.output("qn", bf16, {rows, c.qRank});
   f.kn = launch.output("kn", bf16, {rows, c.kvDim});
-  f.positions = launch.input("positions", f32, {rows, 1});
+  f.positions = launch.indexInput("positions", {rows, 1}, c.ropePositions);
   f.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
   f.k = launch.output("k", bf16, {rows, c.kvDim});
+  f.slots = launch.indexInput("slot_mapping", {rows, 1}, c.kvCachePages * c.kKvPageTokens);
+  f.cache = launch.output("kv_cache", byte, {c.kvCachePages, c.kvPageBytes()});
   return f;
 }
 
@@ -47,6 +49,7 @@ void addFront(Launch &launch, const ModelConfig &c, const FrontRegions &f) {
   addRowNorm(launch, c, "front.q_norm", {f.wqkv.qkv, f.qNorm, f.qn, 0, c.qRank});
   addRowNorm(launch, c, "front.kv_norm", {f.wqkv.qkv, f.kvNorm, f.kn, c.qRank, c.kvDim});
   addKeyRope(launch, c, {f.kn, f.positions, f.cosSin, f.k});
+  addKvInsert(launch, c, {f.k, f.slots, f.cache});
 }
 
 /// The query path's weights, scratch and output for `heads` local heads.
@@ -69,7 +72,7 @@ QueryRegions declareQuery(Launch &launch, const ModelConfig &c, int64_t heads, c
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig &c,
                                    const BuildParams &params, bool withFront) {
-  Launch launch(context, withFront ? "seam_front" : "attention_seam",
+  Launch launch(context, withFront ? "k1" : "attention_seam",
                 {params.arch, params.grid, params.block, params.rows});
   const int64_t rows = params.rows, h = c.hidden, heads = c.heads / params.tp;
   SeamRegions seam = declareSeamRegions(launch, c);
@@ -145,7 +148,7 @@ monodc::stages::buildAttentionQuery(mlir::MLIRContext &context, const ModelConfi
                 {params.arch, params.grid, params.block, params.rows});
   const int64_t rows = params.rows, heads = c.heads / params.tp;
   Region qn = launch.input("qn", bf16, {rows, c.qRank});
-  Region positions = launch.input("positions", f32, {rows, 1});
+  Region positions = launch.indexInput("positions", {rows, 1}, c.ropePositions);
   Region cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
   QueryRegions r = declareQuery(launch, c, heads, qn, positions, cosSin);
   addQuery(launch, c, heads, r);
@@ -172,8 +175,8 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
     return resolved.takeError();
   if (name == "attention_front")
     return buildAttentionFront(context, config, *resolved);
-  if (name == "attention_seam" || name == "seam_front")
-    return buildAttentionSeam(context, config, *resolved, name == "seam_front");
+  if (name == "attention_seam" || name == "k1")
+    return buildAttentionSeam(context, config, *resolved, name == "k1");
   if (name == "moe_router_shared")
     return buildMoeRouterShared(context, config, *resolved);
   if (name == "allreduce")
@@ -181,6 +184,6 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
   if (name == "attention_query")
     return buildAttentionQuery(context, config, *resolved);
   return llvm::createStringError("unknown launch '%s' (known: attention_front, attention_seam, "
-                                 "seam_front, moe_router_shared, allreduce, attention_query)",
+                                 "k1, moe_router_shared, allreduce, attention_query)",
                                  name.c_str());
 }

@@ -1,5 +1,6 @@
 // Small hand-checked cases of the CPU reference: every expected value below is
 // worked out on paper from DSV41.md, not produced by the code under test.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "monodc/formats/NumberFormats.h"
+#include "monodc/reference/Moe.h"
 #include "monodc/reference/Reference.h"
 
 namespace monodc::reference {
@@ -204,6 +206,182 @@ TEST(GemvMxfp8xE4m3, RejectsMismatchedK) {
   const Mxfp8Tensor x = quantizeMxfp8Rows(std::vector<float>(64), 1, 64, Mxfp8Variant::Standard);
   const BlockScaledE4m3 w = quantizeBlockE4m3(std::vector<float>(32 * 32), 32, 32);
   EXPECT_THROW(gemvMxfp8xE4m3(x, w), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------- routed experts
+
+// A tiny routed expert: H = 32, I = 32, x = e_0. Every weight sits in column 0
+// of its row (w13) or is chosen so that d picks out h; all are exact in MXFP4.
+constexpr int kHidden = 32, kInter = 32;
+
+// The w13 row of gate row i and of up row i (16-row tiles, gate first).
+int gateRowOf(int i) { return (i / 16) * 32 + i % 16; }
+int upRowOf(int i) { return gateRowOf(i) + 16; }
+
+std::vector<float> handW13(int experts = 1) {
+  std::vector<float> w(size_t(experts) * 2 * kInter * kHidden, 0.0f);
+  for (int e = 0; e < experts; ++e) {
+    auto set = [&](int row, float v) { w[(size_t(e) * 2 * kInter + row) * kHidden] = v; };
+    set(gateRowOf(0), 2.0f);
+    set(upRowOf(0), 1.0f);
+    set(gateRowOf(1), 12.0f);
+    set(upRowOf(1), 1.0f);
+    set(gateRowOf(2), 1.0f);
+    set(upRowOf(2), -24.0f);
+    set(gateRowOf(3), -3.0f);
+    set(upRowOf(3), 2.0f);
+    set(gateRowOf(20), 4.0f);
+    set(upRowOf(20), 0.5f);  // the second tile pair
+  }
+  return w;
+}
+
+std::vector<float> handW2() {
+  std::vector<float> w(size_t(kHidden) * kInter, 0.0f);
+  w[0 * kInter + 0] = 1.0f;
+  w[1 * kInter + 1] = 1.0f;
+  for (int i = 0; i < kInter; ++i) w[2 * kInter + i] = 1.0f;
+  w[3 * kInter + 3] = -2.0f;
+  w[4 * kInter + 20] = 0.5f;
+  return w;
+}
+
+std::vector<float> unitX() {
+  std::vector<float> x(kHidden, 0.0f);
+  x[0] = 1.0f;  // MXFP8r: code 119, 256 -> exactly 1
+  return x;
+}
+
+TEST(RoutedExpert, HandComputedHiddenAndDown) {
+  const Mxfp4Weights w13 = quantizeMxfp4Weights(handW13(), 1, 2 * kInter, kHidden);
+  const Mxfp4Weights w2 = quantizeMxfp4Weights(handW2(), 1, kHidden, kInter);
+  const RoutedExpertOutput out = routedExpert(unitX(), w13, w2, 0, 10.0);
+  // h = bf16(g' sigmoid(g') clamp(u)):
+  //   g = 2, u = 1:    1.76159 -> 1.7578125 (225 / 128)
+  //   g = 12 -> 10:    9.99955 -> 10 (unclamped it would be 12)
+  //   u = -24 -> -10:  -7.31059 -> -7.3125 (unclamped -17.5)
+  //   g = -3, u = 2:   -0.284555 -> -0.28515625 (no lower clamp on g)
+  //   g = 4, u = 0.5:  1.96403 -> 1.9609375
+  std::vector<float> hidden(kInter, 0.0f);
+  hidden[0] = 1.7578125f;
+  hidden[1] = 10.0f;
+  hidden[2] = -7.3125f;
+  hidden[3] = -0.28515625f;
+  hidden[20] = 1.9609375f;
+  EXPECT_EQ(out.hidden, hidden);
+  // MXFP8r(h): amax 10 -> code 122 (x 32): 56.25 -> 56, 320, -234 -> -240,
+  // -9.125 -> -9, 62.75 -> 64, i.e. 1.75, 10, -7.5, -0.28125, 2.
+  // d = [1.75, 10, sum = 5.96875, -2 * -0.28125, 0.5 * 2, 0...].
+  std::vector<float> down(kHidden, 0.0f);
+  down[0] = 1.75f;
+  down[1] = 10.0f;
+  down[2] = 5.96875f;
+  down[3] = 0.5625f;
+  down[4] = 1.0f;
+  EXPECT_EQ(out.down, down);
+}
+
+TEST(RoutedExpert, GateAndUpAreInterleavedIn16RowTiles) {
+  // Swapping each gate tile with its up tile makes g = 0.5, u = 4 at i = 20:
+  // 0.5 sigmoid(0.5) 4 = 1.24492 -> 1.2421875 instead of 1.9609375.
+  const std::vector<float> plain = handW13();
+  std::vector<float> swapped(plain.size());
+  for (int row = 0; row < 2 * kInter; ++row) {
+    const int partner = (row / 16) % 2 == 0 ? row + 16 : row - 16;
+    std::copy_n(plain.begin() + size_t(partner) * kHidden, kHidden,
+                swapped.begin() + size_t(row) * kHidden);
+  }
+  const Mxfp4Weights w2 = quantizeMxfp4Weights(handW2(), 1, kHidden, kInter);
+  const RoutedExpertOutput right =
+      routedExpert(unitX(), quantizeMxfp4Weights(plain, 1, 2 * kInter, kHidden), w2, 0, 10.0);
+  const RoutedExpertOutput wrong =
+      routedExpert(unitX(), quantizeMxfp4Weights(swapped, 1, 2 * kInter, kHidden), w2, 0, 10.0);
+  EXPECT_EQ(right.hidden[20], 1.9609375f);
+  EXPECT_EQ(wrong.hidden[20], 1.2421875f);
+  EXPECT_NE(right.down, wrong.down);
+}
+
+TEST(RoutedExpert, UsesTheRoutedMxfp8Flavour) {
+  // x = 2^-130 alone. Standard MXFP8 (code 0) would keep it, giving g = 2^-129
+  // and h = 2^-130; the routed floor (code 85) flushes it to 0, so h = 0.
+  std::vector<float> x(kHidden, 0.0f);
+  x[0] = 0x1p-130f;
+  const RoutedExpertOutput out =
+      routedExpert(x, quantizeMxfp4Weights(handW13(), 1, 2 * kInter, kHidden),
+                   quantizeMxfp4Weights(handW2(), 1, kHidden, kInter), 0, 10.0);
+  EXPECT_EQ(out.hidden, std::vector<float>(kInter, 0.0f));
+}
+
+TEST(RoutedExperts, WeightsSharedAndRounding) {
+  // d = [1.75, 10, 5.96875, 0.5625, 1, 0...] times 1.5, each product rounded
+  // to bf16 (8.953125 -> 8.9375), then + 0.25 from the shared expert.
+  const Mxfp4Weights w13 = quantizeMxfp4Weights(handW13(), 1, 2 * kInter, kHidden);
+  const Mxfp4Weights w2 = quantizeMxfp4Weights(handW2(), 1, kHidden, kInter);
+  Routing routing;
+  routing.indices = {0};
+  routing.weights = {1.5f};
+  const std::vector<float> out =
+      routedExperts(unitX(), 1, routing, w13, w2, std::vector<float>(kHidden, 0.25f), 10.0);
+  std::vector<float> expected(kHidden, 0.25f);
+  expected[0] = 2.875f;
+  expected[1] = 15.25f;
+  expected[2] = 9.1875f;
+  expected[3] = 1.09375f;
+  expected[4] = 1.75f;
+  EXPECT_EQ(out, expected);
+}
+
+TEST(RoutedExperts, SumsInTopKOrder) {
+  // Three experts with h_0 = 1.9609375 (g = 4, u = 0.5), MXFP8r -> 2. Expert 0
+  // has w2[0][0] = 128 (d_0 = 256), experts 1 and 2 have 0.5 (d_0 = 1).
+  // Order 0, 1, 2: 256 + 1 = 257 is a bf16 tie -> 256, twice; order 1, 2, 0:
+  // 1 + 1 = 2, then 258.
+  std::vector<float> w13Values(size_t(3) * 2 * kInter * kHidden, 0.0f);
+  std::vector<float> w2Values(size_t(3) * kHidden * kInter, 0.0f);
+  for (int e = 0; e < 3; ++e) {
+    w13Values[(size_t(e) * 2 * kInter + gateRowOf(0)) * kHidden] = 4.0f;
+    w13Values[(size_t(e) * 2 * kInter + upRowOf(0)) * kHidden] = 0.5f;
+    w2Values[size_t(e) * kHidden * kInter] = e == 0 ? 128.0f : 0.5f;
+  }
+  const Mxfp4Weights w13 = quantizeMxfp4Weights(w13Values, 3, 2 * kInter, kHidden);
+  const Mxfp4Weights w2 = quantizeMxfp4Weights(w2Values, 3, kHidden, kInter);
+  std::vector<float> x = unitX();
+  x.insert(x.end(), x.begin(), x.end());  // two tokens, the same x
+  Routing routing;
+  routing.indices = {0, 1, 2, 1, 2, 0};
+  routing.weights = std::vector<float>(6, 1.0f);
+  const std::vector<float> out =
+      routedExperts(x, 2, routing, w13, w2, std::vector<float>(2 * kHidden, 0.0f), 10.0);
+  std::vector<float> expected(2 * kHidden, 0.0f);
+  expected[0] = 256.0f;
+  expected[kHidden] = 258.0f;
+  EXPECT_EQ(out, expected);
+}
+
+TEST(RoutedExperts, RejectsBadShapes) {
+  const Mxfp4Weights w13 = quantizeMxfp4Weights(handW13(), 1, 2 * kInter, kHidden);
+  const Mxfp4Weights w2 = quantizeMxfp4Weights(handW2(), 1, kHidden, kInter);
+  EXPECT_THROW(routedExpert(unitX(), w13, w2, 1, 10.0), std::invalid_argument);
+  EXPECT_THROW(routedExpert(std::vector<float>(64), w13, w2, 0, 10.0), std::invalid_argument);
+  EXPECT_THROW(routedExpert(unitX(), w2, w2, 0, 10.0), std::invalid_argument);
+  Routing routing;
+  routing.indices = {0, 0};
+  routing.weights = {1.0f};
+  EXPECT_THROW(routedExperts(unitX(), 1, routing, w13, w2, std::vector<float>(kHidden), 10.0),
+               std::invalid_argument);
+  EXPECT_THROW(quantizeMxfp4Weights(std::vector<float>(48), 1, 1, 48), std::invalid_argument);
+}
+
+TEST(QuantizeMxfp4Weights, ScalesArePerRowPer32) {
+  // Two experts of 2 x 64: expert 1 row 1 group 1 holds 12 (code 128, 6).
+  std::vector<float> w(2 * 2 * 64, 0.0f);
+  w[(1 * 2 + 1) * 64 + 40] = 12.0f;
+  const Mxfp4Weights q = quantizeMxfp4Weights(w, 2, 2, 64);
+  EXPECT_EQ(q.experts, 2);
+  EXPECT_EQ(q.n, 2);
+  EXPECT_EQ(q.k, 64);
+  EXPECT_EQ(q.scales, (std::vector<uint8_t>{0, 0, 0, 0, 0, 0, 0, 128}));
+  EXPECT_EQ(q.codes[(1 * 2 + 1) * 64 + 40], 0x7);
 }
 
 }  // namespace

@@ -3,10 +3,12 @@
 
 #include "monodc/Transforms/Passes.h"
 #include "monodc/formats/NumberFormats.h"
+#include "monodc/reference/Attention.h"
 #include "monodc/stages/Launches.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -53,6 +55,18 @@ FrontInputs makeFrontInputs(const stages::ModelConfig &c, int rows, unsigned see
   for (float &x : dense)
     x = w(rng);
   in.wqkv = ref::quantizeBlockE4m3(dense, int(c.qkvWidth()), int(c.hidden));
+  // Slots: 33 r + 31 steps over page ends and starts (33 and the slot count,
+  // a power of two, are coprime: the slots are distinct); token 1 a pad when
+  // rows > 2.
+  const int64_t pages = c.kvCachePages, slotCount = pages * c.kKvPageTokens;
+  for (int r = 0; r < rows; ++r)
+    in.slots.push_back(float((33 * r + 31) % slotCount));
+  if (rows > 2)
+    in.slots[1] = -1.0f;
+  std::uniform_int_distribution<int> byte(0, 255);
+  in.cacheBefore.resize(size_t(pages * c.kvPageBytes()));
+  for (uint8_t &b : in.cacheBefore)
+    b = uint8_t(byte(rng));
   return in;
 }
 
@@ -68,11 +82,13 @@ void loadFrontInputs(sim::LaunchMemory &memory, const FrontInputs &in) {
   check(memory.setValues("cos_sin", in.cosSin));
   check(memory.setBytes("wqkv", in.wqkv.codes));
   check(memory.setBytes("wqkv_scale", in.wqkv.scales));
+  check(memory.setValues("slot_mapping", in.slots));
+  check(memory.setBytes("kv_cache", in.cacheBefore));
 }
 
 FrontOutputs readFrontOutputs(const sim::LaunchMemory &memory) {
   return {memory.values("y"), memory.values("qkv"), memory.values("qn"), memory.values("kn"),
-          memory.values("k"), memory.bytes("xq"), memory.bytes("xs")};
+          memory.values("k"), memory.bytes("xq"), memory.bytes("xs"), memory.bytes("kv_cache")};
 }
 
 FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontInputs &in,
@@ -89,6 +105,15 @@ FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontIn
   auto run = sim::simulate(launch, memory, schedule);
   EXPECT_TRUE(succeeded(run) && !run->deadlock) << (succeeded(run) ? run->describe() : "");
   return readFrontOutputs(memory);
+}
+
+std::vector<uint8_t> referenceCache(const stages::ModelConfig &c, int rows, const FrontInputs &in,
+                                    const std::vector<float> &k) {
+  ref::KvRecordLayout layout{int(c.kvNope()), int(c.ropeDim), int(c.kKvPageTokens)};
+  ref::KvCache cache{layout, int(c.kvCachePages), in.cacheBefore};
+  std::vector<int> slots(in.slots.begin(), in.slots.end());
+  ref::insertKv(cache, k, rows, slots);
+  return cache.bytes;
 }
 
 /// The reference chain, from DSV41.md, on the reference's own intermediates.
@@ -108,6 +133,7 @@ FrontOutputs referenceFront(const stages::ModelConfig &c, int rows, const FrontI
   out.qn = ref::rmsNorm(q, rows, qr, in.qNorm, c.normEps);
   out.kn = ref::rmsNorm(k, rows, kv, in.kvNorm, c.normEps);
   out.k = ref::keyRope(out.kn, in.positions, in.cosSin, rows, kv, int(c.ropeDim));
+  out.cache = referenceCache(c, rows, in, out.k);
   return out;
 }
 

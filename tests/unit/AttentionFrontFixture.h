@@ -14,11 +14,16 @@ namespace monodc::testing {
 struct FrontInputs {
   std::vector<float> u, attnNorm, qNorm, kvNorm, positions, cosSin;
   reference::BlockScaledE4m3 wqkv;
+  /// Distinct cache slots (page boundaries crossed, one pad -1 when rows > 2)
+  /// and the cache before the step: random bytes, so a skipped pad and every
+  /// byte a record must not touch are checked too.
+  std::vector<float> slots;
+  std::vector<uint8_t> cacheBefore;
 };
 
 struct FrontOutputs {
   std::vector<float> y, qkv, qn, kn, k;
-  std::vector<uint8_t> xq, xs;
+  std::vector<uint8_t> xq, xs, cache;
 };
 
 FrontInputs makeFrontInputs(const stages::ModelConfig &c, int rows, unsigned seed);
@@ -28,6 +33,9 @@ FrontOutputs readFrontOutputs(const sim::LaunchMemory &memory);
 /// Builds the attention front, runs the fusion passes, simulates it.
 FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontInputs &in,
                            const sim::Schedule &schedule = {});
+/// The cache after the reference inserts keys k at the input's slots.
+std::vector<uint8_t> referenceCache(const stages::ModelConfig &c, int rows, const FrontInputs &in,
+                                    const std::vector<float> &k);
 /// The reference chain, from DSV41.md, on the reference's own intermediates.
 FrontOutputs referenceFront(const stages::ModelConfig &c, int rows, const FrontInputs &in);
 

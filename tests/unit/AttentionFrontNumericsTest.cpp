@@ -1,4 +1,5 @@
-// Numerics of the first stages (seam norm, wqkv, q/kv norms) executed by the
+// Numerics of the first stages (seam norm, wqkv, q/kv norms, key RoPE, KV
+// insert) executed by the
 // simulator, against the independent CPU reference (tests/reference) with the
 // bounds of DSV41.md section 6. MXFP8 codes and scales are checked exactly.
 #include "AttentionFrontFixture.h"
@@ -7,12 +8,15 @@
 #include "monodc/Transforms/Passes.h"
 #include "monodc/formats/NumberFormats.h"
 #include "monodc/reference/Reference.h"
+#include "monodc/dsl/Launch.h"
+#include "monodc/stages/AttentionFront.h"
 #include "monodc/stages/Launches.h"
 
 #include "StageBounds.h"
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 
 using namespace monodc;
@@ -40,6 +44,9 @@ void checkFront(const stages::ModelConfig &c, int rows, unsigned seed) {
       ref::quantizeMxfp8Rows(got.y, rows, int(c.hidden), formats::Mxfp8Variant::Standard);
   EXPECT_EQ(got.xq, mine.codes);
   EXPECT_EQ(got.xs, mine.scales);
+  // The KV insert is exact: the reference records of the simulator's own k,
+  // at the same slots, over the same poisoned cache (pads left untouched).
+  EXPECT_TRUE(got.cache == referenceCache(c, rows, in, got.k)) << "KV cache differs";
 }
 
 TEST(AttentionFrontNumerics, TinyManySeedsAndWidths) {
@@ -106,3 +113,81 @@ TEST(AttentionFrontNumerics, RopeWithSwappedSinIsCaught) {
   EXPECT_NE(got.k, ref::keyRope(got.kn, in.positions, flipped, 6, int(c.kvDim), int(c.ropeDim)));
 }
 } // namespace
+
+namespace {
+
+/// A launch holding the KV insert alone, on keys given as input.
+sim::LaunchMemory *insertAlone(mlir::MLIRContext &ctx, const stages::ModelConfig &c, int rows,
+                               mlir::OwningOpRef<mlir::ModuleOp> &module) {
+  dsl::Launch launch(ctx, "kv_insert", {"gfx950", 16, 256, rows});
+  stages::KvInsertRegions r{
+      launch.input("k", dsl::bf16, {rows, c.kvDim}),
+      launch.indexInput("slot_mapping", {rows, 1}, c.kvCachePages * c.kKvPageTokens),
+      launch.output("kv_cache", dsl::byte, {c.kvCachePages, c.kvPageBytes()})};
+  stages::addKvInsert(launch, c, r);
+  auto built = launch.finish();
+  EXPECT_TRUE(static_cast<bool>(built)) << (built ? "" : llvm::toString(built.takeError()));
+  module = std::move(*built);
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(*module)));
+  return new sim::LaunchMemory(*module->getOps<mono::LaunchOp>().begin());
+}
+
+/// Keys at the edges of the record's quantizer: huge and tiny groups, zeros,
+/// exact powers of two and values that round to the e4m3 maximum.
+std::vector<float> edgeKeys(const stages::ModelConfig &c, int rows) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> k(size_t(rows) * c.kvDim);
+  for (int r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < c.kvDim; ++d) {
+      const float scale = r == 0 ? 1e30f : r == 1 ? 1e-30f : r == 2 ? 0.0f : 1.0f;
+      float v = scale * normal(rng);
+      if (r == 3)
+        v = d % 64 == 0 ? 448.0f : std::ldexp(1.0f, int(d % 20) - 10);
+      if (r == 4)
+        v = d % 64 == 0 ? 464.0f : 0.001f * normal(rng);  // 464 rounds past 448
+      k[size_t(r) * c.kvDim + d] = formats::roundToBf16(v);
+    }
+  return k;
+}
+
+} // namespace
+
+TEST(KvInsertNumerics, EdgeKeysAreRecordedExactly) {
+  for (const auto &c : {stages::tinyConfig(), stages::dsv41Config()}) {
+    SCOPED_TRACE(c.name);
+    const int rows = 6;
+    mlir::MLIRContext ctx;
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    std::unique_ptr<sim::LaunchMemory> memory(insertAlone(ctx, c, rows, module));
+    FrontInputs in = makeFrontInputs(c, rows, 3u);
+    std::vector<float> k = edgeKeys(c, rows);
+    ASSERT_FALSE(static_cast<bool>(memory->setValues("k", k)));
+    ASSERT_FALSE(static_cast<bool>(memory->setValues("slot_mapping", in.slots)));
+    ASSERT_FALSE(static_cast<bool>(memory->setBytes("kv_cache", in.cacheBefore)));
+    auto run = sim::simulate(*module->getOps<mono::LaunchOp>().begin(), *memory);
+    ASSERT_TRUE(succeeded(run) && !run->deadlock);
+    EXPECT_TRUE(memory->bytes("kv_cache") == referenceCache(c, rows, in, k));
+    // The pad row (token 1, the tiny keys) left its slot's bytes alone.
+    EXPECT_EQ(in.slots[1], -1.0f);
+  }
+}
+
+TEST(KvInsertNumerics, AKeyOneBf16UlpOffIsCaught) {
+  const auto c = stages::tinyConfig();
+  const int rows = 6;
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::unique_ptr<sim::LaunchMemory> memory(insertAlone(ctx, c, rows, module));
+  FrontInputs in = makeFrontInputs(c, rows, 4u);
+  std::vector<float> k = edgeKeys(c, rows);
+  ASSERT_FALSE(static_cast<bool>(memory->setValues("k", k)));
+  ASSERT_FALSE(static_cast<bool>(memory->setValues("slot_mapping", in.slots)));
+  ASSERT_FALSE(static_cast<bool>(memory->setBytes("kv_cache", in.cacheBefore)));
+  ASSERT_TRUE(succeeded(sim::simulate(*module->getOps<mono::LaunchOp>().begin(), *memory)));
+  // A rope dim one bf16 step off (token 5) changes its record's bytes.
+  std::vector<float> off = k;
+  float &v = off[5 * c.kvDim + c.kvDim - 1];
+  v = formats::bf16Value(uint16_t(formats::bf16Bits(v) + 1));
+  EXPECT_FALSE(memory->bytes("kv_cache") == referenceCache(c, rows, in, off));
+}

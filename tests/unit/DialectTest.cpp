@@ -30,8 +30,10 @@ Built buildNormLaunch(MLIRContext &ctx, Type storeType) {
                                 b.getI64IntegerAttr(4), b.getI64IntegerAttr(256),
                                 b.getI64IntegerAttr(2));
   b.setInsertionPointToStart(&out.launch.getBody().emplaceBlock());
-  RegionOp::create(b, loc, "x", monodc::mono::MemoryKind::Input, b.getBF16Type(), ArrayRef<int64_t>{2, 64});
-  RegionOp::create(b, loc, "y", monodc::mono::MemoryKind::Output, storeType, ArrayRef<int64_t>{2, 64});
+  RegionOp::create(b, loc, "x", monodc::mono::MemoryKind::Input, b.getBF16Type(), ArrayRef<int64_t>{2, 64},
+                   IntegerAttr());
+  RegionOp::create(b, loc, "y", monodc::mono::MemoryKind::Output, storeType, ArrayRef<int64_t>{2, 64},
+                   IntegerAttr());
   auto stage = StageOp::create(b, loc, b.getStringAttr("s"), b.getI64IntegerAttr(2));
   Block &body = stage.getBody().emplaceBlock();
   Value t = body.addArgument(b.getIndexType(), loc);
@@ -47,7 +49,7 @@ Built buildNormLaunch(MLIRContext &ctx, Type storeType) {
   Value r = RsqrtOp::create(b, loc, scalar, s);
   Value y = MulOp::create(b, loc, f32Tile, xf, r);
   Value yb = CastOp::create(b, loc, bf16Tile, y);
-  StoreOp::create(b, loc, yb, "y", t, c0);
+  StoreOp::create(b, loc, yb, "y", t, c0, Value());
   return out;
 }
 

@@ -36,17 +36,17 @@ TEST(Emitter, SourceIsSelfContained) {
   EXPECT_NE(hip->find("MONO_KERNEL void mono_attention_front("), std::string::npos);
   EXPECT_NE(hip->find("#if defined(__AMDGCN__)"), std::string::npos);
   EXPECT_NE(hip->find("#if defined(__CUDA_ARCH__)"), std::string::npos);
-  // One loop per stage; norm, wqkv and the kv norm publish; wqkv, both
-  // norms and the key RoPE wait.
+  // One loop per stage; norm, wqkv, the kv norm and the key RoPE publish;
+  // wqkv, both norms, the key RoPE and the KV insert wait.
   auto count = [&](const std::string &what) {
     size_t n = 0;
     for (size_t p = 0; (p = hip->find(what, p)) != std::string::npos; ++p)
       ++n;
     return n;
   };
-  EXPECT_EQ(count("task += MONO_GRID"), 5u);
-  EXPECT_EQ(count("    mono_publish_flag("), 3u);
-  EXPECT_EQ(count("    mono_wait_flags("), 4u);
+  EXPECT_EQ(count("task += MONO_GRID"), 6u);
+  EXPECT_EQ(count("    mono_publish_flag("), 4u);
+  EXPECT_EQ(count("    mono_wait_flags("), 5u);
   EXPECT_EQ(count("  mono_epoch_end(mono_epoch, mono_e, 1);"), 1u);
 }
 

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +60,19 @@ std::vector<float> randomValues(mlir::Type type, int64_t n, std::mt19937 &rng) {
   return v;
 }
 
+/// n distinct whole numbers in [0, bound) (repeating once the bound is
+/// smaller than n).
+std::vector<float> distinctIndices(size_t n, int64_t bound, std::mt19937 &rng) {
+  std::vector<float> out;
+  std::uniform_int_distribution<int64_t> pick(0, bound - 1);
+  while (out.size() < n) {
+    float v = static_cast<float>(pick(rng));
+    if (static_cast<int64_t>(out.size()) >= bound || std::find(out.begin(), out.end(), v) == out.end())
+      out.push_back(v);
+  }
+  return out;
+}
+
 void writeBytes(const std::filesystem::path &path, const std::vector<uint8_t> &bytes) {
   std::ofstream file(path, std::ios::binary);
   file.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
@@ -93,14 +107,10 @@ int runSimulate(const SimulateCommand &cmd) {
       for (int64_t r = 0; r < ranks; ++r) {
         std::vector<float> values =
             randomValues(region.getElementType(), region.getRows() * region.getCols(), rng);
-        // Positions address the cos/sin table: whole numbers inside it.
-        if (name == "positions") {
-          auto table = mlir::dyn_cast_or_null<mono::RegionOp>(
-              mlir::SymbolTable::lookupSymbolIn(launch, "cos_sin"));
-          std::uniform_int_distribution<int> position(0, table ? int(table.getRows()) - 1 : 0);
-          for (float &v : values)
-            v = float(position(rng));
-        }
+        // Index inputs (positions, cache slots) get distinct whole numbers
+        // in their bound: distinct slots keep every step's writes apart.
+        if (auto bound = region.getIndexBound())
+          values = distinctIndices(values.size(), *bound, rng);
         inputs[r].push_back({name, std::move(values)});
       }
     } else if (region.getKind() == mono::MemoryKind::Output) {

@@ -1,6 +1,7 @@
 //===- Handoffs.cpp - who writes what a stage reads -----------------------===//
 #include "monodc/Analysis/Handoffs.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
@@ -104,6 +105,9 @@ private:
   LaunchOp launch;
   /// The stage that writes each region, and where.
   llvm::DenseMap<Operation *, StageOp> writerOf;
+  /// Output regions written where data decides (or not at all, when a guard
+  /// is negative): no stage of this launch may read them.
+  llvm::DenseSet<Operation *> scattered;
   std::map<std::string, WriteMap> writesOf; // stage name -> its writes
 };
 
@@ -135,10 +139,18 @@ LogicalResult Analysis::recordWrites(StageOp stage) {
       int64_t rows = store ? store.getRows() : 1;
       int64_t width = store ? store.getRowWidth() : tileSize(peer.getValue());
       int64_t dest = peer ? static_cast<int64_t>(peer.getRank()) : -1;
-      if (!values->count(rowValue) || !values->count(colValue))
-        return op.emitOpError() << "writes region '" << region.getSymName()
-                                << "' at an address that depends on data; the fusion passes "
-                                   "must know every word a task writes";
+      if (!values->count(rowValue) || !values->count(colValue) || (store && store.getGuard())) {
+        // A cache insert: the host's slot mapping, not the plan, keeps its
+        // words apart, and only a later launch reads them.
+        if (region.getKind() != MemoryKind::Output)
+          return op.emitOpError()
+                 << "writes " << stringifyMemoryKind(region.getKind()) << " region '"
+                 << region.getSymName()
+                 << "' at an address that depends on data (or under a guard); only an output "
+                    "region, read by a later launch, may be written so";
+        scattered.insert(region);
+        continue;
+      }
       int64_t row = values->lookup(rowValue), col = values->lookup(colValue);
       for (int64_t r = 0; r < rows; ++r)
         writes[region.getSymName().str()][row + r].push_back({col, col + width, t, dest});
@@ -190,6 +202,12 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       if (!handedOff(region))
         continue;
       StageOp writer = writerOf.lookup(region);
+      if (scattered.contains(region))
+        return op.emitOpError() << "stage '" << stage.getSymName() << "' reads region '"
+                                << region.getSymName() << "', which stage '"
+                                << writer.getSymName()
+                                << "' writes at addresses that depend on data; only a later "
+                                   "launch may read it";
       if (!writer) {
         // This stage or a later one may write it: a poll that would never end.
         for (auto later : launch.getBodyBlock().getOps<StageOp>())

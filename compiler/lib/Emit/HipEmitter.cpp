@@ -50,28 +50,39 @@ private:
     os << "    {\n    const mono_i64 base = " << nameOf(row) << " * " << region.getCols() << " + "
        << nameOf(col) << ";\n";
     openSlotLoop(res);
-    std::string fn = "mono_load_" + storageSuffix(region.getElementType());
+    // A byte region is addressed in bytes and holds the tile's own format.
+    const bool bytes = region.holdsBytes();
+    Type format = bytes ? cast<TileType>(res.getType()).getElementType() : region.getElementType();
+    std::string fn = "mono_load_" + storageSuffix(format);
+    std::string target = bytes ? "((const mono_u8 *)" + pointer + " + base)" : pointer;
+    std::string first = bytes ? "0" : "base";
     if (sizeOf(res) == 1)
-      os << "      " << name << "[0] = " << fn << "(" << pointer << ", base);\n    }\n    }\n";
+      os << "      " << name << "[0] = " << fn << "(" << target << ", " << first
+         << ");\n    }\n    }\n";
     else
-      os << "      if (i < " << sizeOf(res) << ") " << name << "[s] = " << fn << "(" << pointer
-         << ", base + i);\n    }\n    }\n";
+      os << "      if (i < " << sizeOf(res) << ") " << name << "[s] = " << fn << "(" << target
+         << ", " << first << " + i);\n    }\n    }\n";
   }
   void printStore(Value v, const std::string &pointer, RegionOp region, Value row, Value col,
-                  int64_t rows) {
-    std::string fn = "mono_store_" + storageSuffix(region.getElementType());
-    os << "    {\n    const mono_i64 base = " << nameOf(row) << " * " << region.getCols() << " + "
-       << nameOf(col) << ";\n";
+                  int64_t rows, Value skipWhenNegative = Value()) {
+    const bool bytes = region.holdsBytes();
+    Type format = bytes ? cast<TileType>(v.getType()).getElementType() : region.getElementType();
+    std::string fn = "mono_store_" + storageSuffix(format);
+    os << "    if (" << (skipWhenNegative ? nameOf(skipWhenNegative) + " >= 0" : "1")
+       << ") {\n    const mono_i64 base = " << nameOf(row) << " * " << region.getCols()
+       << " + " << nameOf(col) << ";\n";
     openSlotLoop(v);
     std::string guard = sizeOf(v) == 1 ? "mono_t == 0" : ("i < " + std::to_string(sizeOf(v)));
-    // Row r of a multi-row store starts `cols` further on.
-    std::string offset = sizeOf(v) == 1 ? "0" : "i";
+    // Row r of a multi-row store starts `cols` further on; a byte region is
+    // addressed in bytes and holds the tile's own format.
+    std::string target = bytes ? "((mono_u8 *)" + pointer + " + base)" : pointer;
+    std::string offset = (bytes ? "" : "base + ") + std::string(sizeOf(v) == 1 ? "0" : "i");
     if (rows > 1) {
       int64_t width = sizeOf(v) / rows;
-      offset = "(i / " + std::to_string(width) + ") * " + std::to_string(region.getCols()) +
+      offset = "base + (i / " + std::to_string(width) + ") * " + std::to_string(region.getCols()) +
                " + i % " + std::to_string(width);
     }
-    os << "      if (" << guard << ") " << fn << "(" << pointer << ", base + " << offset << ", "
+    os << "      if (" << guard << ") " << fn << "(" << target << ", " << offset << ", "
        << slot(v) << ");\n    }\n    }\n";
   }
   int64_t peerSlotBytes() {
@@ -291,7 +302,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       .Case<StoreOp>([&](StoreOp store) {
         RegionOp region = lookupRegion(store, store.getRegionAttr());
         printStore(store.getValue(), regionPointer(region.getSymName()), region, store.getRow(),
-                   store.getCol(), store.getRows());
+                   store.getCol(), store.getRows(), store.getGuard());
         return success();
       })
       .Case<StorePeerOp>([&](StorePeerOp store) {
@@ -437,9 +448,9 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         declareTile(q.getCodes(), codes);
         declareTile(q.getScales(), scales);
         os << "    mono_quantize_mxfp8<" << slotsOf(q.getInput()) << ", "
-           << slotsOf(q.getScales()) << ", " << sizeOf(q.getInput()) << ">("
-           << nameOf(q.getInput()) << ", " << codes << ", " << scales << ", "
-           << (q.getVariant() == Mxfp8Variant::Routed ? 1 : 0) << ", mono_lds);\n";
+           << slotsOf(q.getScales()) << ", " << sizeOf(q.getInput()) << ", "
+           << q.getGroup() << ">(" << nameOf(q.getInput()) << ", " << codes << ", " << scales
+           << ", " << static_cast<int>(q.getVariant()) << ", mono_lds);\n";
         return success();
       })
       .Case<GemvRowsOp>([&](GemvRowsOp g) {

@@ -3,6 +3,7 @@
 
 #include "monodc/formats/NumberFormats.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace monodc;
@@ -23,40 +24,54 @@ int64_t storageBytes(mlir::Type type, int64_t elements) {
 }
 } // namespace
 
-float RegionStorage::get(int64_t i) const {
-  if (elementType.isF32()) {
+float RegionStorage::getEncoded(mlir::Type format, int64_t offset) const {
+  if (format.isF32()) {
     float v;
-    std::memcpy(&v, bytes.data() + i * 4, 4);
+    std::memcpy(&v, bytes.data() + offset, 4);
     return v;
   }
-  if (elementType.isBF16()) {
+  if (format.isBF16()) {
     uint16_t b;
-    std::memcpy(&b, bytes.data() + i * 2, 2);
+    std::memcpy(&b, bytes.data() + offset, 2);
     return fmts::bf16Value(b);
   }
-  if (mlir::isa<mlir::Float8E4M3FNType>(elementType))
-    return fmts::e4m3Value(bytes[i]);
+  if (mlir::isa<mlir::Float8E4M3FNType>(format))
+    return fmts::e4m3Value(bytes[offset]);
+  if (mlir::isa<mlir::Float8E8M0FNUType>(format))
+    return fmts::e8m0Value(bytes[offset]);
+  return bytes[offset];  // a byte of a byte region, as a whole number
+}
+
+void RegionStorage::setEncoded(mlir::Type format, int64_t offset, float value) {
+  if (format.isF32()) {
+    std::memcpy(bytes.data() + offset, &value, 4);
+  } else if (format.isBF16()) {
+    uint16_t b = fmts::bf16Bits(value);
+    std::memcpy(bytes.data() + offset, &b, 2);
+  } else if (mlir::isa<mlir::Float8E4M3FNType>(format)) {
+    bytes[offset] = fmts::e4m3Bits(value);
+  } else if (mlir::isa<mlir::Float8E8M0FNUType>(format)) {
+    bytes[offset] = fmts::e8m0Bits(value);
+  } else {
+    bytes[offset] = static_cast<uint8_t>(std::clamp(value, 0.0f, 255.0f));
+  }
+}
+
+float RegionStorage::get(int64_t i) const {
   if (mlir::isa<mlir::Float4E2M1FNType>(elementType))
     return fmts::e2m1Value((i & 1) ? (bytes[i / 2] >> 4) : (bytes[i / 2] & 15));
-  return fmts::e8m0Value(bytes[i]);
+  return getEncoded(elementType, i * storageBytes(elementType, 1));
 }
 
 void RegionStorage::set(int64_t i, float value) {
-  if (elementType.isF32()) {
-    std::memcpy(bytes.data() + i * 4, &value, 4);
-  } else if (elementType.isBF16()) {
-    uint16_t b = fmts::bf16Bits(value);
-    std::memcpy(bytes.data() + i * 2, &b, 2);
-  } else if (mlir::isa<mlir::Float8E4M3FNType>(elementType)) {
-    bytes[i] = fmts::e4m3Bits(value);
-  } else if (mlir::isa<mlir::Float4E2M1FNType>(elementType)) {
+  if (mlir::isa<mlir::Float4E2M1FNType>(elementType)) {
     uint8_t code = fmts::e2m1Bits(value) & 15;
     uint8_t &byte = bytes[i / 2];
     byte = (i & 1) ? static_cast<uint8_t>((byte & 0x0F) | (code << 4))
                    : static_cast<uint8_t>((byte & 0xF0) | code);
-  } else {
-    bytes[i] = fmts::e8m0Bits(value);
+    return;
   }
+  setEncoded(elementType, i * storageBytes(elementType, 1), value);
 }
 
 uint64_t RegionStorage::word(int64_t i) const {

@@ -162,19 +162,23 @@ void TaskInterpreter::quantize(const TileValues &x, Mxfp8Variant variant, TileVa
                                TileValues &scales) {
   auto flavour = variant == Mxfp8Variant::Routed ? fmts::Mxfp8Variant::Routed
                                                  : fmts::Mxfp8Variant::Standard;
-  int64_t groups = x.size() / 32;
+  const int64_t group = variant == Mxfp8Variant::KvRecord ? 64 : 32;
+  int64_t groups = x.size() / group;
   codes.assign(x.size(), 0.0f);
   scales.assign(groups, 0.0f);
   for (int64_t g = 0; g < groups; ++g) {
     float amax = 0.0f;
-    for (int64_t j = 0; j < 32; ++j)
-      amax = deviceMax(amax, std::fabs(x[g * 32 + j]));
-    int code = fmts::mxfp8ScaleCode(amax, flavour);
+    for (int64_t j = 0; j < group; ++j)
+      amax = deviceMax(amax, std::fabs(x[g * group + j]));
+    // The KV record floors amax at 1e-4; its code never reaches the clamps.
+    int code = variant == Mxfp8Variant::KvRecord
+                   ? fmts::mxfp8ScaleCode(std::max(amax, 1e-4f), flavour)
+                   : fmts::mxfp8ScaleCode(amax, flavour);
     scales[g] = exp2i(code - 127);
-    for (int64_t j = 0; j < 32; ++j) {
-      float v = x[g * 32 + j] * exp2i(127 - code);
+    for (int64_t j = 0; j < group; ++j) {
+      float v = x[g * group + j] * exp2i(127 - code);
       v = v > 448.0f ? 448.0f : (v < -448.0f ? -448.0f : v);
-      codes[g * 32 + j] = fmts::roundToE4m3(v);
+      codes[g * group + j] = fmts::roundToE4m3(v);
     }
   }
 }
@@ -414,18 +418,33 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       .Case<LoadOp>([&](LoadOp load) -> LogicalResult {
         RegionOp region = lookupRegion(load, load.getRegionAttr());
         int64_t size = sizeOf(load.getResult());
-        auto base = window(load, region, load.getRow(), load.getCol(), size);
+        Type format = cast<TileType>(load.getResult().getType()).getElementType();
+        const int64_t width = region.holdsBytes() ? encodedBytes(format) : 1;
+        auto base = window(load, region, load.getRow(), load.getCol(), size * width);
         if (failed(base))
           return failure();
         const RegionStorage &r = memory.region(region.getSymName().str());
         TileValues out(size);
         for (int64_t i = 0; i < size; ++i)
-          out[i] = r.get(*base + i);
+          out[i] = region.holdsBytes() ? r.getEncoded(format, *base + i * width) : r.get(*base + i);
         tiles[load.getResult()] = std::move(out);
         return success();
       })
       .Case<StoreOp>([&](StoreOp store) -> LogicalResult {
         RegionOp region = lookupRegion(store, store.getRegionAttr());
+        if (store.getGuard() && indices.lookup(store.getGuard()) < 0)
+          return success();  // a pad row
+        if (region.holdsBytes()) {
+          Type format = cast<TileType>(store.getValue().getType()).getElementType();
+          const int64_t bytes = encodedBytes(format), size = sizeOf(store.getValue());
+          auto base = window(store, region, store.getRow(), store.getCol(), size * bytes);
+          if (failed(base))
+            return failure();
+          RegionStorage &r = memory.region(region.getSymName().str());
+          for (int64_t i = 0; i < size; ++i)
+            r.setEncoded(format, *base + i * bytes, at(store.getValue(), i));
+          return success();
+        }
         const int64_t width = store.getRowWidth();
         auto base = window(store, region, store.getRow(), store.getCol(), width);
         if (failed(base))
@@ -555,7 +574,7 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       })
       .Case<ToIndexOp>([&](ToIndexOp op) -> LogicalResult {
         float v = at(op.getInput(), 0);
-        if (!(v >= 0.0f) || v != std::floor(v) || v > 16777216.0f)
+        if (!(v >= -1.0f) || v != std::floor(v) || v > 16777216.0f)
           return op.emitOpError() << "value " << v << " is not a whole number usable as an index";
         indices[op.getResult()] = static_cast<int64_t>(v);
         return success();

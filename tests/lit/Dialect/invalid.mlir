@@ -149,3 +149,61 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
     %y = mono.constant 1.0 : !mono.tile<4, i32>
   }
 }
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @cache output : i8 [1, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %x = mono.constant 1.0 : !mono.tile<8, f32>
+    %q = mono.cast %x : !mono.tile<8, f32> to !mono.tile<8, f4E2M1FN>
+    // expected-error @+1 {{'mono.store' op cannot address e2m1 values in byte region 'cache'; two of them share a byte}}
+    mono.store %q, @cache[%t, %c0] : !mono.tile<8, f4E2M1FN>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @cache output : i8 [1, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c3 = arith.constant 3 : index
+    %x = mono.constant 1.0 : !mono.tile<8, f32>
+    %b = mono.cast %x : !mono.tile<8, f32> to !mono.tile<8, bf16>
+    // expected-error @+1 {{'mono.store' op byte 3 of region 'cache' is not aligned to the 2-byte bf16 values stored there}}
+    mono.store %b, @cache[%t, %c3] : !mono.tile<8, bf16>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @cache input : i8 [1, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c48 = arith.constant 48 : index
+    // expected-error @+1 {{'mono.load' op columns [48, 80) are outside region 'cache' (64 columns)}}
+    %b = mono.load @cache[%t, %c48] : !mono.tile<16, bf16>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.region' op region 'y' has an index_bound, which only an f32 input with a positive bound may have}}
+  mono.region @y output : f32 [1, 1] {index_bound = 8 : i64}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<96, f32>
+    // expected-error @+1 {{'mono.quantize_mxfp8' op input size 96 is not a multiple of the 64-value group}}
+    %c, %s = mono.quantize_mxfp8 kv %x : !mono.tile<96, f32> -> !mono.tile<96, f8E4M3FN>, !mono.tile<1, f8E8M0FNU>
+  }
+}

@@ -1,12 +1,15 @@
-// The MoE router, routing and shared expert (DSV41.md section 5).
+// The MoE router, routing, shared and routed experts (DSV41.md section 5).
 #include "monodc/reference/Moe.h"
 
+#include "monodc/formats/AiterShuffle.h"
 #include "monodc/formats/NumberFormats.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 namespace monodc::reference {
 
@@ -77,6 +80,125 @@ std::vector<float> sharedExpert(const Mxfp8Tensor &x, const BlockScaledE4m3 &gat
     }
   Mxfp8Tensor hq = quantizeMxfp8Rows(h, rows, intermediate, formats::Mxfp8Variant::Standard);
   return gemvMxfp8xE4m3(hq, down);
+}
+
+// ---------------------------------------------------------------- routed experts
+
+namespace {
+
+void requireShape(bool condition, const char *function, const std::string &what) {
+  if (!condition)
+    throw std::invalid_argument(std::string(function) + ": " + what);
+}
+
+// 2^(scale - 127) in double (exact, and free of the f32 overflow that the top
+// codes would hit); the E8M0 NaN code 255 gives NaN.
+double scaleValue(uint8_t scale) {
+  return scale == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, scale - 127);
+}
+
+// MXFP8r (the routed flavour) of one row, dequantized exactly.
+std::vector<double> routedActivation(const std::vector<float> &row) {
+  const int width = int(row.size());
+  const Mxfp8Tensor q = quantizeMxfp8Rows(row, 1, width, formats::Mxfp8Variant::Routed);
+  std::vector<double> out(width);
+  for (int i = 0; i < width; ++i)
+    out[i] = formats::e4m3Value(q.codes[i]) * scaleValue(q.scales[i / formats::kMxGroupSize]);
+  return out;
+}
+
+// a . W[expert][row]^T summed in double and rounded once to f32 (the spec's f32
+// accumulation, without its order-dependent roundings).
+float dotRow(const std::vector<double> &a, const Mxfp4Weights &w, int expert, int row) {
+  const size_t base = (size_t(expert) * w.n + row) * w.k;
+  const size_t scaleBase = (size_t(expert) * w.n + row) * (w.k / formats::kMxGroupSize);
+  double sum = 0.0;
+  for (int k = 0; k < w.k; ++k)
+    sum += a[k] * formats::e2m1Value(w.codes[base + k]) *
+           scaleValue(w.scales[scaleBase + k / formats::kMxGroupSize]);
+  return float(sum);
+}
+
+void checkMxfp4(const Mxfp4Weights &w, const char *function) {
+  requireShape(w.experts >= 0 && w.n >= 0 && w.k >= 0 && w.k % formats::kMxGroupSize == 0,
+               function, "an MXFP4 weight needs k a multiple of 32");
+  const size_t elements = size_t(w.experts) * w.n * w.k;
+  requireShape(w.codes.size() == elements && w.scales.size() == elements / formats::kMxGroupSize,
+               function, "an MXFP4 weight's codes or scales do not match its dims");
+}
+
+} // namespace
+
+Mxfp4Weights quantizeMxfp4Weights(const std::vector<float> &w, int experts, int n, int k) {
+  requireShape(experts >= 0 && n >= 0 && k >= 0 && k % formats::kMxGroupSize == 0,
+               "quantizeMxfp4Weights", "k = " + std::to_string(k) + " is not a multiple of 32");
+  requireShape(w.size() == size_t(experts) * n * k, "quantizeMxfp4Weights",
+               "w is not experts x n x k");
+  Mxfp4Weights out{std::vector<uint8_t>(w.size()),
+                   std::vector<uint8_t>(w.size() / formats::kMxGroupSize), experts, n, k};
+  for (size_t row = 0; row < size_t(experts) * n; ++row)
+    formats::quantizeMxfp4(w.data() + row * k, k, out.codes.data() + row * k,
+                           out.scales.data() + row * (k / formats::kMxGroupSize));
+  return out;
+}
+
+RoutedExpertOutput routedExpert(const std::vector<float> &x, const Mxfp4Weights &w13,
+                                const Mxfp4Weights &w2, int expert, double limit) {
+  checkMxfp4(w13, "routedExpert");
+  checkMxfp4(w2, "routedExpert");
+  const int hidden = w13.k, intermediate = w2.k;
+  // I is a multiple of 32 (w2's k), so w13's rows are whole 16-row tiles.
+  requireShape(w13.n == 2 * intermediate && w2.n == hidden && w13.experts == w2.experts,
+               "routedExpert", "w13 must be [E][2I][H] and w2 [E][H][I]");
+  requireShape(x.size() == size_t(hidden), "routedExpert", "x is not H wide");
+  requireShape(expert >= 0 && expert < w13.experts, "routedExpert",
+               "expert " + std::to_string(expert) + " out of range");
+
+  const std::vector<double> xr = routedActivation(x);
+  RoutedExpertOutput out{std::vector<float>(intermediate), std::vector<float>(hidden)};
+  for (int i = 0; i < intermediate; ++i) {
+    // Gate row i sits in tile 2 (i / 16) of w13, up row i in the tile after it.
+    const int gateRow = (i / 16) * 32 + i % 16;
+    const double g = std::min<double>(dotRow(xr, w13, expert, gateRow), limit);
+    const double u = std::clamp<double>(dotRow(xr, w13, expert, gateRow + 16), -limit, limit);
+    out.hidden[i] = roundDoubleToBf16(g / (1.0 + std::exp(-g)) * u);
+  }
+  const std::vector<double> hr = routedActivation(out.hidden);
+  for (int j = 0; j < hidden; ++j)
+    out.down[j] = dotRow(hr, w2, expert, j);
+  return out;
+}
+
+std::vector<float> routedExperts(const std::vector<float> &x, int rows, const Routing &routing,
+                                 const Mxfp4Weights &w13, const Mxfp4Weights &w2,
+                                 const std::vector<float> &shared, double limit) {
+  const int hidden = w13.k;
+  requireShape(rows > 0 && routing.indices.size() % rows == 0 &&
+                   routing.weights.size() == routing.indices.size(),
+               "routedExperts", "routing is not rows x k");
+  requireShape(x.size() == size_t(rows) * hidden && shared.size() == x.size(), "routedExperts",
+               "x and shared must be rows x H");
+  const size_t k = routing.indices.size() / rows;
+  std::vector<float> out(x.size());
+  for (int r = 0; r < rows; ++r) {
+    const std::vector<float> token(x.begin() + size_t(r) * hidden,
+                                   x.begin() + size_t(r + 1) * hidden);
+    std::vector<float> routed(hidden, 0.0f);
+    for (size_t slot = 0; slot < k; ++slot) {
+      const int expert = routing.indices[r * k + slot];
+      const double weight = routing.weights[r * k + slot];
+      const std::vector<float> d = routedExpert(token, w13, w2, expert, limit).down;
+      // d * w (two f32) is exact in double, and so is the sum of two bf16 values
+      // unless one lies below 2^-45 of the other, far under half a bf16 step:
+      // each roundDoubleToBf16 is the contract's one rounding.
+      for (int j = 0; j < hidden; ++j)
+        routed[j] = roundDoubleToBf16(double(routed[j]) + roundDoubleToBf16(d[j] * weight));
+    }
+    for (int j = 0; j < hidden; ++j)
+      out[size_t(r) * hidden + j] =
+          roundDoubleToBf16(double(routed[j]) + shared[size_t(r) * hidden + j]);
+  }
+  return out;
 }
 
 } // namespace monodc::reference

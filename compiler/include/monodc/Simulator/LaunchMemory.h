@@ -13,8 +13,8 @@
 
 namespace monodc::sim {
 
-/// One region's bytes in its storage format (f32 4 B, bf16 2 B, e4m3 and
-/// e8m0 1 B, e2m1 two codes a byte, low nibble first), zero-filled. Peer
+/// One region's bytes in its storage format (f32 4 B, bf16 2 B, e4m3, e8m0
+/// and i8 1 B, e2m1 two codes a byte, low nibble first), zero-filled. Peer
 /// regions (and peer flags) hold 2 x ranks copies: [parity][source rank].
 struct RegionStorage {
   mlir::Type elementType;
@@ -24,6 +24,10 @@ struct RegionStorage {
   int64_t elements() const { return rows * cols; }
   float get(int64_t index) const;
   void set(int64_t index, float value);
+  /// A value of `format` (not e2m1) encoded at byte `offset`: how a byte
+  /// region holds records that mix formats. An i8 format is a raw byte.
+  float getEncoded(mlir::Type format, int64_t offset) const;
+  void setEncoded(mlir::Type format, int64_t offset, float value);
   /// Raw words of the i32 (epoch) and i64 (flags) regions.
   uint64_t word(int64_t index) const;
   void setWord(int64_t index, uint64_t value);

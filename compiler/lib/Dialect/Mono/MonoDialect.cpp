@@ -30,7 +30,23 @@ bool monodc::mono::isSupportedElementType(Type type) {
          isa<Float4E2M1FNType>(type) || isa<Float8E8M0FNUType>(type);
 }
 
+bool monodc::mono::isRegionElementType(Type type) {
+  return isSupportedElementType(type) || type.isInteger(8);
+}
+
+int64_t monodc::mono::encodedBytes(Type type) {
+  if (type.isF32())
+    return 4;
+  if (type.isBF16())
+    return 2;
+  if (isa<Float8E4M3FNType, Float8E8M0FNUType>(type))
+    return 1;
+  return 0;
+}
+
 std::string monodc::mono::formatName(Type type) {
+  if (type.isInteger(8))
+    return "byte";
   if (type.isF32())
     return "f32";
   if (type.isBF16())

@@ -40,6 +40,22 @@ LogicalResult checkWindow(Operation *op, RegionOp region, Value row, Value col,
                              << " rows)";
   return success();
 }
+/// A tile's encodings inside a byte region: `col` counts bytes, and the
+/// format must take whole bytes, aligned to its width when the column is known.
+LogicalResult checkByteWindow(Operation *op, RegionOp region, Value row, Value col,
+                              TileType tile) {
+  int64_t width = encodedBytes(tile.getElementType());
+  if (width == 0)
+    return op->emitOpError() << "cannot address " << formatName(tile.getElementType())
+                             << " values in byte region '" << region.getSymName()
+                             << "'; two of them share a byte";
+  if (auto c = constantIndex(col); c && *c % width != 0)
+    return op->emitOpError() << "byte " << *c << " of region '" << region.getSymName()
+                             << "' is not aligned to the " << width << "-byte "
+                             << formatName(tile.getElementType()) << " values stored there";
+  return checkWindow(op, region, row, col, tile.getSize() * width);
+}
+
 /// The size of an elementwise result over f32 `operands`, where size-1
 /// tiles broadcast; a failure names the mismatch.
 FailureOr<int64_t> broadcastSize(Operation *op, ValueRange operands) {
@@ -116,9 +132,14 @@ LogicalResult RegionOp::verify() {
       return emitOpError() << "epoch region '" << getSymName() << "' must be i32 [words]";
     return success();
   }
-  if (!isSupportedElementType(getElementType()))
+  if (!isRegionElementType(getElementType()))
     return emitOpError() << "region '" << getSymName()
                          << "' has unsupported element type " << getElementType();
+  if (getIndexBound() &&
+      (getKind() != MemoryKind::Input || !getElementType().isF32() || *getIndexBound() < 1))
+    return emitOpError() << "region '" << getSymName()
+                         << "' has an index_bound, which only an f32 input with a positive "
+                            "bound may have";
   if (getShape().empty() || getShape().size() > 2)
     return emitOpError() << "region '" << getSymName()
                          << "' must have rank 1 or 2, got rank " << getShape().size();
@@ -188,6 +209,8 @@ LogicalResult LoadOp::verify() {
     return emitOpError() << "reads region '" << getRegion()
                          << "' which the launch does not declare";
   TileType tile = tileOf(getResult());
+  if (region.holdsBytes())
+    return checkByteWindow(*this, region, getRow(), getCol(), tile);
   if (tile.getElementType() != region.getElementType())
     return emitOpError() << "loads a " << formatName(tile.getElementType())
                          << " tile from " << formatName(region.getElementType())
@@ -205,6 +228,12 @@ LogicalResult StoreOp::verify() {
                          << " region '" << region.getSymName()
                          << "', which is read-only";
   TileType tile = tileOf(getValue());
+  if (region.holdsBytes()) {
+    if (getRows() != 1)
+      return emitOpError() << "stores " << getRows() << " rows into byte region '"
+                           << region.getSymName() << "'; a byte record is stored one row at a time";
+    return checkByteWindow(*this, region, getRow(), getCol(), tile);
+  }
   if (tile.getElementType() != region.getElementType())
     return emitOpError() << "stores a " << formatName(tile.getElementType())
                          << " tile into " << formatName(region.getElementType())
@@ -375,17 +404,18 @@ LogicalResult QuantizeMxfp8Op::verify() {
   if (!in.getElementType().isF32())
     return emitOpError() << "quantizes an f32 tile, got "
                          << formatName(in.getElementType());
-  if (in.getSize() % 32 != 0)
-    return emitOpError() << "input size " << in.getSize()
-                         << " is not a multiple of the 32-value group";
+  const int64_t group = getGroup();
+  if (in.getSize() % group != 0)
+    return emitOpError() << "input size " << in.getSize() << " is not a multiple of the "
+                         << group << "-value group";
   if (codes.getSize() != in.getSize() ||
       !isa<Float8E4M3FNType>(codes.getElementType()))
     return emitOpError() << "codes must be an e4m3 tile of " << in.getSize()
                          << " values";
-  if (scales.getSize() != in.getSize() / 32 ||
+  if (scales.getSize() != in.getSize() / group ||
       !isa<Float8E8M0FNUType>(scales.getElementType()))
     return emitOpError() << "scales must be an e8m0 tile of "
-                         << in.getSize() / 32 << " values";
+                         << in.getSize() / group << " values";
   return success();
 }
 

@@ -35,6 +35,9 @@ public:
   Launch &operator=(const Launch &) = delete;
 
   Region input(const std::string &name, DType type, std::vector<int64_t> shape);
+  /// An f32 input of whole numbers in [0, bound), or -1 for a pad row: a
+  /// position into a table, a slot of a cache.
+  Region indexInput(const std::string &name, std::vector<int64_t> shape, int64_t bound);
   Region output(const std::string &name, DType type, std::vector<int64_t> shape);
   Region weight(const std::string &name, DType type, std::vector<int64_t> shape);
   Region scratch(const std::string &name, DType type, std::vector<int64_t> shape);
@@ -59,7 +62,7 @@ public:
 
 private:
   Region declare(const std::string &name, int kind, DType type,
-                 std::vector<int64_t> shape);
+                 std::vector<int64_t> shape, int64_t indexBound = 0);
 
   mlir::MLIRContext *mlirContext;
   std::string launchName;

@@ -124,7 +124,9 @@ Tile sum(const Tile &x);
 Tile maxOf(const Tile &x);
 Tile absMax(const Tile &x);
 
-enum class Mxfp8Flavour { Standard, Routed };
+/// Standard and Routed quantize 32-value groups (DSV41.md section 2);
+/// KvRecord 64-value groups with amax floored at 1e-4 (the KV record).
+enum class Mxfp8Flavour { Standard, Routed, KvRecord };
 
 /// An MXFP8 row: e4m3 codes and one e8m0 scale per 32 values.
 struct Mxfp8Tile {
@@ -148,6 +150,13 @@ public:
   Tile loadRow(const Region &region, Index row);
   void store(const Region &region, Index row, Index col, const Tile &value);
   void store(const Region &region, Index row, int64_t col, const Tile &value);
+  /// A store skipped when `guard` is negative (a pad slot). Its address may
+  /// depend on data; only an output no stage of this launch reads may be
+  /// written so.
+  void storeIf(Index guard, const Region &region, Index row, Index col, const Tile &value);
+  /// `size` values of format `type` at byte `col` of a byte region's row.
+  Tile loadBytes(const Region &region, DType type, Index row, Index col, int64_t size);
+
   /// Stores a tile of `rows` rows (row-major, size / rows values each) at
   /// rows [row, row + rows) from column `col`.
   void storeRows(const Region &region, Index row, Index col, int64_t rows, const Tile &value);

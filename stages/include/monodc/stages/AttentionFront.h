@@ -42,6 +42,16 @@ struct KeyRopeRegions {
 };
 void addKeyRope(dsl::Launch &launch, const ModelConfig &config, const KeyRopeRegions &regions);
 
+/// The KV insert (DSV41.md 4, front 4): each token's rotated key as one
+/// fp8_ds_mla record into its cache slot; slot -1 (a pad row) is skipped.
+/// The host keeps the step's slots distinct. One task a token.
+struct KvInsertRegions {
+  dsl::Region k;     ///< bf16 [rows, kvDim], rotated
+  dsl::Region slots; ///< index input [rows, 1]: the slot, or -1
+  dsl::Region cache; ///< byte [pages, kvPageBytes]
+};
+void addKvInsert(dsl::Launch &launch, const ModelConfig &config, const KvInsertRegions &regions);
+
 /// The query (DSV41.md 4, front 5): q = bf16(MXFP8(qn) . wq_b^T) viewed as
 /// [heads, headDim], then RoPE on each head's last ropeDim dims as for the key.
 struct QueryRegions {

@@ -12,18 +12,19 @@ namespace monodc::stages {
 /// The launches the library composes today.
 std::vector<std::string> launchNames();
 
-/// The attention front of K1: seam norm -> wqkv -> q norm, kv norm.
-/// Inputs: u [rows, H] bf16 (the collapsed residual). Outputs: y [rows, H],
-/// qn [rows, qRank], kn [rows, kvDim] (bf16).
+/// The attention front of K1: seam norm -> wqkv -> q norm, kv norm -> key
+/// RoPE -> KV insert. Inputs: u [rows, H] bf16 (the collapsed residual),
+/// positions, slot_mapping. Outputs: y [rows, H], qn [rows, qRank], kn and k
+/// [rows, kvDim] (bf16), kv_cache (the records of the step's slots).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildAttentionFront(mlir::MLIRContext &context, const ModelConfig &config,
                     const BuildParams &params);
 
 /// The attention seam (mHC fold, mix, gate, then the seam norm): inputs
 /// residual, x, post_in, comb_in, pre_in; outputs residual_out, pre, post,
-/// comb, y. With `withFront` ("seam_front") the attention front follows in
-/// the same launch: wqkv, the q/kv norms, the key RoPE and the query path
-/// (outputs qn, kn, k, q): the K1 launch without the KV insert.
+/// comb, y. With `withFront` ("k1") the attention front follows in the same
+/// launch: wqkv, the q/kv norms, the key RoPE, the KV insert and the query
+/// path (outputs qn, kn, k, kv_cache, q): the K1 launch.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig &config,
                    const BuildParams &params, bool withFront);

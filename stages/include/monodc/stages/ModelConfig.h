@@ -27,6 +27,10 @@ struct ModelConfig {
   int64_t sharedIntermediate; ///< the shared expert's intermediate (all ranks)
   float routedScaling; ///< multiplies the renormalized routing weights
   float swigluLimit;   ///< clamp of the gated activations
+  /// Pages of the window KV cache a launch's cache view spans. Kernels
+  /// address pages by the row stride only; this sizes the simulator's and
+  /// the harnesses' buffers.
+  int64_t kvCachePages = 64;
 
   // mHC (DSV41.md section 3): the same for every config.
   static constexpr int64_t kStreams = 4;
@@ -34,6 +38,17 @@ struct ModelConfig {
   static constexpr int64_t kSinkhornIterations = 20;
   static constexpr float kHcEps = 1e-6f;
   static constexpr float kPostMultiplier = 2.0f;
+
+  // The KV record (fp8_ds_mla, DSV41.md section 4): pages of 32 tokens laid
+  // out as [32 x data][32 x 8 scale bytes]; data = the nope dims in e4m3
+  // (64-dim groups, one scale byte each), then the rope dims in bf16.
+  static constexpr int64_t kKvPageTokens = 32;
+  static constexpr int64_t kKvScaleBytes = 8;
+  static constexpr int64_t kKvGroup = 64;
+  int64_t kvNope() const { return kvDim - ropeDim; }
+  int64_t kvDataBytes() const { return kvNope() + 2 * ropeDim; }
+  int64_t kvRecordBytes() const { return kvDataBytes() + kKvScaleBytes; }
+  int64_t kvPageBytes() const { return kKvPageTokens * kvRecordBytes(); }
 
   int64_t qkvWidth() const { return qRank + kvDim; }
   int64_t seamSlices() const { return hidden / seamSlice; }

@@ -23,6 +23,13 @@ namespace monodc::mono {
 /// True for the number formats a tile or region may hold.
 bool isSupportedElementType(mlir::Type type);
 
+/// True for what a region may hold: the tile formats, and i8 (byte records).
+bool isRegionElementType(mlir::Type type);
+
+/// Bytes one value of a tile format takes inside a byte record; 0 for e2m1,
+/// which a byte record cannot hold (two values share a byte).
+int64_t encodedBytes(mlir::Type type);
+
 /// A short name of a number format for messages ("bf16", "e4m3", ...).
 std::string formatName(mlir::Type type);
 

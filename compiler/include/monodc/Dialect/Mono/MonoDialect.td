@@ -43,7 +43,8 @@ def Mono_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction", [
 
 def Mono_Mxfp8Variant : I32EnumAttr<"Mxfp8Variant", "MXFP8 activation quantizer flavour", [
     I32EnumAttrCase<"Standard", 0, "standard">,
-    I32EnumAttrCase<"Routed", 1, "routed">]> {
+    I32EnumAttrCase<"Routed", 1, "routed">,
+    I32EnumAttrCase<"KvRecord", 2, "kv">]> {
   let cppNamespace = "::monodc::mono";
 }
 

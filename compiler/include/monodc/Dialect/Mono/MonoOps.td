@@ -43,14 +43,23 @@ def Mono_RegionOp : Mono_Op<"region", [Symbol, HasParent<"LaunchOp">]> {
     stages; weights are read-only. `flags` regions (i64, one (value, tag)
     pair of 32-bit words per producer task) and the `epoch` buffer (i32) are
     created by the fusion passes.
+
+    An `i8` region holds byte records that mix formats (the KV cache): loads
+    and stores name a column in bytes and read or write the encodings of
+    their tile's format there.
+
+    `index_bound` marks an f32 input that holds indices: whole numbers in
+    [0, index_bound), or -1 for a pad row (a position, a cache slot).
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Mono_RegionKind:$kind,
-                       TypeAttr:$elementType, DenseI64ArrayAttr:$shape);
+                       TypeAttr:$elementType, DenseI64ArrayAttr:$shape,
+                       OptionalAttr<I64Attr>:$index_bound);
   let assemblyFormat = "$sym_name $kind `:` $elementType $shape attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getRows() { return getShape().size() == 2 ? getShape()[0] : 1; }
     int64_t getCols() { return getShape().back(); }
+    bool holdsBytes() { return getElementType().isInteger(8); }
     bool isWritable() {
       return getKind() != MemoryKind::Input && getKind() != MemoryKind::Weight;
     }
@@ -90,11 +99,15 @@ def Mono_StoreOp : Mono_Op<"store"> {
   let summary = "store a tile into consecutive values of a region row (or rows)";
   let description = [{
     With `rows` = R (default 1) the tile is R rows of size/R values each,
-    row-major, stored at rows [row, row + R) from column `col`.
+    row-major, stored at rows [row, row + R) from column `col`. With a
+    `guard`, the store is skipped when the guard is negative (a pad slot).
   }];
   let arguments = (ins Mono_AnyTile:$value, FlatSymbolRefAttr:$region,
-                       Index:$row, Index:$col, DefaultValuedAttr<I64Attr, "1">:$rows);
-  let assemblyFormat = "$value `,` $region `[` $row `,` $col `]` attr-dict `:` type($value)";
+                       Index:$row, Index:$col, Optional<Index>:$guard,
+                       DefaultValuedAttr<I64Attr, "1">:$rows);
+  let assemblyFormat = [{
+    $value `,` $region `[` $row `,` $col `]` (`if` $guard^)? attr-dict `:` type($value)
+  }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getRowWidth() {
@@ -221,9 +234,11 @@ def Mono_InterleaveOp : Mono_Op<"interleave", [Pure, AllTypesMatch<["a", "b"]>]>
 def Mono_ToIndexOp : Mono_Op<"to_index", [Pure]> {
   let summary = "a uniform f32 value holding a whole number, as an index";
   let description = [{
-    Data-dependent addressing (a token's position into a table). Accesses of
-    handed-off memory may not depend on such an index: the fusion passes
-    must know every window a task touches.
+    Data-dependent addressing (a token's position into a table, a cache
+    slot). Whole numbers from -1 (a pad slot, for a store's guard) to 2^24.
+    Reads of handed-off memory may not depend on such an index, and only an
+    output no stage of the launch reads may be written at one: the fusion
+    passes must know every window a task hands over.
   }];
   let arguments = (ins Mono_AnyTile:$input);
   let results = (outs Index:$result);
@@ -265,11 +280,18 @@ def Mono_SliceOp : Mono_Op<"slice", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Mono_QuantizeMxfp8Op : Mono_Op<"quantize_mxfp8", [Pure]> {
-  let summary = "MXFP8 of a row: e4m3 codes and one E8M0 scale per 32 values";
+  let summary = "MXFP8 of a row: e4m3 codes and one E8M0 scale per group";
+  let description = [{
+    Groups are 32 values (`standard`, `routed`) or 64 (`kv`, the KV record's
+    quantizer: amax floored at 1e-4).
+  }];
   let arguments = (ins Mono_AnyTile:$input, Mono_Mxfp8Variant:$variant);
   let results = (outs Mono_AnyTile:$codes, Mono_AnyTile:$scales);
   let assemblyFormat = "$variant $input attr-dict `:` type($input) `->` type($codes) `,` type($scales)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getGroup() { return getVariant() == Mxfp8Variant::KvRecord ? 64 : 32; }
+  }];
 }
 
 def Mono_GemvOp : Mono_Op<"gemv"> {
