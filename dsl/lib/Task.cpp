@@ -656,3 +656,21 @@ Tile Task::gemvRows(const dsl::Region &weight, Index row, int64_t outputs, const
   }
   return buildGemvRows(*this, weight, nullptr, row, outputs, x, nullptr, firstToken, tokens);
 }
+
+AttentionState Task::attendChunk(const Region &q, Index row, Index col, int64_t heads,
+                                 int64_t headDim, int64_t ropeDim, const Region &cache,
+                                 const Tile &slots) {
+  if (!slots.valid() || !checkRegion(q, "reads") || !checkRegion(cache, "reads"))
+    return {};
+  if (q.dtype() != DType::BF16 || cache.dtype() != DType::Byte || slots.dtype() != DType::F32) {
+    fail("attendChunk reads bf16 queries from '" + q.name() + "' (" + dtypeName(q.dtype()) +
+         ") and KV records from byte region '" + cache.name() + "' (" +
+         dtypeName(cache.dtype()) + ") at f32 slots (" + dtypeName(slots.dtype()) + ")");
+    return {};
+  }
+  auto op = mono::AttendChunkOp::create(
+      builder, locOf(*this), tileType(*this, heads, DType::F32),
+      tileType(*this, heads, DType::F32), tileType(*this, heads * headDim, DType::F32),
+      q.name(), row.get(), col.get(), cache.name(), slots.get(), heads, headDim, ropeDim, 32);
+  return {Tile(this, op.getM()), Tile(this, op.getL()), Tile(this, op.getP())};
+}

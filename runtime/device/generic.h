@@ -182,6 +182,98 @@ MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indice
   mono_block_sync();
 }
 
+// ---- split-K attention over one chunk of cached keys (mono.attend_chunk) ----
+// H heads of D dims (NOPE e4m3 dims then bf16 ones), N keys at `slots`, KB
+// keys a batch, PT records a page of DATA data bytes each. `q` points at the
+// first head's bf16 values; `scale` = log2(e) / sqrt(D). Shared memory:
+// N slots, KB x D keys, H x KB scores, H running max, sum and rescale each.
+template <int H, int D, int NOPE, int N, int KB, int PT, int DATA, int SS, int SH, int SP>
+MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i64 pageBytes,
+                                float scale, const float (&slots)[SS], float (&m)[SH],
+                                float (&l)[SH], float (&p)[SP], float *lds) {
+  const int tid = mono_tid();
+  const float minusInf = mono_as_float(0xFF800000u);
+  float *slotL = lds, *kv = lds + N, *t = kv + KB * D, *mRun = t + H * KB, *lRun = mRun + H,
+        *alpha = lRun + H;
+#pragma unroll
+  for (int s = 0; s < SS; ++s) {
+    int j = s * MONO_BLOCK + tid;
+    if (j < N) slotL[j] = slots[s];
+  }
+  for (int h = tid; h < H; h += MONO_BLOCK) {
+    mRun[h] = minusInf;
+    lRun[h] = 0.0f;
+  }
+#pragma unroll
+  for (int s = 0; s < SP; ++s) p[s] = 0.0f;
+  mono_block_sync();
+  for (int b0 = 0; b0 < N; b0 += KB) {
+    // Dequantize the batch's keys; a masked key (slot < 0) is never read.
+    for (int idx = tid; idx < KB * D; idx += MONO_BLOCK) {
+      int k = idx / D, d = idx % D;
+      int slot = b0 + k < N ? (int)slotL[b0 + k] : -1;
+      float v = 0.0f;
+      if (slot >= 0) {
+        const mono_u8 *page = cache + (mono_i64)(slot / PT) * pageBytes;
+        const mono_u8 *record = page + (slot % PT) * DATA;
+        if (d < NOPE)
+          v = mono_e4m3_value(record[d]) *
+              mono_exp2i((int)page[PT * DATA + (slot % PT) * 8 + d / 64] - 127);
+        else
+          v = mono_bf16_value((mono_u16)(record[NOPE + 2 * (d - NOPE)] |
+                                         (record[NOPE + 2 * (d - NOPE) + 1] << 8)));
+      }
+      kv[idx] = v;
+    }
+    mono_block_sync();
+    for (int pair = tid; pair < H * KB; pair += MONO_BLOCK) {
+      int h = pair / KB, k = pair % KB;
+      int slot = b0 + k < N ? (int)slotL[b0 + k] : -1;
+      float acc = 0.0f;
+      if (slot >= 0)
+        for (int d = 0; d < D; ++d) acc = mono_fma(mono_bf16_value(q[h * D + d]), kv[k * D + d], acc);
+      t[pair] = slot >= 0 ? acc * scale : minusInf;
+    }
+    mono_block_sync();
+    // Online softmax per head: new max, rescale of the old sums, weights.
+    for (int h = tid; h < H; h += MONO_BLOCK) {
+      float mOld = mRun[h], mNew = mOld;
+      for (int k = 0; k < KB; ++k) mNew = mono_fmax(mNew, t[h * KB + k]);
+      float a = mNew == minusInf ? 1.0f : mono_exp2(mOld - mNew);
+      float sum = 0.0f;
+      for (int k = 0; k < KB; ++k) {
+        float w = t[h * KB + k] == minusInf ? 0.0f : mono_exp2(t[h * KB + k] - mNew);
+        t[h * KB + k] = w;
+        sum += w;
+      }
+      lRun[h] = lRun[h] * a + sum;
+      mRun[h] = mNew;
+      alpha[h] = a;
+    }
+    mono_block_sync();
+#pragma unroll
+    for (int s = 0; s < SP; ++s) {
+      int i = s * MONO_BLOCK + tid;
+      if (i < H * D) {
+        int h = i / D, d = i % D;
+        float acc = p[s] * alpha[h];
+        for (int k = 0; k < KB; ++k) acc = mono_fma(t[h * KB + k], kv[k * D + d], acc);
+        p[s] = acc;
+      }
+    }
+    mono_block_sync();
+  }
+#pragma unroll
+  for (int s = 0; s < SH; ++s) {
+    int h = s * MONO_BLOCK + tid;
+    if (h < H) {
+      m[s] = mRun[h];
+      l[s] = lRun[h];
+    }
+  }
+  mono_block_sync();
+}
+
 // ---- MXFP8 of a row: codes and scales as f32 values ----
 template <int S, int SS, int N, int G>
 MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float (&scales)[SS],

@@ -2,6 +2,7 @@
 #include "monodc/stages/Launches.h"
 
 #include "monodc/stages/AllReduce.h"
+#include "monodc/stages/AttentionBack.h"
 #include "monodc/stages/AttentionFront.h"
 #include "monodc/stages/MhcSeam.h"
 #include "monodc/stages/Moe.h"
@@ -11,7 +12,7 @@ using namespace monodc::stages;
 
 std::vector<std::string> monodc::stages::launchNames() {
   return {"attention_front", "attention_query", "attention_seam", "k1",
-          "moe_router_shared", "allreduce"};
+          "attention_back", "moe_router_shared", "allreduce"};
 }
 
 
@@ -156,6 +157,16 @@ monodc::stages::buildAttentionQuery(mlir::MLIRContext &context, const ModelConfi
 }
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+monodc::stages::buildAttentionBack(mlir::MLIRContext &context, const ModelConfig &c,
+                                   const BuildParams &params) {
+  Launch launch(context, "attention_back",
+                {params.arch, params.grid, params.block, params.rows});
+  const int64_t heads = c.heads / params.tp;
+  addAttentionBack(launch, c, heads, declareAttentionBack(launch, c, heads));
+  return launch.finish();
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 monodc::stages::buildAllReduce(mlir::MLIRContext &context, const ModelConfig &c,
                                const BuildParams &params) {
   Launch launch(context, "allreduce",
@@ -183,7 +194,9 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
     return buildAllReduce(context, config, *resolved);
   if (name == "attention_query")
     return buildAttentionQuery(context, config, *resolved);
+  if (name == "attention_back")
+    return buildAttentionBack(context, config, *resolved);
   return llvm::createStringError("unknown launch '%s' (known: attention_front, attention_seam, "
-                                 "k1, moe_router_shared, allreduce, attention_query)",
+                                 "k1, attention_back, moe_router_shared, allreduce, attention_query)",
                                  name.c_str());
 }

@@ -12,11 +12,15 @@ ModelConfig monodc::stages::dsv41Config() {
 }
 
 ModelConfig monodc::stages::tinyConfig() {
-  return ModelConfig{"tiny", /*hidden=*/512, /*heads=*/8, /*headDim=*/128,
-                     /*ropeDim=*/64, /*qRank=*/256, /*kvDim=*/128, /*normEps=*/1e-20f,
-                     /*seamSlice=*/256, /*ropePositions=*/256, /*experts=*/32, /*topK=*/6,
-                     /*sharedIntermediate=*/256, /*routedScaling=*/1.5f,
-                     /*swigluLimit=*/10.0f};
+  ModelConfig c{"tiny", /*hidden=*/512, /*heads=*/8, /*headDim=*/128,
+                /*ropeDim=*/64, /*qRank=*/256, /*kvDim=*/128, /*normEps=*/1e-20f,
+                /*seamSlice=*/256, /*ropePositions=*/256, /*experts=*/32, /*topK=*/6,
+                /*sharedIntermediate=*/256, /*routedScaling=*/1.5f,
+                /*swigluLimit=*/10.0f};
+  c.headsPerGroup = 2;
+  c.groupRank = 128;
+  c.compressedKeys = 128;
+  return c;
 }
 
 llvm::Expected<ModelConfig> monodc::stages::configByName(const std::string &name) {
@@ -62,6 +66,11 @@ llvm::Expected<BuildParams> monodc::stages::resolveBuildParams(const ModelConfig
                                    config.name.c_str(),
                                    static_cast<long long>(config.heads),
                                    static_cast<long long>(params.tp));
+  if ((config.heads / params.tp) % config.headsPerGroup != 0)
+    return llvm::createStringError(
+        "%s has %lld heads a rank at TP %lld, not whole output groups of %lld heads",
+        config.name.c_str(), static_cast<long long>(config.heads / params.tp),
+        static_cast<long long>(params.tp), static_cast<long long>(config.headsPerGroup));
   if (params.block < 32 || params.block > 1024 || (params.block & (params.block - 1)) != 0)
     return llvm::createStringError("block must be a power of two in 32..1024, got %lld",
                                    static_cast<long long>(params.block));

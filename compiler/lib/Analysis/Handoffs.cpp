@@ -79,6 +79,12 @@ SmallVector<Read> readsOf(Operation &op) {
     if (RegionOp r = lookupRegion(load, load.getRegionAttr()))
       reads.push_back({r, load.getRow(), load.getCol(), 1, tileSize(load.getResult()),
                        static_cast<int64_t>(load.getRank())});
+  } else if (auto attend = dyn_cast<AttendChunkOp>(op)) {
+    if (RegionOp q = lookupRegion(attend, attend.getQAttr()))
+      reads.push_back({q, attend.getRow(), attend.getCol(), 1, tileSize(attend.getP())});
+    // The keys' rows come from data (the slots): no known row.
+    if (RegionOp cache = lookupRegion(attend, attend.getCacheAttr()))
+      reads.push_back({cache, Value(), Value(), 1, cache.getCols()});
   } else if (auto gemv = dyn_cast<GemvRowsOp>(op)) {
     for (FlatSymbolRefAttr name : {gemv.getXAttr(), gemv.getXScalesAttr()})
       if (RegionOp r = name ? lookupRegion(gemv, name) : RegionOp())
@@ -250,7 +256,7 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       RegionOp region = read.region;
       StageOp writer = writerOf.lookup(region);
       Handoff &h = byProducer[writer.getSymName().str() + "@" + std::to_string(read.peerRank)];
-      if (!values->count(read.row) || (read.col && !values->count(read.col)))
+      if (!read.row || !values->count(read.row) || (read.col && !values->count(read.col)))
         return op->emitOpError() << "reads handed-off region '" << region.getSymName()
                                  << "' at an address that depends on data";
       for (int64_t r = 0; r < read.rows; ++r) {

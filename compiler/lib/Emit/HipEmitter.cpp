@@ -453,6 +453,23 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
            << ", " << static_cast<int>(q.getVariant()) << ", mono_lds);\n";
         return success();
       })
+      .Case<AttendChunkOp>([&](AttendChunkOp a) {
+        RegionOp q = lookupRegion(a, a.getQAttr()), cache = lookupRegion(a, a.getCacheAttr());
+        std::string m = define(a.getM(), "t"), l = define(a.getL(), "t"), p = define(a.getP(), "t");
+        declareTile(a.getM(), m);
+        declareTile(a.getL(), l);
+        declareTile(a.getP(), p);
+        os << "    mono_attend_chunk<" << a.getHeads() << ", " << a.getHeadDim() << ", "
+           << a.getNope() << ", " << a.getKeys() << ", " << AttendChunkOp::kKeyBatch << ", "
+           << a.getPageTokens() << ", " << a.getDataBytes() << ", " << slotsOf(a.getSlots())
+           << ", " << slotsOf(a.getM()) << ", " << slotsOf(a.getP()) << ">((const mono_u16 *)"
+           << regionPointer(q.getSymName()) << " + " << nameOf(a.getRow()) << " * "
+           << q.getCols() << " + " << nameOf(a.getCol()) << ", (const mono_u8 *)"
+           << regionPointer(cache.getSymName()) << ", " << cache.getCols() << ", "
+           << llvm::formatv("{0:e9}", a.getScoreScale()) << "f, "
+           << nameOf(a.getSlots()) << ", " << m << ", " << l << ", " << p << ", mono_lds);\n";
+        return success();
+      })
       .Case<GemvRowsOp>([&](GemvRowsOp g) {
         RegionOp weight = lookupRegion(g, g.getWeightAttr());
         RegionOp x = lookupRegion(g, g.getXAttr());

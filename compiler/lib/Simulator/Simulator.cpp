@@ -86,6 +86,7 @@ private:
   void quantize(const TileValues &x, Mxfp8Variant variant, TileValues &codes,
                 TileValues &scales);
   TileValues gemv(GemvOp op, RegionOp weight, int64_t row0);
+  LogicalResult attendChunk(AttendChunkOp op);
   TileValues gemvRows(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0, int64_t t0);
 
   /// Index of value `i` of copy (parity, source) of a peer region.
@@ -181,6 +182,80 @@ void TaskInterpreter::quantize(const TileValues &x, Mxfp8Variant variant, TileVa
       codes[g * group + j] = fmts::roundToE4m3(v);
     }
   }
+}
+
+// Mirrors mono_attend_chunk: keys in batches, f32 fused multiply-adds in
+// dim order, the online rescale per batch.
+LogicalResult TaskInterpreter::attendChunk(AttendChunkOp op) {
+  RegionOp qRegion = lookupRegion(op, op.getQAttr()), cacheRegion = lookupRegion(op, op.getCacheAttr());
+  const int64_t heads = op.getHeads(), dim = op.getHeadDim(), nope = op.getNope();
+  const int64_t keys = op.getKeys(), batch = AttendChunkOp::kKeyBatch, pt = op.getPageTokens();
+  const int64_t data = op.getDataBytes(), pages = cacheRegion.getRows();
+  auto base = window(op, qRegion, op.getRow(), op.getCol(), heads * dim);
+  if (failed(base))
+    return failure();
+  const RegionStorage &q = memory.region(qRegion.getSymName().str());
+  const RegionStorage &cache = memory.region(cacheRegion.getSymName().str());
+  const float minusInf = -std::numeric_limits<float>::infinity(), scale = op.getScoreScale();
+  const TileValues &slots = tile(op.getSlots());
+  for (float s : slots)
+    if (s >= 0 && s >= float(pages * pt))
+      return op.emitOpError() << "key slot " << s << " is outside cache '"
+                              << cacheRegion.getSymName() << "' (" << pages * pt << " slots)";
+  TileValues m(heads, minusInf), l(heads, 0.0f), p(heads * dim, 0.0f);
+  std::vector<float> kv(batch * dim), t(heads * batch), alpha(heads);
+  for (int64_t b0 = 0; b0 < keys; b0 += batch) {
+    auto slotOf = [&](int64_t k) { return b0 + k < keys ? int64_t(slots[b0 + k]) : -1; };
+    for (int64_t k = 0; k < batch; ++k)
+      for (int64_t d = 0; d < dim; ++d) {
+        const int64_t slot = slotOf(k);
+        float v = 0.0f;
+        if (slot >= 0) {
+          const int64_t page = (slot / pt) * cacheRegion.getCols(), record = page + (slot % pt) * data;
+          if (d < nope)
+            v = fmts::e4m3Value(cache.bytes[record + d]) *
+                exp2i(int(cache.bytes[page + pt * data + (slot % pt) * 8 + d / 64]) - 127);
+          else
+            v = fmts::bf16Value(uint16_t(cache.bytes[record + nope + 2 * (d - nope)] |
+                                         (cache.bytes[record + nope + 2 * (d - nope) + 1] << 8)));
+        }
+        kv[k * dim + d] = v;
+      }
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t k = 0; k < batch; ++k) {
+        float acc = 0.0f;
+        if (slotOf(k) >= 0)
+          for (int64_t d = 0; d < dim; ++d)
+            acc = std::fma(q.get(*base + h * dim + d), kv[k * dim + d], acc);
+        t[h * batch + k] = slotOf(k) >= 0 ? acc * scale : minusInf;
+      }
+    for (int64_t h = 0; h < heads; ++h) {
+      float mOld = m[h], mNew = mOld;
+      for (int64_t k = 0; k < batch; ++k)
+        mNew = deviceMax(mNew, t[h * batch + k]);
+      float a = mNew == minusInf ? 1.0f : std::exp2(mOld - mNew);
+      float sum = 0.0f;
+      for (int64_t k = 0; k < batch; ++k) {
+        float &w = t[h * batch + k];
+        w = w == minusInf ? 0.0f : std::exp2(w - mNew);
+        sum += w;
+      }
+      l[h] = l[h] * a + sum;
+      m[h] = mNew;
+      alpha[h] = a;
+    }
+    for (int64_t i = 0; i < heads * dim; ++i) {
+      const int64_t h = i / dim, d = i % dim;
+      float acc = p[i] * alpha[h];
+      for (int64_t k = 0; k < batch; ++k)
+        acc = std::fma(t[h * batch + k], kv[k * dim + d], acc);
+      p[i] = acc;
+    }
+  }
+  tiles[op.getM()] = std::move(m);
+  tiles[op.getL()] = std::move(l);
+  tiles[op.getP()] = std::move(p);
+  return success();
 }
 
 // Mirrors mono_gemv_*: T threads per output, each summing a contiguous run of
@@ -593,6 +668,7 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
         tiles[q.getScales()] = std::move(scales);
         return success();
       })
+      .Case<AttendChunkOp>([&](AttendChunkOp a) { return attendChunk(a); })
       .Case<GemvRowsOp>([&](GemvRowsOp g) -> LogicalResult {
         RegionOp weight = lookupRegion(g, g.getWeightAttr()), x = lookupRegion(g, g.getXAttr());
         int64_t row0 = indices.lookup(g.getRow()), t0 = indices.lookup(g.getFirstToken());

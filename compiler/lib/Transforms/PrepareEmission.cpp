@@ -36,6 +36,10 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block) {
     int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
     return chunk * k * 2 + chunk * block * 4 + size(g.getResult()) * 4;
   }
+  if (auto a = dyn_cast<AttendChunkOp>(op))
+    return (a.getKeys() + AttendChunkOp::kKeyBatch * a.getHeadDim() +
+            a.getHeads() * AttendChunkOp::kKeyBatch + 3 * a.getHeads()) *
+           4;
   if (auto g = dyn_cast<GemvOp>(op))
     return (size(g.getX()) + size(g.getX()) / 32 + block + size(g.getResult())) * 4;
   return 0;

@@ -593,3 +593,31 @@ LogicalResult ToIndexOp::verify() {
     return emitOpError() << "takes a size-1 f32 tile";
   return success();
 }
+
+LogicalResult AttendChunkOp::verify() {
+  RegionOp q = lookupRegion(*this, getQAttr()), cache = lookupRegion(*this, getCacheAttr());
+  if (!q || !cache)
+    return emitOpError() << "names a region the launch does not declare";
+  const int64_t heads = getHeads(), dim = getHeadDim(), rope = getRopeDim();
+  if (heads < 1 || dim < 1 || rope < 0 || rope % 2 != 0 || getNope() % kGroup != 0 ||
+      getNope() / kGroup > kScaleBytes || getPageTokens() < 1)
+    return emitOpError() << "needs heads >= 1, an even rope part and nope dims in 64-dim "
+                            "groups (at most 8), got heads "
+                         << heads << ", head dim " << dim << ", rope " << rope;
+  if (!q.getElementType().isBF16())
+    return emitOpError() << "reads queries from " << formatName(q.getElementType())
+                         << " region '" << q.getSymName() << "'; they are bf16";
+  if (!cache.holdsBytes() ||
+      cache.getCols() != getPageTokens() * (getDataBytes() + kScaleBytes))
+    return emitOpError() << "reads keys from region '" << cache.getSymName()
+                         << "', which must be a byte region of " << getPageTokens() << " "
+                         << getDataBytes() + kScaleBytes << "-byte records a row";
+  if (!tileOf(getSlots()).getElementType().isF32())
+    return emitOpError() << "takes slots as an f32 tile";
+  TileType m = tileOf(getM()), l = tileOf(getL()), p = tileOf(getP());
+  if (m.getSize() != heads || l.getSize() != heads || p.getSize() != heads * dim ||
+      !m.getElementType().isF32() || !l.getElementType().isF32() || !p.getElementType().isF32())
+    return emitOpError() << "results must be f32 tiles of " << heads << ", " << heads << " and "
+                         << heads * dim << " values";
+  return checkWindow(*this, q, getRow(), getCol(), heads * dim);
+}

@@ -134,6 +134,12 @@ struct Mxfp8Tile {
   Tile scales;
 };
 
+/// Split-K attention state of query heads over a chunk of keys (base 2):
+/// running max m and sum l per head, and p = sum 2^(t - m) k per head.
+struct AttentionState {
+  Tile m, l, p;
+};
+
 /// The program of one task of a stage.
 class Task {
 public:
@@ -185,6 +191,13 @@ public:
   /// The same against a bf16 or f32 weight with a bf16 or f32 activation.
   Tile gemvRows(const Region &weight, Index row, int64_t outputs, const Region &x,
                 Index firstToken, int64_t tokens);
+  /// Attention of `heads` query heads (bf16, `headDim` values each, from
+  /// column `col` of row `row` of `q`) over the keys at `slots` (f32 whole
+  /// numbers, -1 masked) of byte region `cache`, a KV-record cache whose
+  /// records end in `ropeDim` bf16 dims. See mono.attend_chunk.
+  AttentionState attendChunk(const Region &q, Index row, Index col, int64_t heads,
+                             int64_t headDim, int64_t ropeDim, const Region &cache,
+                             const Tile &slots);
   /// The same against a bf16 weight (f32 or bf16 activation).
   Tile gemv(const Region &weight, Index row, int64_t rows, const Tile &x);
 

@@ -31,6 +31,12 @@ struct ModelConfig {
   /// address pages by the row stride only; this sizes the simulator's and
   /// the harnesses' buffers.
   int64_t kvCachePages = 64;
+  /// The attention back (DSV41.md section 4): heads per output group and the
+  /// group's low rank, window keys, compressed keys (the index top-k).
+  int64_t headsPerGroup = 8;
+  int64_t groupRank = 1024;
+  int64_t windowKeys = 128;
+  int64_t compressedKeys = 512;
 
   // mHC (DSV41.md section 3): the same for every config.
   static constexpr int64_t kStreams = 4;
@@ -49,6 +55,9 @@ struct ModelConfig {
   int64_t kvDataBytes() const { return kvNope() + 2 * ropeDim; }
   int64_t kvRecordBytes() const { return kvDataBytes() + kKvScaleBytes; }
   int64_t kvPageBytes() const { return kKvPageTokens * kvRecordBytes(); }
+
+  /// Keys per split-K chunk of the attention back.
+  static constexpr int64_t kAttentionChunk = 64;
 
   int64_t qkvWidth() const { return qRank + kvDim; }
   int64_t seamSlices() const { return hidden / seamSlice; }

@@ -9,6 +9,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <cmath>
+
 #include "monodc/Dialect/Mono/MonoDialect.h.inc"
 #include "monodc/Dialect/Mono/MonoEnums.h.inc"
 

@@ -315,6 +315,44 @@ def Mono_GemvOp : Mono_Op<"gemv"> {
   let hasVerifier = 1;
 }
 
+def Mono_AttendChunkOp : Mono_Op<"attend_chunk"> {
+  let summary = "split-K attention state of query heads over a chunk of cached keys";
+  let description = [{
+    Query head h < `heads` is the bf16 values [col + h D, col + (h + 1) D) of
+    row `row` of region `q` (D = `headDim`). Key j is the KV record
+    (fp8_ds_mla) at slot `slots[j]` of byte region `cache` (pages of
+    `pageTokens` records, [records][8 scale bytes each]); slot -1 is masked.
+    Its dims below D - `ropeDim` are e4m3 * 2^(scale - 127), one scale byte
+    per 64 dims, the rest bf16. With t_j = (q_h . k_j) log2(e) / sqrt(D)
+    (f32 fused multiply-adds in dim order), over the unmasked keys, in base 2:
+    m[h] = max t (-inf with no key), l[h] = sum 2^(t - m),
+    p[h D + d] = sum 2^(t - m) k[d]. Keys are taken 8 at a time, and each
+    batch rescales the running sums by 2^(m_old - m_new) (flash decoding).
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$q, Index:$row, Index:$col, FlatSymbolRefAttr:$cache,
+                       Mono_AnyTile:$slots, I64Attr:$heads, I64Attr:$headDim, I64Attr:$ropeDim,
+                       DefaultValuedAttr<I64Attr, "32">:$pageTokens);
+  let results = (outs Mono_AnyTile:$m, Mono_AnyTile:$l, Mono_AnyTile:$p);
+  let assemblyFormat = [{
+    $q `[` $row `,` $col `]` `,` $cache `[` $slots `]` attr-dict `:` type($slots) `->`
+    type($m) `,` type($l) `,` type($p)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr int64_t kKeyBatch = 8;
+    static constexpr int64_t kScaleBytes = 8;
+    static constexpr int64_t kGroup = 64;
+    int64_t getNope() { return getHeadDim() - getRopeDim(); }
+    int64_t getDataBytes() { return getNope() + 2 * getRopeDim(); }
+    int64_t getKeys() { return ::llvm::cast<TileType>(getSlots().getType()).getSize(); }
+    /// log2(e) / sqrt(D) in f32: the one multiply that turns a dot product
+    /// into a base-2 score, the same in the simulator and on the device.
+    float getScoreScale() {
+      return static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(getHeadDim())));
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Synchronization (created by materialize-sync)
 //===----------------------------------------------------------------------===//

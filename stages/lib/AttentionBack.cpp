@@ -1,0 +1,146 @@
+//===- AttentionBack.cpp - split attention, combine, wo_a, wo_b -----------===//
+//
+// DSV41.md section 4, back steps 1-5. Split-K (flash decoding): each task
+// keeps base-2 (max, sum, values) of up to 8 heads over one chunk of keys;
+// the combine folds the chunks and the sink together per head.
+//
+//===----------------------------------------------------------------------===//
+#include "monodc/stages/AttentionBack.h"
+
+#include "monodc/stages/Quantize.h"
+
+#include <algorithm>
+
+using namespace monodc::dsl;
+using namespace monodc::stages;
+
+namespace {
+constexpr float kLog2e = 1.44269504088896340736f;
+constexpr int64_t kRowsPerTask = 16;  // weight rows of a GEMV task
+
+ChunkStateRegions declareChunkState(Launch &launch, const ModelConfig &c, int64_t heads,
+                                    const std::string &name, int64_t keys) {
+  const int64_t rows = launch.options().rows, chunks = keys / ModelConfig::kAttentionChunk;
+  return {launch.scratch(name + "_max", f32, {rows * heads, chunks}),
+          launch.scratch(name + "_sum", f32, {rows * heads, chunks}),
+          launch.scratch(name + "_values", f32, {rows * heads, chunks * c.headDim})};
+}
+} // namespace
+
+AttentionBackRegions monodc::stages::declareAttentionBack(Launch &launch, const ModelConfig &c,
+                                                          int64_t heads) {
+  const int64_t rows = launch.options().rows, dim = c.headDim;
+  const int64_t groups = heads / c.headsPerGroup, width = c.headsPerGroup * dim;
+  const int64_t slots = c.kvCachePages * ModelConfig::kKvPageTokens;
+  AttentionBackRegions r;
+  r.q = launch.input("q", bf16, {rows, heads * dim});
+  r.positions = launch.indexInput("positions", {rows, 1}, c.ropePositions);
+  r.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
+  r.windowCache = launch.input("kv_cache", byte, {c.kvCachePages, c.kvPageBytes()});
+  r.windowSlots = launch.indexInput("window_slots", {rows, c.windowKeys}, slots);
+  r.compressedCache = launch.input("compressed_cache", byte, {c.kvCachePages, c.kvPageBytes()});
+  r.compressedSlots = launch.indexInput("compressed_slots", {rows, c.compressedKeys}, slots);
+  r.sinks = launch.weight("attn_sink", f32, {heads});
+  r.windowState = declareChunkState(launch, c, heads, "window", c.windowKeys);
+  r.compressedState = declareChunkState(launch, c, heads, "compressed", c.compressedKeys);
+  r.o = launch.output("o", bf16, {rows, heads * dim});
+  r.oCodes = launch.scratch("oq", e4m3, {groups * rows, width});
+  r.oScales = launch.scratch("os", e8m0, {groups * rows, width / 32});
+  r.woA = launch.weight("wo_a", e4m3, {groups * c.groupRank, width});
+  r.woAScales = launch.weight("wo_a_scale", e8m0, {groups * c.groupRank / 32, width / 32});
+  r.z = launch.scratch("z", bf16, {rows, groups * c.groupRank});
+  r.zCodes = launch.scratch("zq", e4m3, {rows, groups * c.groupRank});
+  r.zScales = launch.scratch("zs", e8m0, {rows, groups * c.groupRank / 32});
+  r.woB = launch.weight("wo_b", e4m3, {c.hidden, groups * c.groupRank});
+  r.woBScales = launch.weight("wo_b_scale", e8m0, {c.hidden / 32, groups * c.groupRank / 32});
+  r.partial = launch.output("partial", bf16, {rows, c.hidden});
+  return r;
+}
+
+namespace {
+
+/// One split-K chunk per task for every (token, chunk, 8 heads) over the keys
+/// of one cache; chunk c lands in column c of the state.
+void addChunks(Launch &launch, const ModelConfig &c, int64_t heads, const std::string &name,
+               const Region &q, const Region &cache, const Region &slots,
+               const ChunkStateRegions &state) {
+  const int64_t rows = launch.options().rows, dim = c.headDim, keys = ModelConfig::kAttentionChunk;
+  const int64_t chunks = slots.cols() / keys, perTask = std::min<int64_t>(heads, 8);
+  const int64_t headGroups = heads / perTask;
+  launch.stage(name, rows * chunks * headGroups, [&](Task &t) {
+    Index token = t.id() / (chunks * headGroups);
+    Index chunk = (t.id() / headGroups) % chunks;
+    Index firstHead = (t.id() % headGroups) * perTask;
+    AttentionState s = t.attendChunk(q, token, firstHead * dim, perTask, dim, c.ropeDim, cache,
+                                     t.load(slots, token, chunk * keys, keys));
+    Index row = token * heads + firstHead;
+    t.storeRows(state.max, row, chunk, perTask, s.m);
+    t.storeRows(state.sum, row, chunk, perTask, s.l);
+    for (int64_t h = 0; h < perTask; ++h)
+      t.store(state.values, row + t.index(h), chunk * dim, s.p.slice(h * dim, dim));
+  });
+}
+
+} // namespace
+
+void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int64_t heads,
+                                      const AttentionBackRegions &r) {
+  const int64_t rows = launch.options().rows, dim = c.headDim;
+  const int64_t nope = dim - c.ropeDim, pairs = c.ropeDim / 2;
+  const int64_t groups = heads / c.headsPerGroup, hpg = c.headsPerGroup;
+  addChunks(launch, c, heads, "back.window", r.q, r.windowCache, r.windowSlots, r.windowState);
+  addChunks(launch, c, heads, "back.compressed", r.q, r.compressedCache, r.compressedSlots,
+            r.compressedState);
+
+  // Combine, one task a (token, head): the sink joins the denominator only.
+  launch.stage("back.combine", rows * heads, [&](Task &t) {
+    Index token = t.id() / heads, head = t.id() % heads;
+    const ChunkStateRegions *sources[] = {&r.windowState, &r.compressedState};
+    Tile sink = t.load(r.sinks, t.index(0), head, 1) * kLog2e;
+    Tile top = sink;
+    for (const ChunkStateRegions *s : sources)
+      top = max(top, maxOf(t.loadRow(s->max, t.id())));
+    // Window then compressed, each summed in chunk order.
+    Tile z = exp2(sink - top), numerator = t.constant(0.0f, dim);
+    for (const ChunkStateRegions *s : sources) {
+      const int64_t chunks = s->max.cols();
+      Tile weights = exp2(t.loadRow(s->max, t.id()) - top);
+      z = z + sum(t.loadRow(s->sum, t.id()) * weights);
+      Tile values = t.loadRow(s->values, t.id()) * expand(weights, chunks, dim, 1);
+      numerator = numerator + sumAlong(values, chunks, dim, 0);
+    }
+    Tile o = (numerator / z).to(bf16);
+    t.store(r.o, token, head * dim, o);
+
+    // Inverse RoPE of the bf16 o in f32 (not rounded again), then MXFP8 per
+    // head: 32-value groups never straddle the nope/rope boundary.
+    Tile of = o.to(f32), rope = of.slice(nope, c.ropeDim);
+    Tile even = rope.slice(0, pairs, 2), odd = rope.slice(1, pairs, 2);
+    Index position = t.toIndex(t.load(r.positions, token, 0, 1));
+    Tile cs = t.load(r.cosSin, position, 0, pairs), sn = t.load(r.cosSin, position, pairs, pairs);
+    Mxfp8Tile front = t.quantizeMxfp8(of.slice(0, nope));
+    Mxfp8Tile back = t.quantizeMxfp8(interleave(even * cs + odd * sn, odd * cs - even * sn));
+    Index row = (head / hpg) * rows + token, col = (head % hpg) * dim;
+    t.store(r.oCodes, row, col, front.codes);
+    t.store(r.oCodes, row, col + t.index(nope), back.codes);
+    Index scaleCol = (head % hpg) * (dim / 32);
+    t.store(r.oScales, row, scaleCol, front.scales);
+    t.store(r.oScales, row, scaleCol + t.index(nope / 32), back.scales);
+  });
+
+  // wo_a: group g's rows [g R, (g + 1) R) against its own MXFP8(o_g) rows.
+  const int64_t tasksPerGroup = c.groupRank / kRowsPerTask;
+  launch.stage("back.wo_a", groups * tasksPerGroup, [&](Task &t) {
+    Index first = t.id() * kRowsPerTask;
+    Tile out = t.gemvRows(r.woA, r.woAScales, first, kRowsPerTask, r.oCodes, r.oScales,
+                          (t.id() / tasksPerGroup) * rows, rows);
+    t.storeRows(r.z, t.index(0), first, rows, out.to(bf16));
+  });
+  addMxfp8Rows(launch, "back.z_quant", r.z, r.zCodes, r.zScales);
+  launch.stage("back.wo_b", c.hidden / kRowsPerTask, [&](Task &t) {
+    Index first = t.id() * kRowsPerTask;
+    Tile out = t.gemvRows(r.woB, r.woBScales, first, kRowsPerTask, r.zCodes, r.zScales,
+                          t.index(0), rows);
+    t.storeRows(r.partial, t.index(0), first, rows, out.to(bf16));
+  });
+}
