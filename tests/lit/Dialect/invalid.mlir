@@ -207,3 +207,45 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
     %c, %s = mono.quantize_mxfp8 kv %x : !mono.tile<96, f32> -> !mono.tile<96, f8E4M3FN>, !mono.tile<1, f8E8M0FNU>
   }
 }
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [4, 6000]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %slots = mono.constant 0.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.attend_chunk' op reads keys from region 'cache', which must be a byte region of 32 200-byte records a row}}
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%slots] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [4, 6400]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %slots = mono.constant 0.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.attend_chunk' op needs heads >= 1, an even rope part and nope dims in 64-dim groups (at most 8), got heads 2, head dim 128, rope 32}}
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%slots] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 32 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [4, 6400]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %slots = mono.constant 0.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.attend_chunk' op results must be f32 tiles of 2, 2 and 256 values}}
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%slots] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<128, f32>
+  }
+}
