@@ -634,10 +634,11 @@ Tile Task::gemvRows(const dsl::Region &weight, const dsl::Region &weightScales, 
   for (const dsl::Region *r : {&weight, &weightScales, &x, &xScales})
     if (!checkRegion(*r, "reads"))
       return {};
-  if (weight.dtype() != DType::E4M3 || weightScales.dtype() != DType::E8M0 ||
-      x.dtype() != DType::E4M3 || xScales.dtype() != DType::E8M0) {
-    fail("gemvRows with weight '" + weight.name() + "' expects e4m3 weight and activation "
-         "with e8m0 scales");
+  if ((weight.dtype() != DType::E4M3 && weight.dtype() != DType::E2M1) ||
+      weightScales.dtype() != DType::E8M0 || x.dtype() != DType::E4M3 ||
+      xScales.dtype() != DType::E8M0) {
+    fail("gemvRows with weight '" + weight.name() + "' expects an e4m3 or e2m1 weight and an "
+         "e4m3 activation, with e8m0 scales");
     return {};
   }
   return buildGemvRows(*this, weight, &weightScales, row, outputs, x, &xScales, firstToken,

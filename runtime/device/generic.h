@@ -435,14 +435,36 @@ MONO_DEV float mono_e4m3_fast(mono_u32 b) {
   return mono_as_float(((b & 0x80u) << 24) | ((b & 0x7Fu) << 20)) * mono_exp2i(120);
 }
 
+// Byte offsets into AITER's shuffled MXFP4 layouts (DSV41.md section 2):
+// byte kb of a row of KB bytes, inside its 16-row group stored k block (32
+// bytes) by k block, each as two 16-row x 16-byte halves; and the scale
+// (row, col) of scales [rows / 32][2][16][cols / 8][2][4] permuted to
+// [rows / 32][cols / 8][4][16][2][2] (cols = the padded width).
+MONO_DEV mono_i64 mono_aiter_weight_offset(mono_i64 row, int kb, int KB) {
+  return (row / 16) * 16 * KB + (kb / 32) * 512 + ((kb % 32) / 16) * 256 + (row % 16) * 16 +
+         kb % 16;
+}
+MONO_DEV mono_i64 mono_aiter_scale_offset(mono_i64 row, int col, int cols) {
+  return (row / 32) * 32 * cols + (col / 8) * 256 + (col % 4) * 64 + (row % 16) * 4 +
+         ((col / 4) % 2) * 2 + (row / 16) % 2;
+}
+
 // The 16 weights of chunk `c` of row `row`, dequantized exactly. WKIND:
-// 0 e4m3 with 32x32 E8M0 blocks, 1 bf16, 2 f32.
+// 0 e4m3 with 32x32 E8M0 blocks, 1 bf16, 2 f32, 3 MXFP4 (e2m1 with an E8M0
+// per 32) in AITER's shuffled layouts: 8 bytes a chunk.
 template <int K, int WKIND>
 struct mono_weight_chunk {
   static constexpr int VECTORS = WKIND == 0 ? 1 : (WKIND == 1 ? 2 : 4);
   mono_u32x4 q[VECTORS];
   float scale;
   MONO_DEV void load(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 row, int c) {
+    if (WKIND == 3) {
+      const mono_u32 *src = (const mono_u32 *)(w + mono_aiter_weight_offset(row, 8 * c, K / 2));
+      q[0].x = src[0];
+      q[0].y = src[1];
+      scale = mono_e8m0_value(ws[mono_aiter_scale_offset(row, c / 2, wsCols)]);
+      return;
+    }
     const int bytesPerValue = WKIND == 0 ? 1 : (WKIND == 1 ? 2 : 4);
     const mono_u32x4 *src = (const mono_u32x4 *)(w + (row * K + 16 * c) * bytesPerValue);
 #pragma unroll
@@ -460,7 +482,9 @@ struct mono_weight_chunk {
     }
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
-      if (WKIND == 0)
+      if (WKIND == 3)
+        wv[i] = mono_e2m1_value((mono_u8)((words[i / 8] >> (4 * (i % 8))) & 15u)) * scale;
+      else if (WKIND == 0)
         wv[i] = mono_e4m3_fast(words[i / 4] >> (8 * (i % 4))) * scale;
       else if (WKIND == 1)
         wv[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
@@ -499,7 +523,7 @@ MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mo
   // enough: every load is issued up front and the weights are read once.
   // Otherwise chunks stream in groups of D, the next group's loads in flight
   // while the current one is computed.
-  constexpr int SCALED = WKIND == 0;
+  constexpr int SCALED = WKIND == 0 || WKIND == 3;
   constexpr bool RESIDENT = CPT * (4 * mono_weight_chunk<K, WKIND>::VECTORS + 1) <= 40;
   constexpr int D = 4;
   constexpr int GROUPS = (CPT + D - 1) / D;

@@ -12,7 +12,7 @@ using namespace monodc::stages;
 
 std::vector<std::string> monodc::stages::launchNames() {
   return {"attention_front", "attention_query", "attention_seam", "k1",
-          "attention_back", "moe_router_shared", "allreduce"};
+          "attention_back", "moe_router_shared", "moe", "allreduce"};
 }
 
 
@@ -114,9 +114,9 @@ monodc::stages::buildAttentionFront(mlir::MLIRContext &context, const ModelConfi
 }
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-monodc::stages::buildMoeRouterShared(mlir::MLIRContext &context, const ModelConfig &c,
-                                     const BuildParams &params) {
-  Launch launch(context, "moe_router_shared",
+monodc::stages::buildMoe(mlir::MLIRContext &context, const ModelConfig &c,
+                         const BuildParams &params, bool withRouted) {
+  Launch launch(context, withRouted ? "moe" : "moe_router_shared",
                 {params.arch, params.grid, params.block, params.rows});
   const int64_t rows = params.rows, h = c.hidden, inter = c.sharedPerRank(params.tp);
   Region x = launch.input("x", bf16, {rows, h});
@@ -136,9 +136,14 @@ monodc::stages::buildMoeRouterShared(mlir::MLIRContext &context, const ModelConf
                              launch.scratch("shared_hq", e4m3, {rows, inter}),
                              launch.scratch("shared_hs", e8m0, {rows, inter / 32}),
                              launch.output("shared_out", bf16, {rows, h})};
+  RoutedExpertRegions routed;
+  if (withRouted)
+    routed = declareRoutedExperts(launch, c, c.routedPerRank(params.tp), x, router, shared.out);
   addRouter(launch, c, router);
   addMxfp8Rows(launch, "moe.xq", x, shared.codes, shared.scales);
   addSharedExpert(launch, c, inter, shared);
+  if (withRouted)
+    addRoutedExperts(launch, c, c.routedPerRank(params.tp), routed);
   return launch.finish();
 }
 
@@ -188,8 +193,8 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
     return buildAttentionFront(context, config, *resolved);
   if (name == "attention_seam" || name == "k1")
     return buildAttentionSeam(context, config, *resolved, name == "k1");
-  if (name == "moe_router_shared")
-    return buildMoeRouterShared(context, config, *resolved);
+  if (name == "moe_router_shared" || name == "moe")
+    return buildMoe(context, config, *resolved, name == "moe");
   if (name == "allreduce")
     return buildAllReduce(context, config, *resolved);
   if (name == "attention_query")
@@ -197,6 +202,6 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
   if (name == "attention_back")
     return buildAttentionBack(context, config, *resolved);
   return llvm::createStringError("unknown launch '%s' (known: attention_front, attention_seam, "
-                                 "k1, attention_back, moe_router_shared, allreduce, attention_query)",
+                                 "k1, attention_back, moe_router_shared, moe, allreduce, attention_query)",
                                  name.c_str());
 }

@@ -20,6 +20,7 @@ ModelConfig monodc::stages::tinyConfig() {
   c.headsPerGroup = 2;
   c.groupRank = 128;
   c.compressedKeys = 128;
+  c.routedIntermediate = 256;
   return c;
 }
 

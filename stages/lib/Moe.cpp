@@ -61,3 +61,68 @@ void monodc::stages::addSharedExpert(Launch &l, const ModelConfig &c, int64_t in
     t.storeRows(r.out, t.index(0), first, tokens, out.to(bf16));
   });
 }
+
+RoutedExpertRegions monodc::stages::declareRoutedExperts(Launch &l, const ModelConfig &c,
+                                                         int64_t inter, const Region &x,
+                                                         const RouterRegions &router,
+                                                         const Region &shared) {
+  const int64_t rows = l.options().rows, h = c.hidden, pairs = rows * c.topK;
+  auto paddedScales = [](int64_t scaleRows, int64_t scaleCols) {
+    return std::vector<int64_t>{(scaleRows + 255) / 256 * 256, (scaleCols + 7) / 8 * 8};
+  };
+  return {x,
+          router.indices,
+          router.weights,
+          l.scratch("xrq", e4m3, {rows, h}),
+          l.scratch("xrs", e8m0, {rows, h / 32}),
+          l.weight("w13", e2m1, {c.experts * 2 * inter, h}),
+          l.weight("w13_scale", e8m0, paddedScales(c.experts * 2 * inter, h / 32)),
+          l.scratch("routed_h", bf16, {pairs, inter}),
+          l.scratch("routed_hq", e4m3, {pairs, inter}),
+          l.scratch("routed_hs", e8m0, {pairs, inter / 32}),
+          l.weight("w2", e2m1, {c.experts * h, inter}),
+          l.weight("w2_scale", e8m0, paddedScales(c.experts * h, inter / 32)),
+          l.scratch("routed_down", f32, {pairs, h}),
+          shared,
+          l.output("moe_out", bf16, {rows, h})};
+}
+
+void monodc::stages::addRoutedExperts(Launch &l, const ModelConfig &c, int64_t inter,
+                                      const RoutedExpertRegions &r) {
+  constexpr int64_t kTile = 16;       // gate/up rows of a w13 tile
+  constexpr int64_t kDownRows = 128;  // w2 rows a task
+  const int64_t topK = c.topK, h = c.hidden;
+  addMxfp8Rows(l, "routed.xr", r.x, r.xCodes, r.xScales, Mxfp8Flavour::Routed);
+  // One task a (token, k, 16 intermediate columns): the expert's gate tile
+  // and the up tile after it, for that token alone.
+  const int64_t tiles = inter / kTile;
+  l.stage("routed.ug", l.options().rows * topK * tiles, [&](Task &t) {
+    Index pair = t.id() / tiles, tile = t.id() % tiles;
+    Index expert = t.toIndex(t.load(r.indices, pair / topK, pair % topK, 1));
+    Tile gu = t.gemvRows(r.w13, r.w13Scales, expert * (2 * inter) + tile * (2 * kTile), 2 * kTile,
+                         r.xCodes, r.xScales, pair / topK, 1);
+    Tile g = min(gu.slice(0, kTile), t.constant(c.swigluLimit));
+    Tile u = max(min(gu.slice(kTile, kTile), t.constant(c.swigluLimit)),
+                 t.constant(-c.swigluLimit));
+    t.store(r.h, pair, tile * kTile, (g * sigmoid(g) * u).to(bf16));
+  });
+  addMxfp8Rows(l, "routed.hq", r.h, r.hCodes, r.hScales, Mxfp8Flavour::Routed);
+  const int64_t blocks = h / kDownRows;
+  l.stage("routed.down", l.options().rows * topK * blocks, [&](Task &t) {
+    Index pair = t.id() / blocks, block = t.id() % blocks;
+    Index expert = t.toIndex(t.load(r.indices, pair / topK, pair % topK, 1));
+    Tile d = t.gemvRows(r.w2, r.w2Scales, expert * h + block * kDownRows, kDownRows, r.hCodes,
+                        r.hScales, pair, 1);
+    t.store(r.down, pair, block * kDownRows, d);
+  });
+  // Each token's experts in its top-k order, then the shared expert.
+  l.stage("routed.combine", l.options().rows, [&](Task &t) {
+    Tile routed = t.constant(0.0f, h);
+    for (int64_t k = 0; k < topK; ++k) {
+      Tile d = t.loadRow(r.down, t.id() * topK + t.index(k));
+      Tile w = t.load(r.weights, t.id(), k, 1);
+      routed = (routed + (d * w).to(bf16).to(f32)).to(bf16).to(f32);
+    }
+    t.store(r.out, t.id(), 0, (routed + t.loadRow(r.shared, t.id()).to(f32)).to(bf16));
+  });
+}

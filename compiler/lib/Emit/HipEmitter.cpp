@@ -482,7 +482,9 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         RegionOp xs = scaled ? lookupRegion(g, g.getXScalesAttr()) : RegionOp();
         os << "    mono_gemv_rows<" << slotsOf(res) << ", " << g.getOutputs() << ", " << k
            << ", " << g.getTokens() << ", " << gemvRowsChunkTokens(k, g.getTokens(), block) << ", "
-           << (scaled ? 0 : (weight.getElementType().isBF16() ? 1 : 2)) << ", "
+           << (scaled ? (isa<Float4E2M1FNType>(weight.getElementType()) ? 3 : 0)
+                      : (weight.getElementType().isBF16() ? 1 : 2))
+           << ", "
            << (x.getElementType().isF32() ? 1 : 0)
            << ">((const mono_u8 *)" << regionPointer(weight.getSymName()) << ", "
            << (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr")

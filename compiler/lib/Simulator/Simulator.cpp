@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "monodc/Simulator/Simulator.h"
 
+#include "monodc/formats/AiterShuffle.h"
 #include "monodc/formats/NumberFormats.h"
 #include "monodc/Transforms/Passes.h"
 
@@ -327,11 +328,20 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
     }
   TileValues out(tokens * n);
   std::vector<float> dequantized(k);
+  const bool mxfp4 = isa<Float4E2M1FNType>(weight.getElementType());
   for (int64_t j = 0; j < n; ++j) {
     const int64_t row = row0 + j;
-    for (int64_t c = 0; c < k; ++c)
+    for (int64_t c = 0; c < k; ++c) {
+      if (mxfp4) {
+        // AITER's shuffled layouts: the same offsets the project's shuffle uses.
+        const uint8_t byte = w.bytes[fmts::shuffledWeightOffset(0, row, c / 2, weight.getRows(), k / 2)];
+        const uint8_t scale = ws->bytes[fmts::shuffledScaleOffset(row, c / 32, ws->cols)];
+        dequantized[c] = fmts::mxfp4Value(c % 2 ? byte >> 4 : byte & 15, scale);
+        continue;
+      }
       dequantized[c] = scaled ? w.get(row * k + c) * ws->get((row / 32) * ws->cols + c / 32)
                               : w.get(row * k + c);
+    }
     for (int64_t t = 0; t < tokens; ++t) {
       float sum = 0.0f;
       for (int64_t p = 0; p < parts; ++p) {

@@ -249,3 +249,33 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
     %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%slots] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<128, f32>
   }
 }
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : f4E2M1FN [32, 128]
+  mono.region @ws weight : f8E8M0FNU [32, 4]
+  mono.region @x input : f8E4M3FN [1, 128]
+  mono.region @xs input : f8E8M0FNU [1, 4]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op scales 'ws' of shuffled MXFP4 weight 'w' must be e8m0 [256, 8]}}
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<16, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : f4E2M1FN [24, 128]
+  mono.region @ws weight : f8E8M0FNU [256, 8]
+  mono.region @x input : f8E4M3FN [1, 128]
+  mono.region @xs input : f8E8M0FNU [1, 4]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op shuffled MXFP4 weight 'w' needs rows a multiple of 16 and k of 64, got [24, 128]}}
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<8, f32>
+  }
+}

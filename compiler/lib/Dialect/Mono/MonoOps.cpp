@@ -512,13 +512,29 @@ LogicalResult GemvRowsOp::verify() {
                            << " weight takes a bf16 or f32 activation";
     return success();
   }
-  if (!isa<Float8E4M3FNType>(wType))
-    return emitOpError() << "takes f32, bf16 or e4m3 weights, got " << formatName(wType);
+  const bool mxfp4 = isa<Float4E2M1FNType>(wType);
+  if (!isa<Float8E4M3FNType>(wType) && !mxfp4)
+    return emitOpError() << "takes f32, bf16, e4m3 or e2m1 weights, got " << formatName(wType);
   RegionOp ws = lookupRegion(*this, getWeightScalesAttr());
   RegionOp xs = lookupRegion(*this, getXScalesAttr());
   if (!ws || !xs || !isa<Float8E4M3FNType>(x.getElementType()))
-    return emitOpError() << "an e4m3 weight takes an MXFP8 activation and both scale regions";
-  if (!isa<Float8E8M0FNUType>(ws.getElementType()) || ws.getCols() * 32 != k ||
+    return emitOpError() << "an " << formatName(wType)
+                         << " weight takes an MXFP8 activation and both scale regions";
+  if (mxfp4) {
+    // AITER's shuffle: 16-row groups, 64-value (32-byte) k blocks; scales
+    // per row and 32 values, padded to [256 k, 8 k] before their permutation.
+    const int64_t rows = weight.getRows(), scaleRows = (rows + 255) / 256 * 256,
+                  scaleCols = (k / 32 + 7) / 8 * 8;
+    if (rows % 16 != 0 || k % 64 != 0)
+      return emitOpError() << "shuffled MXFP4 weight '" << weight.getSymName()
+                           << "' needs rows a multiple of 16 and k of 64, got [" << rows << ", "
+                           << k << "]";
+    if (!isa<Float8E8M0FNUType>(ws.getElementType()) || ws.getRows() != scaleRows ||
+        ws.getCols() != scaleCols)
+      return emitOpError() << "scales '" << ws.getSymName() << "' of shuffled MXFP4 weight '"
+                           << weight.getSymName() << "' must be e8m0 [" << scaleRows << ", "
+                           << scaleCols << "]";
+  } else if (!isa<Float8E8M0FNUType>(ws.getElementType()) || ws.getCols() * 32 != k ||
       ws.getRows() * 32 < weight.getRows())
     return emitOpError() << "scales '" << ws.getSymName() << "' must be e8m0 ["
                          << (weight.getRows() + 31) / 32 << ", " << k / 32 << "]";

@@ -185,7 +185,8 @@ public:
   /// `outputs` dot products for each of `tokens` activation rows of the
   /// regions `x` (e4m3 codes) and `xScales` (e8m0 per 32), from row
   /// `firstToken`, with weight rows [row, row + outputs): the weights are
-  /// streamed once for all tokens. The result is token-major.
+  /// streamed once for all tokens. The result is token-major. An e2m1 weight
+  /// (MXFP4) is read in AITER's shuffled layouts (see mono.gemv_rows).
   Tile gemvRows(const Region &weight, const Region &weightScales, Index row, int64_t outputs,
                 const Region &x, const Region &xScales, Index firstToken, int64_t tokens);
   /// The same against a bf16 or f32 weight with a bf16 or f32 activation.

@@ -40,10 +40,13 @@ buildAttentionBack(mlir::MLIRContext &context, const ModelConfig &config,
 
 /// The MoE router and routing with the shared expert beside them: input x
 /// [rows, H] bf16 (the FFN seam's y); outputs logits, topk_indices,
-/// topk_weights and shared_out.
+/// topk_weights and shared_out. With `withRouted` ("moe") the routed MXFP4
+/// experts follow (w13, w2 and their scales in AITER's shuffled layouts) and
+/// moe_out [rows, H] bf16 is the rank's partial: the whole MoE before its
+/// all-reduce.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-buildMoeRouterShared(mlir::MLIRContext &context, const ModelConfig &config,
-                     const BuildParams &params);
+buildMoe(mlir::MLIRContext &context, const ModelConfig &config, const BuildParams &params,
+         bool withRouted);
 
 /// The exact all-reduce over the build's TP ranks: input partial [rows, H]
 /// bf16 (this rank's), output reduced [rows, H] (bit-identical on all ranks).

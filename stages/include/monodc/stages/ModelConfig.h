@@ -25,6 +25,7 @@ struct ModelConfig {
   int64_t experts;     ///< routed experts
   int64_t topK;        ///< experts per token
   int64_t sharedIntermediate; ///< the shared expert's intermediate (all ranks)
+  // (the routed experts' intermediate is routedIntermediate, below)
   float routedScaling; ///< multiplies the renormalized routing weights
   float swigluLimit;   ///< clamp of the gated activations
   /// Pages of the window KV cache a launch's cache view spans. Kernels
@@ -37,6 +38,8 @@ struct ModelConfig {
   int64_t groupRank = 1024;
   int64_t windowKeys = 128;
   int64_t compressedKeys = 512;
+  /// The routed experts' intermediate (all ranks).
+  int64_t routedIntermediate = 2304;
 
   // mHC (DSV41.md section 3): the same for every config.
   static constexpr int64_t kStreams = 4;
@@ -62,6 +65,9 @@ struct ModelConfig {
   int64_t qkvWidth() const { return qRank + kvDim; }
   int64_t seamSlices() const { return hidden / seamSlice; }
   int64_t sharedPerRank(int64_t tp) const { return sharedIntermediate / tp; }
+  /// A rank's routed intermediate, padded up to a multiple of 128 (TP4:
+  /// 576 -> 640); the padding rows and columns of w13/w2 hold zeros.
+  int64_t routedPerRank(int64_t tp) const { return (routedIntermediate / tp + 127) / 128 * 128; }
 };
 
 /// DeepSeek-V4.1-Flash.

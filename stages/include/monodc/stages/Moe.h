@@ -36,6 +36,31 @@ struct SharedExpertRegions {
 void addSharedExpert(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
                      const SharedExpertRegions &regions);
 
+/// The routed experts (DSV41.md §5, a8w4) for the step's tokens and their
+/// top-k: xr = MXFP8r(x); for each (token, k) with expert e: g, u = xr .
+/// W1_e^T, xr . W3_e^T in f32; h = bf16(g' sigmoid(g') clamp(u)), g' =
+/// min(g, limit); d = MXFP8r(h) . W2_e^T in f32; then per token routed =
+/// bf16(routed + bf16(d_k w_k)) in top-k order and out = bf16(routed + shared).
+/// Weights are MXFP4 in AITER's shuffled layouts, experts stacked along rows.
+struct RoutedExpertRegions {
+  dsl::Region x;                ///< bf16 [rows, H]
+  dsl::Region indices, weights; ///< f32 [rows, topK] (the routing)
+  dsl::Region xCodes, xScales;  ///< MXFP8r(x)
+  dsl::Region w13, w13Scales;   ///< e2m1 [E 2I, H] (16-row gate/up tiles), shuffled E8M0
+  dsl::Region h;                ///< bf16 [rows topK, I]
+  dsl::Region hCodes, hScales;  ///< MXFP8r(h)
+  dsl::Region w2, w2Scales;     ///< e2m1 [E H, I], shuffled E8M0
+  dsl::Region down;             ///< f32 [rows topK, H]
+  dsl::Region shared;           ///< bf16 [rows, H]: the shared expert's output
+  dsl::Region out;              ///< bf16 [rows, H]: the rank's partial
+};
+/// Declares the routed experts' regions for intermediate `intermediate`.
+RoutedExpertRegions declareRoutedExperts(dsl::Launch &launch, const ModelConfig &config,
+                                         int64_t intermediate, const dsl::Region &x,
+                                         const RouterRegions &router, const dsl::Region &shared);
+void addRoutedExperts(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
+                      const RoutedExpertRegions &regions);
+
 } // namespace monodc::stages
 
 #endif

@@ -6,10 +6,11 @@
 
 namespace monodc::stages {
 
-/// codes, scales = MXFP8(x) for every token, one task a token (DSV41.md §2):
-/// the activation a following e4m3 GEMV reads.
+/// codes, scales = MXFP8(x) for every row of x, one task a row (DSV41.md
+/// §2): the activation a following e4m3 or e2m1 GEMV reads.
 void addMxfp8Rows(dsl::Launch &launch, const std::string &name, const dsl::Region &x,
-                  const dsl::Region &codes, const dsl::Region &scales);
+                  const dsl::Region &codes, const dsl::Region &scales,
+                  dsl::Mxfp8Flavour flavour = dsl::Mxfp8Flavour::Standard);
 
 } // namespace monodc::stages
 

@@ -1,0 +1,213 @@
+// The routed MXFP4 experts of the `moe` launch (DSV41.md section 5, a8w4)
+// through the fusion passes and the simulator, against the independent
+// reference (reference::routedExperts) fed with the simulator's own routing
+// and shared-expert output: each stage on its own input. The weights reach
+// the kernel in AITER's shuffled layouts, built from plain row-major MXFP4 by
+// the project's shuffle (formats/AiterShuffle.h).
+#include "monodc/Simulator/Simulator.h"
+#include "monodc/Transforms/Passes.h"
+#include "monodc/formats/AiterShuffle.h"
+#include "monodc/formats/NumberFormats.h"
+#include "monodc/reference/Moe.h"
+#include "monodc/stages/Launches.h"
+
+#include "StageBounds.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace monodc;
+namespace ref = monodc::reference;
+namespace fmts = monodc::formats;
+using monodc::testing::expectWithinBounds;
+
+namespace {
+
+struct RoutedInputs {
+  int rows = 0, intermediate = 0;
+  std::vector<float> x, gate, bias;
+  ref::BlockScaledE4m3 sharedGateUp, sharedDown;
+  std::vector<float> w13Dense, w2Dense;
+  ref::Mxfp4Weights w13, w2;
+};
+
+std::vector<float> normal(std::mt19937 &rng, size_t n, float stddev) {
+  std::normal_distribution<float> dist(0.0f, stddev);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+RoutedInputs makeInputs(const stages::ModelConfig &c, int rows, int tp, unsigned seed) {
+  std::mt19937 rng(seed);
+  const int h = int(c.hidden), e = int(c.experts), shared = int(c.sharedPerRank(tp));
+  RoutedInputs in;
+  in.rows = rows;
+  in.intermediate = int(c.routedPerRank(tp));
+  in.x = normal(rng, size_t(rows) * h, 1.0f);
+  for (float &v : in.x)
+    v = fmts::roundToBf16(v);
+  in.gate = normal(rng, size_t(e) * h, 2.0f / std::sqrt(float(h)));
+  for (float &v : in.gate)
+    v = fmts::roundToBf16(v);
+  in.bias = normal(rng, e, 0.1f);
+  in.sharedGateUp = ref::quantizeBlockE4m3(normal(rng, size_t(2 * shared) * h, 2.0f / std::sqrt(float(h))),
+                                           2 * shared, h);
+  in.sharedDown = ref::quantizeBlockE4m3(normal(rng, size_t(h) * shared, 1.0f / std::sqrt(float(shared))),
+                                         h, shared);
+  const int inter = in.intermediate;
+  in.w13Dense = normal(rng, size_t(e) * 2 * inter * h, 2.0f / std::sqrt(float(h)));
+  in.w2Dense = normal(rng, size_t(e) * h * inter, 1.0f / std::sqrt(float(inter)));
+  in.w13 = ref::quantizeMxfp4Weights(in.w13Dense, e, 2 * inter, h);
+  in.w2 = ref::quantizeMxfp4Weights(in.w2Dense, e, h, inter);
+  return in;
+}
+
+/// A plain MXFP4 matrix in the kernel's layouts: packed and shuffled bytes,
+/// padded and shuffled scales.
+std::pair<std::vector<uint8_t>, std::vector<uint8_t>> shuffled(const ref::Mxfp4Weights &w) {
+  const size_t rows = size_t(w.experts) * w.n;
+  std::vector<uint8_t> bytes = fmts::packE2m1(w.codes, rows, w.k);
+  return {fmts::shuffleWeight(bytes, w.experts, w.n, w.k / 2),
+          fmts::shuffleScales(w.scales, rows, w.k / 32)};
+}
+
+struct RoutedOutputs {
+  std::vector<float> indices, weights, shared, out;
+};
+
+RoutedOutputs simulateRouted(const stages::ModelConfig &c, int tp, const RoutedInputs &in,
+                             const sim::Schedule &schedule = {}) {
+  mlir::MLIRContext ctx;
+  stages::BuildParams params;
+  params.rows = in.rows;
+  params.tp = tp;
+  params.grid = 16;
+  auto module = stages::buildLaunch(ctx, "moe", c, params);
+  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
+  if (!module)
+    return {};
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  sim::LaunchMemory memory(launch);
+  auto check = [](llvm::Error e) { EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e)); };
+  check(memory.setValues("x", in.x));
+  check(memory.setValues("gate", in.gate));
+  check(memory.setValues("gate_bias", in.bias));
+  check(memory.setBytes("shared_gate_up", in.sharedGateUp.codes));
+  check(memory.setBytes("shared_gate_up_scale", in.sharedGateUp.scales));
+  check(memory.setBytes("shared_down", in.sharedDown.codes));
+  check(memory.setBytes("shared_down_scale", in.sharedDown.scales));
+  auto [w13, w13s] = shuffled(in.w13);
+  auto [w2, w2s] = shuffled(in.w2);
+  check(memory.setBytes("w13", w13));
+  check(memory.setBytes("w13_scale", w13s));
+  check(memory.setBytes("w2", w2));
+  check(memory.setBytes("w2_scale", w2s));
+  auto run = sim::simulate(launch, memory, schedule);
+  EXPECT_TRUE(succeeded(run) && !run->deadlock);
+  return {memory.values("topk_indices"), memory.values("topk_weights"),
+          memory.values("shared_out"), memory.values("moe_out")};
+}
+
+/// The reference on the simulator's own routing and shared output.
+std::vector<float> referenceRouted(const stages::ModelConfig &c, const RoutedInputs &in,
+                                   const RoutedOutputs &got) {
+  ref::Routing routing;
+  for (float i : got.indices)
+    routing.indices.push_back(int(i));
+  routing.weights = got.weights;
+  routing.nearTie.assign(in.rows, false);
+  return ref::routedExperts(in.x, in.rows, routing, in.w13, in.w2, got.shared, c.swigluLimit);
+}
+
+/// The routed part alone (out - shared) must matter, or the bound would pass
+/// with the experts ignored.
+double routedShare(const RoutedOutputs &got) {
+  double routed = 0, total = 0;
+  for (size_t i = 0; i < got.out.size(); ++i) {
+    routed += std::fabs(double(got.out[i]) - got.shared[i]);
+    total += std::fabs(double(got.out[i]));
+  }
+  return routed / std::max(total, 1e-30);
+}
+
+void checkRouted(const stages::ModelConfig &c, int rows, int tp, unsigned seed) {
+  SCOPED_TRACE("config " + c.name + ", rows " + std::to_string(rows) + ", TP " +
+               std::to_string(tp) + ", seed " + std::to_string(seed));
+  RoutedInputs in = makeInputs(c, rows, tp, seed);
+  RoutedOutputs got = simulateRouted(c, tp, in);
+  ASSERT_EQ(got.out.size(), size_t(rows) * c.hidden);
+  EXPECT_GT(routedShare(got), 0.2) << "the routed experts barely change the output";
+  expectWithinBounds(got.out, referenceRouted(c, in, got), "moe_out");
+}
+
+} // namespace
+
+TEST(RoutedExpertsNumerics, TinyManySeedsAndWidths) {
+  for (int tp : {2, 4})
+    for (int rows : {1, 6, 48})
+      checkRouted(stages::tinyConfig(), rows, tp, 7919u * rows + tp);
+}
+
+TEST(RoutedExpertsNumerics, Dsv41DimsRows1) {
+  // The real H and routed intermediate (TP4: 576 padded to 640) and top-6,
+  // with 16 experts instead of 384: one rank's real w13 alone is 1.3 GB, and
+  // the expert count changes no expert's arithmetic.
+  stages::ModelConfig c = stages::dsv41Config();
+  c.experts = 16;
+  checkRouted(c, 1, 4, 2026u);
+}
+
+TEST(RoutedExpertsNumerics, OneExpertScaleOff3PercentFails) {
+  // One routed scale off by 3%: the first 32 k-values of one w13 row of an
+  // expert the first token uses, scaled by 1.03 and requantized.
+  const auto c = stages::tinyConfig();
+  RoutedInputs in = makeInputs(c, 6, 2, 31u);
+  RoutedOutputs first = simulateRouted(c, 2, in);
+  std::vector<float> want = referenceRouted(c, in, first);
+  RoutedInputs off = in;
+  const int expert = int(first.indices[0]), h = int(c.hidden);
+  for (int row = 0; row < 2 * off.intermediate; ++row)
+    for (int k = 0; k < h; ++k)
+      off.w13Dense[(size_t(expert) * 2 * off.intermediate + row) * h + k] *= 1.03f;
+  off.w13 = ref::quantizeMxfp4Weights(off.w13Dense, int(c.experts), 2 * off.intermediate, h);
+  RoutedOutputs got = simulateRouted(c, 2, off);
+  EXPECT_FALSE(ref::withinStageBounds(ref::compare(got.out, want)));
+}
+
+TEST(RoutedExpertsNumerics, UnshuffledWeightsAreCaught) {
+  // The kernel reads AITER's layout: handing it the plain packed bytes must
+  // not pass for the same result.
+  const auto c = stages::tinyConfig();
+  RoutedInputs in = makeInputs(c, 6, 2, 37u);
+  RoutedOutputs good = simulateRouted(c, 2, in);
+  mlir::MLIRContext ctx;
+  stages::BuildParams params;
+  params.rows = 6;
+  params.grid = 16;
+  auto module = stages::buildLaunch(ctx, "moe", c, params);
+  ASSERT_TRUE(static_cast<bool>(module));
+  ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  sim::LaunchMemory memory(launch);
+  ASSERT_FALSE(static_cast<bool>(memory.setValues("x", in.x)));
+  ASSERT_FALSE(static_cast<bool>(memory.setValues("gate", in.gate)));
+  ASSERT_FALSE(static_cast<bool>(memory.setValues("gate_bias", in.bias)));
+  ASSERT_FALSE(static_cast<bool>(memory.setBytes("shared_gate_up", in.sharedGateUp.codes)));
+  ASSERT_FALSE(static_cast<bool>(memory.setBytes("shared_gate_up_scale", in.sharedGateUp.scales)));
+  ASSERT_FALSE(static_cast<bool>(memory.setBytes("shared_down", in.sharedDown.codes)));
+  ASSERT_FALSE(static_cast<bool>(memory.setBytes("shared_down_scale", in.sharedDown.scales)));
+  const size_t w13Rows = size_t(in.w13.experts) * in.w13.n;
+  ASSERT_FALSE(static_cast<bool>(memory.setBytes("w13", fmts::packE2m1(in.w13.codes, w13Rows, in.w13.k))));
+  ASSERT_FALSE(static_cast<bool>(
+      memory.setBytes("w13_scale", fmts::shuffleScales(in.w13.scales, w13Rows, in.w13.k / 32))));
+  auto [w2, w2s] = shuffled(in.w2);
+  ASSERT_FALSE(static_cast<bool>(memory.setBytes("w2", w2)));
+  ASSERT_FALSE(static_cast<bool>(memory.setBytes("w2_scale", w2s)));
+  ASSERT_TRUE(succeeded(sim::simulate(launch, memory)));
+  EXPECT_FALSE(ref::withinStageBounds(ref::compare(memory.values("moe_out"), good.out)));
+}
