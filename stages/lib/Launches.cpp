@@ -12,7 +12,7 @@ using namespace monodc::stages;
 
 std::vector<std::string> monodc::stages::launchNames() {
   return {"attention_front", "attention_query", "attention_seam", "k1",
-          "attention_back", "moe_router_shared", "moe", "allreduce"};
+          "attention_back", "moe_router_shared", "moe", "k2", "ffn", "allreduce"};
 }
 
 
@@ -113,37 +113,97 @@ monodc::stages::buildAttentionFront(mlir::MLIRContext &context, const ModelConfi
   return launch.finish();
 }
 
+namespace {
+
+/// The MoE's regions on input x: the router, the shared expert (MXFP8(x) in
+/// `codes`/`scales`) and, when `withRouted`, the routed experts.
+struct MoeRegions {
+  RouterRegions router;
+  SharedExpertRegions shared;
+  RoutedExpertRegions routed;
+  bool withRouted = false;
+};
+
+MoeRegions declareMoe(Launch &launch, const ModelConfig &c, int64_t tp, const Region &x,
+                      const Region &codes, const Region &scales, bool withRouted) {
+  const int64_t rows = launch.options().rows, h = c.hidden, inter = c.sharedPerRank(tp);
+  MoeRegions m;
+  m.withRouted = withRouted;
+  m.router = {x,
+              launch.weight("gate", bf16, {c.experts, h}),
+              launch.weight("gate_bias", f32, {c.experts}),
+              launch.output("logits", f32, {rows, c.experts}),
+              launch.output("topk_indices", f32, {rows, c.topK}),
+              launch.output("topk_weights", f32, {rows, c.topK})};
+  m.shared = {codes,
+              scales,
+              launch.weight("shared_gate_up", e4m3, {2 * inter, h}),
+              launch.weight("shared_gate_up_scale", e8m0, {2 * inter / 32, h / 32}),
+              launch.weight("shared_down", e4m3, {h, inter}),
+              launch.weight("shared_down_scale", e8m0, {h / 32, inter / 32}),
+              launch.scratch("shared_gu", bf16, {rows, 2 * inter}),
+              launch.scratch("shared_hq", e4m3, {rows, inter}),
+              launch.scratch("shared_hs", e8m0, {rows, inter / 32}),
+              launch.output("shared_out", bf16, {rows, h})};
+  if (withRouted)
+    m.routed = declareRoutedExperts(launch, c, c.routedPerRank(tp), x, m.router, m.shared.out);
+  return m;
+}
+
+void addMoe(Launch &launch, const ModelConfig &c, int64_t tp, const MoeRegions &m) {
+  addRouter(launch, c, m.router);
+  addSharedExpert(launch, c, c.sharedPerRank(tp), m.shared);
+  if (m.withRouted)
+    addRoutedExperts(launch, c, c.routedPerRank(tp), m.routed);
+}
+
+} // namespace
+
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 monodc::stages::buildMoe(mlir::MLIRContext &context, const ModelConfig &c,
                          const BuildParams &params, bool withRouted) {
   Launch launch(context, withRouted ? "moe" : "moe_router_shared",
                 {params.arch, params.grid, params.block, params.rows});
-  const int64_t rows = params.rows, h = c.hidden, inter = c.sharedPerRank(params.tp);
+  const int64_t rows = params.rows, h = c.hidden;
   Region x = launch.input("x", bf16, {rows, h});
-  RouterRegions router{x,
-                       launch.weight("gate", bf16, {c.experts, h}),
-                       launch.weight("gate_bias", f32, {c.experts}),
-                       launch.output("logits", f32, {rows, c.experts}),
-                       launch.output("topk_indices", f32, {rows, c.topK}),
-                       launch.output("topk_weights", f32, {rows, c.topK})};
-  SharedExpertRegions shared{launch.scratch("xq", e4m3, {rows, h}),
-                             launch.scratch("xs", e8m0, {rows, h / 32}),
-                             launch.weight("shared_gate_up", e4m3, {2 * inter, h}),
-                             launch.weight("shared_gate_up_scale", e8m0, {2 * inter / 32, h / 32}),
-                             launch.weight("shared_down", e4m3, {h, inter}),
-                             launch.weight("shared_down_scale", e8m0, {h / 32, inter / 32}),
-                             launch.scratch("shared_gu", bf16, {rows, 2 * inter}),
-                             launch.scratch("shared_hq", e4m3, {rows, inter}),
-                             launch.scratch("shared_hs", e8m0, {rows, inter / 32}),
-                             launch.output("shared_out", bf16, {rows, h})};
-  RoutedExpertRegions routed;
-  if (withRouted)
-    routed = declareRoutedExperts(launch, c, c.routedPerRank(params.tp), x, router, shared.out);
-  addRouter(launch, c, router);
-  addMxfp8Rows(launch, "moe.xq", x, shared.codes, shared.scales);
-  addSharedExpert(launch, c, inter, shared);
-  if (withRouted)
-    addRoutedExperts(launch, c, c.routedPerRank(params.tp), routed);
+  Region xq = launch.scratch("xq", e4m3, {rows, h}), xs = launch.scratch("xs", e8m0, {rows, h / 32});
+  MoeRegions moe = declareMoe(launch, c, params.tp, x, xq, xs, withRouted);
+  addMxfp8Rows(launch, "moe.xq", x, xq, xs);
+  addMoe(launch, c, params.tp, moe);
+  return launch.finish();
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+monodc::stages::buildLayerBack(mlir::MLIRContext &context, const ModelConfig &c,
+                               const BuildParams &params, bool withAttention) {
+  Launch launch(context, withAttention ? "k2" : "ffn",
+                {params.arch, params.grid, params.block, params.rows, params.tp});
+  const int64_t rows = params.rows, h = c.hidden, heads = c.heads / params.tp;
+  AttentionBackRegions back;
+  Region partial;
+  if (withAttention) {
+    back = declareAttentionBack(launch, c, heads);
+    partial = back.partial;
+  } else {
+    partial = launch.input("partial", bf16, {rows, h});
+  }
+  AllReduceRegions attnReduce{partial, launch.peer("attn_partials", bf16, {rows, h}),
+                              launch.output("attn_out", bf16, {rows, h})};
+  SeamRegions seam = declareSeamRegions(launch, c, "ffn_", &attnReduce.out);
+  Region normWeight = launch.weight("ffn_norm", bf16, {h});
+  Region y = launch.output("ffn_y", bf16, {rows, h});
+  Region yq = launch.scratch("ffn_yq", e4m3, {rows, h});
+  Region ys = launch.scratch("ffn_ys", e8m0, {rows, h / 32});
+  MoeRegions moe = declareMoe(launch, c, params.tp, y, yq, ys, /*withRouted=*/true);
+  AllReduceRegions moeReduce{moe.routed.out, launch.peer("moe_partials", bf16, {rows, h}),
+                             launch.output("x_out", bf16, {rows, h})};
+  if (withAttention)
+    addAttentionBack(launch, c, heads, back);
+  addAllReduce(launch, "attn_allreduce", attnReduce);
+  addMhcSeam(launch, c, "ffn_seam", seam);
+  addSeamNorm(launch, c, "ffn_seam.norm", {seam.u, normWeight, y, yq, ys});
+  addMoe(launch, c, params.tp, moe);
+  addAllReduce(launch, "moe_allreduce", moeReduce);
   return launch.finish();
 }
 
@@ -195,6 +255,8 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
     return buildAttentionSeam(context, config, *resolved, name == "k1");
   if (name == "moe_router_shared" || name == "moe")
     return buildMoe(context, config, *resolved, name == "moe");
+  if (name == "k2" || name == "ffn")
+    return buildLayerBack(context, config, *resolved, name == "k2");
   if (name == "allreduce")
     return buildAllReduce(context, config, *resolved);
   if (name == "attention_query")
@@ -202,6 +264,6 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
   if (name == "attention_back")
     return buildAttentionBack(context, config, *resolved);
   return llvm::createStringError("unknown launch '%s' (known: attention_front, attention_seam, "
-                                 "k1, attention_back, moe_router_shared, moe, allreduce, attention_query)",
+                                 "k1, attention_back, moe_router_shared, moe, k2, ffn, allreduce, attention_query)",
                                  name.c_str());
 }

@@ -4,24 +4,25 @@
 using namespace monodc::dsl;
 using namespace monodc::stages;
 
-SeamRegions monodc::stages::declareSeamRegions(Launch &l, const ModelConfig &c) {
+SeamRegions monodc::stages::declareSeamRegions(Launch &l, const ModelConfig &c,
+                                               const std::string &p, const Region *x) {
   const int64_t rows = l.options().rows, h = c.hidden, flat = ModelConfig::kStreams * h;
   SeamRegions r;
-  r.residual = l.input("residual", bf16, {rows, flat});
-  r.x = l.input("x", bf16, {rows, h});
-  r.postIn = l.input("post_in", f32, {rows, 4});
-  r.combIn = l.input("comb_in", f32, {rows, 16});
-  r.preIn = l.input("pre_in", f32, {rows, 4});
-  r.fn = l.weight("hc_fn", f32, {ModelConfig::kMixes, flat});
-  r.base = l.weight("hc_base", f32, {ModelConfig::kMixes});
-  r.scale = l.weight("hc_scale", f32, {3});
-  r.residualOut = l.output("residual_out", bf16, {rows, flat});
-  r.preOut = l.output("pre", f32, {rows, 4});
-  r.postOut = l.output("post", f32, {rows, 4});
-  r.combOut = l.output("comb", f32, {rows, 16});
-  r.u = l.scratch("u", bf16, {rows, h});
-  r.sumsOfSquares = l.scratch("hc_ss", f32, {rows, c.seamSlices()});
-  r.mixes = l.scratch("hc_mixes", f32, {rows, ModelConfig::kMixes});
+  r.residual = l.input(p + "residual", bf16, {rows, flat});
+  r.x = x ? *x : l.input(p + "x", bf16, {rows, h});
+  r.postIn = l.input(p + "post_in", f32, {rows, 4});
+  r.combIn = l.input(p + "comb_in", f32, {rows, 16});
+  r.preIn = l.input(p + "pre_in", f32, {rows, 4});
+  r.fn = l.weight(p + "hc_fn", f32, {ModelConfig::kMixes, flat});
+  r.base = l.weight(p + "hc_base", f32, {ModelConfig::kMixes});
+  r.scale = l.weight(p + "hc_scale", f32, {3});
+  r.residualOut = l.output(p + "residual_out", bf16, {rows, flat});
+  r.preOut = l.output(p + "pre", f32, {rows, 4});
+  r.postOut = l.output(p + "post", f32, {rows, 4});
+  r.combOut = l.output(p + "comb", f32, {rows, 16});
+  r.u = l.scratch(p + "u", bf16, {rows, h});
+  r.sumsOfSquares = l.scratch(p + "hc_ss", f32, {rows, c.seamSlices()});
+  r.mixes = l.scratch(p + "hc_mixes", f32, {rows, ModelConfig::kMixes});
   return r;
 }
 

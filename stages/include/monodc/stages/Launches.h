@@ -48,6 +48,18 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildMoe(mlir::MLIRContext &context, const ModelConfig &config, const BuildParams &params,
          bool withRouted);
 
+/// K2 (`withAttention`) and the FFN launch, over the build's TP ranks:
+/// [K2 only: the attention back -> partial] -> the exact all-reduce of the
+/// attention partial (attn_out) -> the FFN seam (fold with attn_out and K1's
+/// post/comb/pre as ffn_post_in, ffn_comb_in, ffn_pre_in; mix, gate) -> its
+/// norm (ffn_y) -> the MoE (router, shared and routed experts: moe_out) ->
+/// the exact all-reduce of moe_out (x_out, the layer's output). The FFN launch
+/// takes the unreduced attention partial as input `partial`. Outputs also
+/// the FFN seam's ffn_residual_out, ffn_pre, ffn_post, ffn_comb.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildLayerBack(mlir::MLIRContext &context, const ModelConfig &config, const BuildParams &params,
+               bool withAttention);
+
 /// The exact all-reduce over the build's TP ranks: input partial [rows, H]
 /// bf16 (this rank's), output reduced [rows, H] (bit-identical on all ranks).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>

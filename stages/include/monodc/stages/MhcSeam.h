@@ -25,8 +25,11 @@ struct SeamRegions {
   dsl::Region u, sumsOfSquares, mixes;
 };
 
-/// Declares the seam's regions in `launch` with the names the tests use.
-SeamRegions declareSeamRegions(dsl::Launch &launch, const ModelConfig &config);
+/// Declares the seam's regions in `launch` with the names the tests use, each
+/// prefixed by `prefix` (a second seam in one launch: "ffn_"). With `x` the
+/// seam folds that region (an earlier stage's output) instead of an input.
+SeamRegions declareSeamRegions(dsl::Launch &launch, const ModelConfig &config,
+                               const std::string &prefix = "", const dsl::Region *x = nullptr);
 
 /// Fold, mix and gate. `prefix` names the stages ("seam" -> seam.fold, ...).
 void addMhcSeam(dsl::Launch &launch, const ModelConfig &config, const std::string &prefix,
