@@ -25,6 +25,8 @@ Launch::Launch(MLIRContext &context, const std::string &name, LaunchOptions opti
       builder.getI64IntegerAttr(launchOptions.rows),
       builder.getI64IntegerAttr(launchOptions.ranks));
   launch.getBody().emplaceBlock();
+  launch->setAttr("mono.step_tag", builder.getI64IntegerAttr(launchOptions.stepTag));
+  launch->setAttr("mono.ends_step", builder.getBoolAttr(launchOptions.endsStep));
   launchOp = launch;
 }
 
@@ -94,7 +96,7 @@ dsl::Region Launch::scratch(const std::string &name, DType type, std::vector<int
 }
 
 void Launch::stage(const std::string &name, int64_t tasks,
-                   const std::function<void(Task &)> &body) {
+                   const std::function<void(Task &)> &body, bool dynamic) {
   sawStage = true;
   if (tasks <= 0) {
     report(name, "needs at least one task, got " + std::to_string(tasks));
@@ -104,7 +106,8 @@ void Launch::stage(const std::string &name, int64_t tasks,
   OpBuilder builder = OpBuilder::atBlockEnd(&launch.getBodyBlock());
   Location loc = NameLoc::get(builder.getStringAttr(name));
   auto stage = mono::StageOp::create(builder, loc, builder.getStringAttr(name),
-                                     builder.getI64IntegerAttr(tasks));
+                                     builder.getI64IntegerAttr(tasks),
+                                     dynamic ? builder.getUnitAttr() : UnitAttr());
   Block &block = stage.getBody().emplaceBlock();
   Value id = block.addArgument(builder.getIndexType(), loc);
   builder.setInsertionPointToStart(&block);

@@ -678,13 +678,26 @@ MONO_DEV void mono_wait_peer_flags(const mono_u64 *flags, mono_i64 first, mono_i
 
 // ---- epoch end: every CTA marks its arrival; the last one moves e on ----
 // Layout (see mono-plan-memory): [0] epoch e, [1] arrivals, [2 + cta] marks.
+// [2 + MONO_GRID + s] the task counters of dynamic stages, a ring of 256:
+// the launch ending step e zeroes step e + 32's four counters.
 MONO_DEV void mono_epoch_end(mono_u32 *epoch, mono_u32 e, int advance) {
   mono_block_sync();
   if (mono_tid() == 0) {
     mono_store_relaxed_device(&epoch[2 + mono_cta()], e + 1u);
     if (advance && mono_atomic_add_device(&epoch[1], 1u) == (mono_u32)MONO_GRID - 1u) {
+      for (mono_u32 j = 0; j < 4u; ++j)
+        mono_store_relaxed_device(&epoch[2 + MONO_GRID + ((4u * (e + 32u) + j) & 255u)], 0u);
       mono_store_relaxed_device(&epoch[1], 0u);
       mono_store_release_device(&epoch[0], e + 1u);
     }
   }
+}
+
+// The next task of a dynamic stage for the whole block: thread 0 claims it
+// from the counter, the block reads it from shared memory.
+MONO_DEV mono_i64 mono_claim_task(mono_u32 *counter, mono_u32 *shared) {
+  mono_block_sync();
+  if (mono_tid() == 0) *shared = mono_atomic_add_device(counter, 1u);
+  mono_block_sync();
+  return (mono_i64)*shared;
 }

@@ -73,8 +73,9 @@ QueryRegions declareQuery(Launch &launch, const ModelConfig &c, int64_t heads, c
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig &c,
                                    const BuildParams &params, bool withFront) {
+  // K1 tags 2e+1 and leaves the step to K2.
   Launch launch(context, withFront ? "k1" : "attention_seam",
-                {params.arch, params.grid, params.block, params.rows});
+                {params.arch, params.grid, params.block, params.rows, 1, 1, !withFront});
   const int64_t rows = params.rows, h = c.hidden, heads = c.heads / params.tp;
   SeamRegions seam = declareSeamRegions(launch, c);
   Region normWeight = launch.weight("attn_norm", bf16, {h});
@@ -177,7 +178,8 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 monodc::stages::buildLayerBack(mlir::MLIRContext &context, const ModelConfig &c,
                                const BuildParams &params, bool withAttention) {
   Launch launch(context, withAttention ? "k2" : "ffn",
-                {params.arch, params.grid, params.block, params.rows, params.tp});
+                {params.arch, params.grid, params.block, params.rows, params.tp, /*stepTag=*/2,
+                 /*endsStep=*/true});
   const int64_t rows = params.rows, h = c.hidden, heads = c.heads / params.tp;
   AttentionBackRegions back;
   Region partial;

@@ -105,7 +105,7 @@ void monodc::stages::addRoutedExperts(Launch &l, const ModelConfig &c, int64_t i
     Tile u = max(min(gu.slice(kTile, kTile), t.constant(c.swigluLimit)),
                  t.constant(-c.swigluLimit));
     t.store(r.h, pair, tile * kTile, (g * sigmoid(g) * u).to(bf16));
-  });
+  }, /*dynamic=*/true);
   addMxfp8Rows(l, "routed.hq", r.h, r.hCodes, r.hScales, Mxfp8Flavour::Routed);
   const int64_t blocks = h / kDownRows;
   l.stage("routed.down", l.options().rows * topK * blocks, [&](Task &t) {
@@ -114,7 +114,7 @@ void monodc::stages::addRoutedExperts(Launch &l, const ModelConfig &c, int64_t i
     Tile d = t.gemvRows(r.w2, r.w2Scales, expert * h + block * kDownRows, kDownRows, r.hCodes,
                         r.hScales, pair, 1);
     t.store(r.down, pair, block * kDownRows, d);
-  });
+  }, /*dynamic=*/true);
   // Each token's experts in its top-k order, then the shared expert.
   l.stage("routed.combine", l.options().rows, [&](Task &t) {
     Tile routed = t.constant(0.0f, h);

@@ -4,6 +4,7 @@
 #include "AttentionFrontFixture.h"
 
 #include "monodc/Transforms/Passes.h"
+#include "monodc/dsl/Launch.h"
 #include "monodc/stages/Launches.h"
 
 #include <gtest/gtest.h>
@@ -148,3 +149,51 @@ TEST(FusionProtocol, UnsynchronizedLaunchIsRefused) {
 }
 
 } // namespace
+
+namespace {
+/// y[t] = x[t % rows] * (t + 1) by a dynamic stage, then summed per row by a
+/// placed one: the dynamic tasks are claimed through the step's counter.
+mlir::OwningOpRef<mlir::ModuleOp> buildClaimed(mlir::MLIRContext &ctx, int64_t rows) {
+  dsl::Launch l(ctx, "claimed", {"gfx950", 8, 256, rows});
+  dsl::Region x = l.input("x", dsl::f32, {rows, 64});
+  dsl::Region y = l.scratch("y", dsl::f32, {4 * rows, 64});
+  dsl::Region out = l.output("out", dsl::f32, {rows, 64});
+  l.stage("work", 4 * rows, [&](dsl::Task &t) {
+    dsl::Tile v = t.loadRow(x, t.id() % rows);
+    t.store(y, t.id(), 0, v * t.constant(1.0f));
+  }, /*dynamic=*/true);
+  l.stage("sum", rows, [&](dsl::Task &t) {
+    dsl::Tile s = t.loadRow(y, t.id());
+    for (int64_t k = 1; k < 4; ++k)
+      s = s + t.loadRow(y, t.id() + t.index(k * rows));
+    t.store(out, t.id(), 0, s);
+  });
+  auto module = l.finish();
+  EXPECT_TRUE(static_cast<bool>(module));
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  return std::move(*module);
+}
+} // namespace
+
+TEST(FusionProtocol, DynamicStagesClaimEveryTaskForSeventyStepsOfTheCounterRing) {
+  // 70 steps go past the 64 steps of the counter ring: a counter that was not
+  // zeroed half a ring ahead would start past its tasks and leave them undone.
+  mlir::MLIRContext ctx;
+  auto module = buildClaimed(ctx, 3);
+  auto launch = *module->getOps<mono::LaunchOp>().begin();
+  sim::LaunchMemory memory(launch);
+  for (uint64_t step = 0; step < 70; ++step) {
+    std::vector<float> x(3 * 64);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float(step * 1000 + i);
+    ASSERT_FALSE(static_cast<bool>(memory.setValues("x", x)));
+    auto run = sim::simulate(launch, memory, {sim::SchedulePolicy::Random, step + 1, 0});
+    ASSERT_TRUE(succeeded(run));
+    ASSERT_FALSE(run->deadlock) << run->describe();
+    std::vector<float> want(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      want[i] = ((x[i] + x[i]) + x[i]) + x[i];
+    ASSERT_EQ(memory.values("out"), want) << "step " << step;
+  }
+  EXPECT_EQ(memory.region("epoch").word(mono::epoch::kEpochWord), 70u);
+}

@@ -189,6 +189,8 @@ LogicalResult LaunchPrinter::print() {
       os << ", mono_u8 *const *mono_peers, int mono_rank";
     os << ") {\n";
     os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
+    os << "  MONO_SHARED mono_u32 mono_claim;  // a dynamic stage's claimed task\n"
+       << "  (void)mono_claim;\n";
     os << "  const int mono_t = mono_tid();\n";
   };
   auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
@@ -223,9 +225,20 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   auto base = stage->getAttrOfType<IntegerAttr>("mono.base");
   if (!base)
     return stage.emitOpError() << "has no mono.base; run mono-place-tasks first";
-  // Task t runs on CTA (base + t) mod G.
-  os << "  for (mono_i64 task = (mono_cta() + MONO_GRID - " << base.getInt()
-     << ") % MONO_GRID; task < " << stage.getTasks() << "; task += MONO_GRID) {\n";
+  auto claim = stage->getAttrOfType<IntegerAttr>("mono.claim");
+  if (claim && !options.unfused) {
+    // A dynamic stage: the block claims its tasks from the step's counter.
+    auto tagOffset = launch->getAttrOfType<IntegerAttr>("mono.tag_offset").getInt();
+    std::string counter = "mono_epoch + " + std::to_string(epoch::countersWord(launch.getGrid())) +
+                          " + ((" + std::to_string(epoch::kClaimsPerStep) + "u * mono_e + " +
+                          std::to_string(2 * (tagOffset - 1) + claim.getInt()) + "u) & 255u)";
+    os << "  for (mono_i64 task = mono_claim_task(" << counter << ", &mono_claim); task < "
+       << stage.getTasks() << "; task = mono_claim_task(" << counter << ", &mono_claim)) {\n";
+  } else {
+    // Task t runs on CTA (base + t) mod G.
+    os << "  for (mono_i64 task = (mono_cta() + MONO_GRID - " << base.getInt()
+       << ") % MONO_GRID; task < " << stage.getTasks() << "; task += MONO_GRID) {\n";
+  }
   names[stage.getTaskIndex()] = "task";
   for (Operation &op : stage.getBodyBlock())
     if (failed(printOp(op)))

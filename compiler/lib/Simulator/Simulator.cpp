@@ -795,13 +795,19 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
   const int64_t grid = launch.getGrid(), ranks = launch.getRanks();
 
   auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
-  std::vector<int64_t> bases;
+  std::vector<int64_t> bases, claims;
   for (StageOp stage : stages) {
     auto base = stage->getAttrOfType<IntegerAttr>("mono.base");
     if (!base)
       return stage.emitOpError() << "has no mono.base; run mono-place-tasks first";
     bases.push_back(base.getInt());
+    auto claim = stage->getAttrOfType<IntegerAttr>("mono.claim");
+    claims.push_back(claim ? claim.getInt() : -1);
   }
+  const int64_t countersBase = epoch::countersWord(grid);
+  auto counterWord = [&](uint64_t e, int64_t slot) {
+    return countersBase + static_cast<int64_t>((epoch::kClaimsPerStep * e + slot) % epoch::kCounterSlots);
+  };
 
   // Per rank: its epoch (read once, as every CTA does at its start), its tag
   // and an interpreter over its memory.
@@ -818,6 +824,14 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
   std::vector<char> runnable(slots, 1);
   std::vector<Waiter> waiting(slots);
   std::vector<int64_t> arrivals(ranks, 0);
+  // The atomic add of a dynamic stage's counter (this step's slot).
+  auto claimNext = [&](int64_t r, size_t stage) -> int64_t {
+    RegionStorage &words = memories[r]->region("epoch");
+    const int64_t word = counterWord(epochs[r], 2 * (tagOffset.getInt() - 1) + claims[stage]);
+    const uint64_t task = words.word(word);
+    words.setWord(word, task + 1);
+    return static_cast<int64_t>(task);
+  };
   Scheduler scheduler(schedule, slots);
   SimulationResult result;
 
@@ -829,16 +843,22 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
     RegionStorage &epochWords = memories[r]->region("epoch");
     while (cta.task < 0) {
       if (cta.stage == stages.size()) {
-        // Epoch end: mark arrival; the last CTA of the rank moves e on.
+        // Epoch end: mark arrival; the last CTA of the rank zeroes the task
+        // counters half a ring ahead and moves e on.
         epochWords.setWord(epoch::kMarks + c, epochs[r] + 1);
-        if (advance.getValue() && ++arrivals[r] == grid)
+        if (advance.getValue() && ++arrivals[r] == grid) {
+          for (int64_t j = 0; j < epoch::kClaimsPerStep; ++j)
+            epochWords.setWord(counterWord(epochs[r] + epoch::kZeroAhead, j), 0);
           epochWords.setWord(epoch::kEpochWord, epochs[r] + 1);
+        }
         cta.done = true;
         return StepResult::Done;
       }
       StageOp stage = stages[cta.stage];
-      // Task t of a stage runs on CTA (base + t) mod G.
-      int64_t first = ((c - bases[cta.stage]) % grid + grid) % grid;
+      // Task t of a stage runs on CTA (base + t) mod G; a dynamic stage's
+      // next task is whatever its counter holds when the CTA gets there.
+      int64_t first = claims[cta.stage] >= 0 ? claimNext(r, cta.stage)
+                                             : ((c - bases[cta.stage]) % grid + grid) % grid;
       if (first >= stage.getTasks()) {
         ++cta.stage;
         continue;
@@ -861,9 +881,10 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
     }
     if (result_ == StepResult::Error)
       return result_;
-    // Task finished: the CTA's next task of this stage is G further on.
+    // Task finished: the CTA's next task of this stage is G further on, or
+    // the next one it claims.
     ++result.steps;
-    int64_t next = cta.task + grid;
+    int64_t next = claims[cta.stage] >= 0 ? claimNext(r, cta.stage) : cta.task + grid;
     if (next < stage.getTasks()) {
       cta.task = next;
       cta.pc = stage.getBodyBlock().begin();

@@ -61,13 +61,30 @@ struct MaterializeSync : public monodc::mono::impl::MaterializeSyncBase<Material
       return launch.emitOpError() << "needs mono-plan-memory before mono-materialize-sync";
     if (launch->hasAttr("mono.tag_offset"))
       return launch.emitOpError() << "is already synchronized";
-    if (tagOffset != 1 && tagOffset != 2)
-      return launch.emitOpError() << "tag offset must be 1 (K1) or 2 (K2/FFN), got "
-                                  << static_cast<int64_t>(tagOffset);
+    // A launch that declares its place in the step (mono.step_tag,
+    // mono.ends_step: K1 1 and no, K2/FFN 2 and yes) overrides the options.
+    int64_t offset = tagOffset;
+    bool advance = advanceEpoch;
+    if (auto tag = launch->getAttrOfType<IntegerAttr>("mono.step_tag"))
+      offset = tag.getInt();
+    if (auto ends = launch->getAttrOfType<BoolAttr>("mono.ends_step"))
+      advance = ends.getValue();
+    if (offset != 1 && offset != 2)
+      return launch.emitOpError() << "tag offset must be 1 (K1) or 2 (K2/FFN), got " << offset;
     auto handoffs = analyzeHandoffs(launch);
     if (failed(handoffs))
       return failure();
     OpBuilder b(&getContext());
+    // Dynamic stages claim their tasks through the step's counters.
+    int64_t claims = 0;
+    for (auto stage : launch.getBodyBlock().getOps<StageOp>()) {
+      if (!stage.getDynamic())
+        continue;
+      if (claims == epoch::kClaimsPerLaunch)
+        return stage.emitOpError() << "is the launch's third dynamic stage; a launch has "
+                                   << epoch::kClaimsPerLaunch << " task counters a step";
+      stage->setAttr("mono.claim", b.getI64IntegerAttr(claims++));
+    }
     llvm::SmallPtrSet<Operation *, 8> producers, peerProducers;
     for (Handoff &h : *handoffs) {
       (h.peerRank >= 0 ? peerProducers : producers).insert(h.producer);
@@ -114,8 +131,8 @@ struct MaterializeSync : public monodc::mono::impl::MaterializeSyncBase<Material
         PublishPeerOp::create(b, stage.getLoc(), peerFlagsRegionName(stage),
                               stage.getTaskIndex());
     }
-    launch->setAttr("mono.tag_offset", b.getI64IntegerAttr(tagOffset));
-    launch->setAttr("mono.advance_epoch", b.getBoolAttr(advanceEpoch));
+    launch->setAttr("mono.tag_offset", b.getI64IntegerAttr(offset));
+    launch->setAttr("mono.advance_epoch", b.getBoolAttr(advance));
     return success();
   }
 };

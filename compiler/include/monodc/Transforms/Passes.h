@@ -43,6 +43,12 @@ constexpr int64_t kArrivals = 1;
 constexpr int64_t kMarks = 2;
 constexpr int64_t kCounterSlots = 256;
 inline int64_t countersWord(int64_t grid) { return kMarks + grid; }
+/// Dynamic stages a launch may have: the counter of claim k of the launch
+/// with tag offset o in step e is slot (4e + 2(o - 1) + k) mod 256, and the
+/// launch that ends step e zeroes step e + 32's four slots (half a ring on).
+constexpr int64_t kClaimsPerLaunch = 2;
+constexpr int64_t kClaimsPerStep = 4;
+constexpr int64_t kZeroAhead = 32;
 } // namespace epoch
 inline int64_t epochWords(int64_t grid) { return epoch::countersWord(grid) + epoch::kCounterSlots; }
 

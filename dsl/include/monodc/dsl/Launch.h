@@ -22,6 +22,11 @@ struct LaunchOptions {
   int64_t block = 256; ///< threads per CTA
   int64_t rows = 1;    ///< tokens in the step
   int64_t ranks = 1;   ///< tensor-parallel ranks running the launch
+  /// Its place in a decode step: K1 tags 2e+1 and leaves e alone; K2 and the
+  /// FFN launch tag 2e+2 and end the step (move e on). Standalone launches
+  /// keep the defaults.
+  int64_t stepTag = 1;
+  bool endsStep = true;
 };
 
 /// Builds one mono.launch. Mistakes (dtype or shape mismatch, writing a
@@ -45,9 +50,11 @@ public:
   /// source rank in each rank's peer buffer.
   Region peer(const std::string &name, DType type, std::vector<int64_t> shape);
 
-  /// Adds a stage of `tasks` tasks; `body` builds one task's program.
+  /// Adds a stage of `tasks` tasks; `body` builds one task's program. The
+  /// tasks of a `dynamic` stage are claimed at run time by whichever CTA is
+  /// free (work whose cost depends on data); at most two a launch.
   void stage(const std::string &name, int64_t tasks,
-             const std::function<void(Task &)> &body);
+             const std::function<void(Task &)> &body, bool dynamic = false);
 
   const LaunchOptions &options() const { return launchOptions; }
   const std::string &name() const { return launchName; }

@@ -71,11 +71,14 @@ def Mono_StageOp : Mono_Op<"stage", [Symbol, HasParent<"LaunchOp">,
   let summary = "a task table: `tasks` independent tasks running one body";
   let description = [{
     The body's single argument is the task index. Tasks of one stage never
-    depend on each other; a stage reads what earlier stages wrote.
+    depend on each other; a stage reads what earlier stages wrote. The tasks
+    of a `dynamic` stage are claimed at run time through an atomic counter of
+    the epoch buffer (work whose cost depends on data: the MoE's experts)
+    instead of being placed on CTAs ahead of time.
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$tasks);
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$tasks, UnitAttr:$dynamic);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$sym_name `tasks` $tasks attr-dict-with-keyword $body";
+  let assemblyFormat = "$sym_name `tasks` $tasks (`dynamic` $dynamic^)? attr-dict-with-keyword $body";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
