@@ -94,6 +94,7 @@ int main(int argc, char **argv) {
     std::vector<std::vector<CUdeviceptr>> values(ranks);
     std::vector<CUdeviceptr> peers(ranks);
     std::vector<CUstream> streams(ranks);
+    std::vector<CUdeviceptr> epochs;
     std::vector<int> rankValues(ranks);
     CUdeviceptr peerTable = 0;
     if (m.peerSlotBytes > 0) {
@@ -126,6 +127,7 @@ int main(int argc, char **argv) {
       check(cuMemsetD8(epoch, 0, m.epochWords * 4), "zero epoch");
       values[k].push_back(scratch);
       values[k].push_back(epoch);
+      epochs.push_back(epoch);
       if (m.peerSlotBytes > 0)
         values[k].push_back(peerTable);
       rankValues[k] = k;
@@ -136,6 +138,16 @@ int main(int argc, char **argv) {
       if (m.peerSlotBytes > 0)
         params[k].push_back(&rankValues[k]);
     }
+    // A launch that does not end the step (K1) is followed by one that does
+    // (K2); standing in for it, the host moves each rank's e on between runs.
+    auto advanceEpochs = [&] {
+      for (CUdeviceptr epoch : epochs) {
+        uint32_t e = 0;
+        check(cuMemcpyDtoH(&e, epoch, 4), "read epoch");
+        ++e;
+        check(cuMemcpyHtoD(epoch, &e, 4), "advance epoch");
+      }
+    };
     std::vector<std::map<std::string, std::string>> firstRun(ranks);
     bool deterministic = true, ranksAgree = true;
     for (int run = 0; run < 3; ++run) {
@@ -152,6 +164,8 @@ int main(int argc, char **argv) {
                              nullptr),
               "launch");
       check(cuCtxSynchronize(), "run");
+      if (!m.endsStep)
+        advanceEpochs();
       for (int k = 0; k < ranks; ++k)
         for (const Region &r : m.arguments) {
           if (r.kind != "output")
@@ -215,6 +229,8 @@ int main(int argc, char **argv) {
                              nullptr),
               "launch");
       check(cuCtxSynchronize(), "timed run");
+      if (!m.endsStep)
+        advanceEpochs();
     }
     check(cuEventRecord(stop, nullptr), "record");
     check(cuEventSynchronize(stop), "sync");

@@ -52,7 +52,8 @@ const RegionSpec *LaunchInterface::argument(std::string_view name) const {
 std::string LaunchInterface::text() const {
   std::ostringstream out;
   out << "kernel " << kernelName << "\ngrid " << grid << "\nblock " << block << "\nrows "
-      << rows << "\nscratch_bytes " << scratchBytes << "\nepoch_words " << epochWords << "\n";
+      << rows << "\nscratch_bytes " << scratchBytes << "\nepoch_words " << epochWords
+      << "\nstep_tag " << stepTag << "\nends_step " << (endsStep ? 1 : 0) << "\n";
   if (peerSlotBytes > 0)
     out << "ranks " << ranks << "\npeer_slot_bytes " << peerSlotBytes << "\n";
   for (const StageSpec &s : stages)
@@ -99,6 +100,13 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
     } else if (tag == "epoch_words") {
       ok = w.size() == 2 && toInt(w[1], result.epochWords);
       sawEpoch = true;
+    } else if (tag == "step_tag") {
+      ok = w.size() == 2 && toInt(w[1], result.stepTag) &&
+           (result.stepTag == 1 || result.stepTag == 2);
+    } else if (tag == "ends_step") {
+      int64_t ends = 0;
+      ok = w.size() == 2 && toInt(w[1], ends) && (ends == 0 || ends == 1);
+      result.endsStep = ends == 1;
     } else if (tag == "stage") {
       StageSpec s;
       ok = w.size() == 4 && toInt(w[1], s.index) && toInt(w[3], s.tasks);
@@ -112,7 +120,7 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +
                        ": unknown line '" + line +
                        "' (known: kernel, grid, block, rows, scratch_bytes, epoch_words, "
-                       "ranks, peer_slot_bytes, stage, arg, scratch)");
+                       "step_tag, ends_step, ranks, peer_slot_bytes, stage, arg, scratch)");
     }
     if (!ok)
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +

@@ -585,6 +585,10 @@ std::string emit::kernelManifest(LaunchOp launch) {
      << "grid " << launch.getGrid() << "\nblock " << launch.getBlock() << "\nrows "
      << launch.getRows() << "\nscratch_bytes " << (scratch ? scratch.getInt() : 0)
      << "\nepoch_words " << epochWords(launch.getGrid()) << "\n";
+  auto tag = launch->getAttrOfType<IntegerAttr>("mono.tag_offset");
+  auto ends = launch->getAttrOfType<BoolAttr>("mono.advance_epoch");
+  os << "step_tag " << (tag ? tag.getInt() : 1) << "\nends_step "
+     << (!ends || ends.getValue() ? 1 : 0) << "\n";
   int64_t index = 0;
   for (auto stage : launch.getBodyBlock().getOps<StageOp>())
     os << "stage " << index++ << " " << stage.getSymName() << " " << stage.getTasks() << "\n";

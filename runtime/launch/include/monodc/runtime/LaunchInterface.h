@@ -40,6 +40,11 @@ struct LaunchInterface {
   int64_t grid = 0, block = 0, rows = 0;
   int64_t scratchBytes = 0; ///< the launch's scratch buffer (one per step width)
   int64_t epochWords = 0;   ///< the epoch buffer, shared by the launches of a step
+  /// Its place in a step: tags 2e + stepTag (1: K1, 2: K2/FFN); a launch
+  /// that ends the step moves e on, one that does not (K1) must be followed
+  /// by one that does before it runs again.
+  int64_t stepTag = 1;
+  bool endsStep = true;
   /// Tensor parallelism through peer memory: each rank's peer buffer is
   /// 2 (epoch parity) x ranks x peerSlotBytes; 0 when the launch has none.
   int64_t ranks = 1, peerSlotBytes = 0;
