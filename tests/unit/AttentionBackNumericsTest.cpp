@@ -10,6 +10,8 @@
 
 #include "StageBounds.h"
 
+#include "RopeTable.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -63,14 +65,7 @@ BackInputs makeBackInputs(const stages::ModelConfig &c, int rows, int tp, unsign
   in.sinks = normal(rng, in.heads, 1.0f, false);
   in.window = randomCache(c, rng);
   in.compressed = randomCache(c, rng);
-  const int half = int(c.ropeDim) / 2;
-  in.cosSin.resize(size_t(c.ropePositions) * c.ropeDim);
-  for (int p = 0; p < int(c.ropePositions); ++p)
-    for (int j = 0; j < half; ++j) {
-      const double angle = p * std::pow(10000.0, -2.0 * j / c.ropeDim);
-      in.cosSin[size_t(p) * c.ropeDim + j] = float(std::cos(angle));
-      in.cosSin[size_t(p) * c.ropeDim + half + j] = float(std::sin(angle));
-    }
+  in.cosSin = monodc::testing::ropeTable(c);
   std::uniform_int_distribution<int> position(1, int(c.ropePositions) - 1), slot(0, slots - 1);
   std::vector<int> pages(c.kvCachePages);
   std::iota(pages.begin(), pages.end(), 0);

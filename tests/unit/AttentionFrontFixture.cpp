@@ -6,6 +6,8 @@
 #include "monodc/reference/Attention.h"
 #include "monodc/stages/Launches.h"
 
+#include "RopeTable.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,14 +44,7 @@ FrontInputs makeFrontInputs(const stages::ModelConfig &c, int rows, unsigned see
   std::uniform_int_distribution<int> position(0, int(c.ropePositions) - 1);
   for (int r = 0; r < rows; ++r)
     in.positions.push_back(r == 0 ? 0.0f : float(position(rng)));
-  const int half = int(c.ropeDim) / 2;
-  in.cosSin.resize(size_t(c.ropePositions) * c.ropeDim);
-  for (int p = 0; p < int(c.ropePositions); ++p)
-    for (int j = 0; j < half; ++j) {
-      const double angle = p * std::pow(10000.0, -2.0 * j / c.ropeDim);
-      in.cosSin[size_t(p) * c.ropeDim + j] = float(std::cos(angle));
-      in.cosSin[size_t(p) * c.ropeDim + half + j] = float(std::sin(angle));
-    }
+  in.cosSin = monodc::testing::ropeTable(c);
   std::normal_distribution<float> w(0.0f, 0.02f);
   std::vector<float> dense(size_t(c.qkvWidth()) * c.hidden);
   for (float &x : dense)

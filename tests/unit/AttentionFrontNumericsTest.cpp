@@ -116,20 +116,30 @@ TEST(AttentionFrontNumerics, RopeWithSwappedSinIsCaught) {
 
 namespace {
 
-/// A launch holding the KV insert alone, on keys given as input.
-sim::LaunchMemory *insertAlone(mlir::MLIRContext &ctx, const stages::ModelConfig &c, int rows,
-                               mlir::OwningOpRef<mlir::ModuleOp> &module) {
+/// The KV insert alone, on keys given as input, over the inputs' slots and
+/// poisoned cache: the cache it leaves.
+std::vector<uint8_t> insertAlone(const stages::ModelConfig &c, int rows, const FrontInputs &in,
+                                 const std::vector<float> &k) {
+  mlir::MLIRContext ctx;
   dsl::Launch launch(ctx, "kv_insert", {"gfx950", 16, 256, rows});
   stages::KvInsertRegions r{
       launch.input("k", dsl::bf16, {rows, c.kvDim}),
       launch.indexInput("slot_mapping", {rows, 1}, c.kvCachePages * c.kKvPageTokens),
       launch.output("kv_cache", dsl::byte, {c.kvCachePages, c.kvPageBytes()})};
   stages::addKvInsert(launch, c, r);
-  auto built = launch.finish();
-  EXPECT_TRUE(static_cast<bool>(built)) << (built ? "" : llvm::toString(built.takeError()));
-  module = std::move(*built);
-  EXPECT_TRUE(succeeded(mono::runFusionPipeline(*module)));
-  return new sim::LaunchMemory(*module->getOps<mono::LaunchOp>().begin());
+  auto module = launch.finish();
+  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
+  if (!module)
+    return {};
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  auto op = *(*module)->getOps<mono::LaunchOp>().begin();
+  sim::LaunchMemory memory(op);
+  EXPECT_FALSE(static_cast<bool>(memory.setValues("k", k)));
+  EXPECT_FALSE(static_cast<bool>(memory.setValues("slot_mapping", in.slots)));
+  EXPECT_FALSE(static_cast<bool>(memory.setBytes("kv_cache", in.cacheBefore)));
+  auto run = sim::simulate(op, memory);
+  EXPECT_TRUE(succeeded(run) && !run->deadlock);
+  return memory.bytes("kv_cache");
 }
 
 /// Keys at the edges of the record's quantizer: huge and tiny groups, zeros,
@@ -156,38 +166,19 @@ std::vector<float> edgeKeys(const stages::ModelConfig &c, int rows) {
 TEST(KvInsertNumerics, EdgeKeysAreRecordedExactly) {
   for (const auto &c : {stages::tinyConfig(), stages::dsv41Config()}) {
     SCOPED_TRACE(c.name);
-    const int rows = 6;
-    mlir::MLIRContext ctx;
-    mlir::OwningOpRef<mlir::ModuleOp> module;
-    std::unique_ptr<sim::LaunchMemory> memory(insertAlone(ctx, c, rows, module));
-    FrontInputs in = makeFrontInputs(c, rows, 3u);
-    std::vector<float> k = edgeKeys(c, rows);
-    ASSERT_FALSE(static_cast<bool>(memory->setValues("k", k)));
-    ASSERT_FALSE(static_cast<bool>(memory->setValues("slot_mapping", in.slots)));
-    ASSERT_FALSE(static_cast<bool>(memory->setBytes("kv_cache", in.cacheBefore)));
-    auto run = sim::simulate(*module->getOps<mono::LaunchOp>().begin(), *memory);
-    ASSERT_TRUE(succeeded(run) && !run->deadlock);
-    EXPECT_TRUE(memory->bytes("kv_cache") == referenceCache(c, rows, in, k));
-    // The pad row (token 1, the tiny keys) left its slot's bytes alone.
-    EXPECT_EQ(in.slots[1], -1.0f);
+    FrontInputs in = makeFrontInputs(c, 6, 3u);
+    ASSERT_EQ(in.slots[1], -1.0f);  // token 1 (the tiny keys) is a pad row
+    std::vector<float> k = edgeKeys(c, 6);
+    EXPECT_TRUE(insertAlone(c, 6, in, k) == referenceCache(c, 6, in, k));
   }
 }
 
 TEST(KvInsertNumerics, AKeyOneBf16UlpOffIsCaught) {
   const auto c = stages::tinyConfig();
-  const int rows = 6;
-  mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  std::unique_ptr<sim::LaunchMemory> memory(insertAlone(ctx, c, rows, module));
-  FrontInputs in = makeFrontInputs(c, rows, 4u);
-  std::vector<float> k = edgeKeys(c, rows);
-  ASSERT_FALSE(static_cast<bool>(memory->setValues("k", k)));
-  ASSERT_FALSE(static_cast<bool>(memory->setValues("slot_mapping", in.slots)));
-  ASSERT_FALSE(static_cast<bool>(memory->setBytes("kv_cache", in.cacheBefore)));
-  ASSERT_TRUE(succeeded(sim::simulate(*module->getOps<mono::LaunchOp>().begin(), *memory)));
+  FrontInputs in = makeFrontInputs(c, 6, 4u);
+  std::vector<float> k = edgeKeys(c, 6), off = k;
   // A rope dim one bf16 step off (token 5) changes its record's bytes.
-  std::vector<float> off = k;
   float &v = off[5 * c.kvDim + c.kvDim - 1];
   v = formats::bf16Value(uint16_t(formats::bf16Bits(v) + 1));
-  EXPECT_FALSE(memory->bytes("kv_cache") == referenceCache(c, rows, in, off));
+  EXPECT_FALSE(insertAlone(c, 6, in, k) == referenceCache(c, 6, in, off));
 }

@@ -16,6 +16,8 @@
 
 #include "StageBounds.h"
 
+#include "RopeTable.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -86,14 +88,7 @@ LayerWeights makeWeights(const stages::ModelConfig &c, int tp, unsigned seed) {
   seam(w.ffnFn, w.ffnBase, w.ffnScale, w.ffnNorm);
   w.qNorm = normal(rng, c.qRank, 1.0f, 0.1f, true);
   w.kvNorm = normal(rng, c.kvDim, 1.0f, 0.1f, true);
-  const int half = int(c.ropeDim) / 2;
-  w.cosSin.resize(size_t(c.ropePositions) * c.ropeDim);
-  for (int p = 0; p < int(c.ropePositions); ++p)
-    for (int j = 0; j < half; ++j) {
-      const double angle = p * std::pow(10000.0, -2.0 * j / c.ropeDim);
-      w.cosSin[size_t(p) * c.ropeDim + j] = float(std::cos(angle));
-      w.cosSin[size_t(p) * c.ropeDim + half + j] = float(std::sin(angle));
-    }
+  w.cosSin = monodc::testing::ropeTable(c);
   w.gate = normal(rng, size_t(c.experts) * h, 0.0f, 2.0f / std::sqrt(float(h)), true);
   w.bias = normal(rng, c.experts, 0.0f, 0.1f, false);
   auto block = [&](int n, int k, float stddev) {

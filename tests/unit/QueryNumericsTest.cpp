@@ -7,6 +7,8 @@
 #include "monodc/reference/Reference.h"
 #include "monodc/stages/Launches.h"
 
+#include "RopeTable.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,14 +36,7 @@ QueryCase makeCase(const stages::ModelConfig &c, int rows, int tp, unsigned seed
   std::uniform_int_distribution<int> position(0, int(c.ropePositions) - 1);
   for (int r = 0; r < rows; ++r)
     q.positions.push_back(float(position(rng)));
-  const int half = int(c.ropeDim) / 2;
-  q.cosSin.resize(size_t(c.ropePositions) * c.ropeDim);
-  for (int p = 0; p < int(c.ropePositions); ++p)
-    for (int j = 0; j < half; ++j) {
-      double angle = p * std::pow(10000.0, -2.0 * j / c.ropeDim);
-      q.cosSin[size_t(p) * c.ropeDim + j] = float(std::cos(angle));
-      q.cosSin[size_t(p) * c.ropeDim + half + j] = float(std::sin(angle));
-    }
+  q.cosSin = monodc::testing::ropeTable(c);
   const int width = q.heads * int(c.headDim);
   std::vector<float> dense(size_t(width) * c.qRank);
   for (float &w : dense)
