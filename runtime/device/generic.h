@@ -185,16 +185,21 @@ MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indice
 // ---- split-K attention over one chunk of cached keys (mono.attend_chunk) ----
 // H heads of D dims (NOPE e4m3 dims then bf16 ones), N keys at `slots`, KB
 // keys a batch, PT records a page of DATA data bytes each. `q` points at the
-// first head's bf16 values; `scale` = log2(e) / sqrt(D). Shared memory:
-// N slots, KB x D keys, H x KB scores, H running max, sum and rescale each.
-template <int H, int D, int NOPE, int N, int KB, int PT, int DATA, int SS, int SH, int SP>
+// first head's bf16 values; `scale` = log2(e) / sqrt(D). Each (head, key)
+// score is split over PARTS threads, each a fused multiply-add chain over
+// D / PARTS consecutive dims, the parts then added in order. Shared memory:
+// N slots, KB x D keys, H x D queries, H x KB x PARTS partial scores (the
+// first H x KB of them become the weights), H running max, sum and rescale.
+template <int H, int D, int NOPE, int N, int KB, int PT, int DATA, int SS, int SH, int SP,
+          int PARTS>
 MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i64 pageBytes,
                                 float scale, const float (&slots)[SS], float (&m)[SH],
                                 float (&l)[SH], float (&p)[SP], float *lds) {
   const int tid = mono_tid();
   const float minusInf = mono_as_float(0xFF800000u);
-  float *slotL = lds, *kv = lds + N, *t = kv + KB * D, *mRun = t + H * KB, *lRun = mRun + H,
-        *alpha = lRun + H;
+  float *slotL = lds, *kv = lds + N, *qL = kv + KB * D, *part = qL + H * D, *t = part,
+        *mRun = part + H * KB * PARTS, *lRun = mRun + H, *alpha = lRun + H;
+  for (int i = tid; i < H * D; i += MONO_BLOCK) qL[i] = mono_bf16_value(q[i]);
 #pragma unroll
   for (int s = 0; s < SS; ++s) {
     int j = s * MONO_BLOCK + tid;
@@ -226,13 +231,31 @@ MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i6
       kv[idx] = v;
     }
     mono_block_sync();
-    for (int pair = tid; pair < H * KB; pair += MONO_BLOCK) {
-      int h = pair / KB, k = pair % KB;
-      int slot = b0 + k < N ? (int)slotL[b0 + k] : -1;
+    for (int i = tid; i < H * KB * PARTS; i += MONO_BLOCK) {
+      int pair = i / PARTS, h = pair / KB, k = pair % KB, d0 = (i % PARTS) * (D / PARTS);
       float acc = 0.0f;
-      if (slot >= 0)
-        for (int d = 0; d < D; ++d) acc = mono_fma(mono_bf16_value(q[h * D + d]), kv[k * D + d], acc);
-      t[pair] = slot >= 0 ? acc * scale : minusInf;
+      for (int d = d0; d < d0 + D / PARTS; ++d) acc = mono_fma(qL[h * D + d], kv[k * D + d], acc);
+      part[i] = acc;
+    }
+    mono_block_sync();
+    // Scores of the pairs (in place of their first parts: read, then sync).
+    float score[(H * KB + MONO_BLOCK - 1) / MONO_BLOCK];
+#pragma unroll
+    for (int s = 0; s < (H * KB + MONO_BLOCK - 1) / MONO_BLOCK; ++s) {
+      int pair = s * MONO_BLOCK + tid;
+      if (pair < H * KB) {
+        int k = pair % KB;
+        int slot = b0 + k < N ? (int)slotL[b0 + k] : -1;
+        float acc = 0.0f;
+        for (int j = 0; j < PARTS; ++j) acc += part[pair * PARTS + j];
+        score[s] = slot >= 0 ? acc * scale : minusInf;
+      }
+    }
+    mono_block_sync();
+#pragma unroll
+    for (int s = 0; s < (H * KB + MONO_BLOCK - 1) / MONO_BLOCK; ++s) {
+      int pair = s * MONO_BLOCK + tid;
+      if (pair < H * KB) t[pair] = score[s];
     }
     mono_block_sync();
     // Online softmax per head: new max, rescale of the old sums, weights.

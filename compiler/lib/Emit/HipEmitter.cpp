@@ -475,7 +475,8 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         os << "    mono_attend_chunk<" << a.getHeads() << ", " << a.getHeadDim() << ", "
            << a.getNope() << ", " << a.getKeys() << ", " << AttendChunkOp::kKeyBatch << ", "
            << a.getPageTokens() << ", " << a.getDataBytes() << ", " << slotsOf(a.getSlots())
-           << ", " << slotsOf(a.getM()) << ", " << slotsOf(a.getP()) << ">((const mono_u16 *)"
+           << ", " << slotsOf(a.getM()) << ", " << slotsOf(a.getP()) << ", "
+           << a.scoreParts(block) << ">((const mono_u16 *)"
            << regionPointer(q.getSymName()) << " + " << nameOf(a.getRow()) << " * "
            << q.getCols() << " + " << nameOf(a.getCol()) << ", (const mono_u8 *)"
            << regionPointer(cache.getSymName()) << ", " << cache.getCols() << ", "

@@ -192,6 +192,7 @@ LogicalResult TaskInterpreter::attendChunk(AttendChunkOp op) {
   const int64_t heads = op.getHeads(), dim = op.getHeadDim(), nope = op.getNope();
   const int64_t keys = op.getKeys(), batch = AttendChunkOp::kKeyBatch, pt = op.getPageTokens();
   const int64_t data = op.getDataBytes(), pages = cacheRegion.getRows();
+  const int64_t parts = op.scoreParts(block);
   auto base = window(op, qRegion, op.getRow(), op.getCol(), heads * dim);
   if (failed(base))
     return failure();
@@ -222,13 +223,17 @@ LogicalResult TaskInterpreter::attendChunk(AttendChunkOp op) {
         }
         kv[k * dim + d] = v;
       }
+    // Each score: `parts` fma chains over consecutive dims, added in order.
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t k = 0; k < batch; ++k) {
-        float acc = 0.0f;
-        if (slotOf(k) >= 0)
-          for (int64_t d = 0; d < dim; ++d)
+        float sum = 0.0f;
+        for (int64_t part = 0; part < parts; ++part) {
+          float acc = 0.0f;
+          for (int64_t d = part * (dim / parts); d < (part + 1) * (dim / parts); ++d)
             acc = std::fma(q.get(*base + h * dim + d), kv[k * dim + d], acc);
-        t[h * batch + k] = slotOf(k) >= 0 ? acc * scale : minusInf;
+          sum += acc;
+        }
+        t[h * batch + k] = slotOf(k) >= 0 ? sum * scale : minusInf;
       }
     for (int64_t h = 0; h < heads; ++h) {
       float mOld = m[h], mNew = mOld;

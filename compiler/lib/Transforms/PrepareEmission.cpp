@@ -38,7 +38,8 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block) {
   }
   if (auto a = dyn_cast<AttendChunkOp>(op))
     return (a.getKeys() + AttendChunkOp::kKeyBatch * a.getHeadDim() +
-            a.getHeads() * AttendChunkOp::kKeyBatch + 3 * a.getHeads()) *
+            a.getHeads() * a.getHeadDim() +
+            a.getHeads() * AttendChunkOp::kKeyBatch * a.scoreParts(block) + 3 * a.getHeads()) *
            4;
   if (auto g = dyn_cast<GemvOp>(op))
     return (size(g.getX()) + size(g.getX()) / 32 + block + size(g.getResult())) * 4;

@@ -327,7 +327,8 @@ def Mono_AttendChunkOp : Mono_Op<"attend_chunk"> {
     `pageTokens` records, [records][8 scale bytes each]); slot -1 is masked.
     Its dims below D - `ropeDim` are e4m3 * 2^(scale - 127), one scale byte
     per 64 dims, the rest bf16. With t_j = (q_h . k_j) log2(e) / sqrt(D)
-    (f32 fused multiply-adds in dim order), over the unmasked keys, in base 2:
+    (the dot product split into `scoreParts` f32 fused multiply-add chains
+    over consecutive dims, added in order), over the unmasked keys, in base 2:
     m[h] = max t (-inf with no key), l[h] = sum 2^(t - m),
     p[h D + d] = sum 2^(t - m) k[d]. Keys are taken 8 at a time, and each
     batch rescales the running sums by 2^(m_old - m_new) (flash decoding).
@@ -348,6 +349,14 @@ def Mono_AttendChunkOp : Mono_Op<"attend_chunk"> {
     int64_t getNope() { return getHeadDim() - getRopeDim(); }
     int64_t getDataBytes() { return getNope() + 2 * getRopeDim(); }
     int64_t getKeys() { return ::llvm::cast<TileType>(getSlots().getType()).getSize(); }
+    /// Threads a (head, key) score is split over at block `block`: as many
+    /// as fill the block, dividing the head dim.
+    int64_t scoreParts(int64_t block) {
+      int64_t parts = std::max<int64_t>(1, block / (getHeads() * kKeyBatch));
+      while (getHeadDim() % parts != 0)
+        --parts;
+      return parts;
+    }
     /// log2(e) / sqrt(D) in f32: the one multiply that turns a dot product
     /// into a base-2 score, the same in the simulator and on the device.
     float getScoreScale() {
