@@ -535,20 +535,40 @@ MONO_DEV void mono_gemv_chunk(const float (&wv)[16], const mono_u16 *xl, int c, 
   }
 }
 
+// A thread's weight slice of a gemv_rows. When it is small enough it stays
+// in registers (RESIDENT) and the weights are read once. Otherwise chunks
+// stream in groups of D, the next group's loads in flight while the current
+// one is computed. Either way the first chunks (all, or the first group) are
+// `held`: loaded by prefetch, which a task issues before it polls for its
+// activations.
+template <int N, int K, int WKIND>
+struct mono_gemv_weights {
+  static constexpr int TP = MONO_BLOCK / N;
+  static constexpr int CHUNKS = K / 16;
+  static constexpr int CPT = (CHUNKS + TP - 1) / TP;  // chunks per thread
+  static constexpr bool RESIDENT = CPT * (4 * mono_weight_chunk<K, WKIND>::VECTORS + 1) <= 40;
+  static constexpr int D = 4;
+  static constexpr int HELD = RESIDENT ? CPT : (CPT < D ? CPT : D);
+  mono_weight_chunk<K, WKIND> held[HELD];
+  MONO_DEV void prefetch(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0) {
+    const int tid = mono_tid(), p = tid % TP;
+    const mono_i64 row = n0 + tid / TP;
+#pragma unroll
+    for (int q = 0; q < HELD; ++q)
+      if (p + q * TP < CHUNKS) held[q].load(w, ws, wsCols, row, p + q * TP);
+  }
+};
+
 template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32>
-MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
-                             const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
-                             float *lds) {
-  constexpr int TP = MONO_BLOCK / N;
-  constexpr int CHUNKS = K / 16;
-  constexpr int CPT = (CHUNKS + TP - 1) / TP;  // chunks per thread
-  // A thread's whole weight slice stays in registers when it is small
-  // enough: every load is issued up front and the weights are read once.
-  // Otherwise chunks stream in groups of D, the next group's loads in flight
-  // while the current one is computed.
+MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
+                                 const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
+                                 const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
+                                 float *lds) {
+  typedef mono_gemv_weights<N, K, WKIND> slice_t;
+  constexpr int TP = slice_t::TP, CHUNKS = slice_t::CHUNKS, CPT = slice_t::CPT;
+  constexpr bool RESIDENT = slice_t::RESIDENT;
   constexpr int SCALED = WKIND == 0 || WKIND == 3;
-  constexpr bool RESIDENT = CPT * (4 * mono_weight_chunk<K, WKIND>::VECTORS + 1) <= 40;
-  constexpr int D = 4;
+  constexpr int D = slice_t::D;
   constexpr int GROUPS = (CPT + D - 1) / D;
   typedef mono_weight_chunk<K, WKIND> chunk_t;
   mono_u16 *xl = (mono_u16 *)lds;
@@ -556,12 +576,7 @@ MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mo
   float *outL = partial + TC * MONO_BLOCK;
   const int tid = mono_tid(), p = tid % TP;
   const mono_i64 row = n0 + tid / TP;
-  chunk_t resident[RESIDENT ? CPT : 1];
-  if (RESIDENT) {
-#pragma unroll
-    for (int q = 0; q < CPT; ++q)
-      if (p + q * TP < CHUNKS) resident[q].load(w, ws, wsCols, row, p + q * TP);
-  }
+  const chunk_t *resident = weights.held;
   for (int tc0 = 0; tc0 < TOKENS; tc0 += TC) {
     const int tcn = TOKENS - tc0 < TC ? TOKENS - tc0 : TC;
     // Stage the tokens as bf16, 16 values a thread at a time: one 16-byte
@@ -614,10 +629,17 @@ MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mo
         }
       }
     } else {
+      // The first group was loaded by prefetch; the next tokens' pass
+      // reloads it.
       chunk_t current[D], next[D];
 #pragma unroll
       for (int d = 0; d < D; ++d)
-        if (p + d * TP < CHUNKS) current[d].load(w, ws, wsCols, row, p + d * TP);
+        if (p + d * TP < CHUNKS) {
+          if (tc0 == 0 && d < slice_t::HELD)
+            current[d] = weights.held[d];
+          else
+            current[d].load(w, ws, wsCols, row, p + d * TP);
+        }
 #pragma unroll 1
       for (int g = 0; g < GROUPS; ++g) {
         if (g + 1 < GROUPS) {
@@ -656,6 +678,17 @@ MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mo
     if (i < TOKENS * N) out[s] = outL[i];
   }
   mono_block_sync();
+}
+
+// The whole GEMV when nothing is waited for in between.
+template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32>
+MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
+                             const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
+                             float *lds) {
+  mono_gemv_weights<N, K, WKIND> weights;
+  weights.prefetch(w, ws, wsCols, n0);
+  mono_gemv_rows_run<SO, N, K, TOKENS, TC, WKIND, XF32>(weights, w, ws, wsCols, n0, x, xs, t0,
+                                                         out, lds);
 }
 
 // ---- mailboxes: (value, tag) pairs written with one 8-byte store ----

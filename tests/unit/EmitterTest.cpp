@@ -89,7 +89,7 @@ TEST(Emitter, WidthsChangeTheTaskTables) {
   EXPECT_NE(r48->find("task < 48;"), std::string::npos);
   EXPECT_NE(r1->find("task < 24;"), std::string::npos);
   EXPECT_NE(r48->find("task < 24;"), std::string::npos);
-  EXPECT_NE(r48->find("mono_gemv_rows<3, 16, 512, 48, 8, 0, 0>"), std::string::npos);
+  EXPECT_NE(r48->find("mono_gemv_rows_run<3, 16, 512, 48, 8, 0, 0>"), std::string::npos);
 }
 
 } // namespace

@@ -85,6 +85,53 @@ private:
     os << "      if (" << guard << ") " << fn << "(" << target << ", " << offset << ", "
        << slot(v) << ");\n    }\n    }\n";
   }
+  /// A gemv_rows' template arguments after the output slots, and its weight
+  /// arguments (pointer, scales, scale columns, first row).
+  struct GemvRowsShape {
+    std::string args, weightArgs;
+  };
+  GemvRowsShape gemvRowsShape(GemvRowsOp g) {
+    RegionOp weight = lookupRegion(g, g.getWeightAttr()), x = lookupRegion(g, g.getXAttr());
+    const int64_t k = weight.getCols();
+    const bool scaled = static_cast<bool>(g.getWeightScales());
+    RegionOp ws = scaled ? lookupRegion(g, g.getWeightScalesAttr()) : RegionOp();
+    const int wkind = scaled ? (isa<Float4E2M1FNType>(weight.getElementType()) ? 3 : 0)
+                             : (weight.getElementType().isBF16() ? 1 : 2);
+    GemvRowsShape shape;
+    shape.args = std::to_string(g.getOutputs()) + ", " + std::to_string(k) + ", " +
+                 std::to_string(g.getTokens()) + ", " +
+                 std::to_string(gemvRowsChunkTokens(k, g.getTokens(), block)) + ", " +
+                 std::to_string(wkind) + ", " + (x.getElementType().isF32() ? "1" : "0");
+    shape.weightArgs = "(const mono_u8 *)" + regionPointer(weight.getSymName()) + ", " +
+                       (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr") +
+                       ", " + std::to_string(scaled ? ws.getCols() : 0) + ", " + nameOf(g.getRow());
+    return shape;
+  }
+  /// Before the first of a run of waits that a gemv_rows follows, when its
+  /// weight rows are known already: its weights are loaded before the poll.
+  void prefetchBefore(Operation &wait) {
+    if (wait.getPrevNode() && isa<WaitOp, WaitPeerOp>(wait.getPrevNode()))
+      return;
+    Operation *next = wait.getNextNode();
+    while (next && isa<WaitOp, WaitPeerOp>(next))
+      next = next->getNextNode();
+    auto g = dyn_cast_or_null<GemvRowsOp>(next);
+    if (!g)
+      return;
+    Operation *row = g.getRow().getDefiningOp();
+    if (row && (row->getBlock() != wait.getBlock() || !row->isBeforeInBlock(&wait)))
+      return;
+    std::string slice = "w" + std::to_string(nextId++);
+    GemvRowsShape shape = gemvRowsShape(g);
+    RegionOp weight = lookupRegion(g, g.getWeightAttr());
+    const int wkind = g.getWeightScales() ? (isa<Float4E2M1FNType>(weight.getElementType()) ? 3 : 0)
+                                          : (weight.getElementType().isBF16() ? 1 : 2);
+    os << "    mono_gemv_weights<" << g.getOutputs() << ", " << weight.getCols() << ", " << wkind
+       << "> " << slice << ";  // loaded before the poll\n"
+       << "    " << slice << ".prefetch(" << shape.weightArgs << ");\n";
+    prefetched[g] = slice;
+  }
+
   int64_t peerSlotBytes() {
     auto slot = launch->getAttrOfType<IntegerAttr>("mono.peer_slot_bytes");
     return slot ? slot.getInt() : 0;
@@ -155,6 +202,7 @@ private:
   emit::HipPrintOptions options;
   int64_t block;
   llvm::DenseMap<Value, std::string> names;
+  llvm::DenseMap<Operation *, std::string> prefetched;
   int nextId = 0;
 };
 
@@ -240,9 +288,12 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
        << ") % MONO_GRID; task < " << stage.getTasks() << "; task += MONO_GRID) {\n";
   }
   names[stage.getTaskIndex()] = "task";
-  for (Operation &op : stage.getBodyBlock())
+  for (Operation &op : stage.getBodyBlock()) {
+    if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
+      prefetchBefore(op);
     if (failed(printOp(op)))
       return failure();
+  }
   os << "    mono_block_sync();  // shared memory is reused by the next task\n";
   os << "  }\n";
   return success();
@@ -485,25 +536,20 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         return success();
       })
       .Case<GemvRowsOp>([&](GemvRowsOp g) {
-        RegionOp weight = lookupRegion(g, g.getWeightAttr());
         RegionOp x = lookupRegion(g, g.getXAttr());
         Value res = g.getResult();
         std::string name = define(res, "t");
         declareTile(res, name);
-        const int64_t k = weight.getCols();
+        GemvRowsShape shape = gemvRowsShape(g);
         const bool scaled = static_cast<bool>(g.getWeightScales());
-        RegionOp ws = scaled ? lookupRegion(g, g.getWeightScalesAttr()) : RegionOp();
         RegionOp xs = scaled ? lookupRegion(g, g.getXScalesAttr()) : RegionOp();
-        os << "    mono_gemv_rows<" << slotsOf(res) << ", " << g.getOutputs() << ", " << k
-           << ", " << g.getTokens() << ", " << gemvRowsChunkTokens(k, g.getTokens(), block) << ", "
-           << (scaled ? (isa<Float4E2M1FNType>(weight.getElementType()) ? 3 : 0)
-                      : (weight.getElementType().isBF16() ? 1 : 2))
-           << ", "
-           << (x.getElementType().isF32() ? 1 : 0)
-           << ">((const mono_u8 *)" << regionPointer(weight.getSymName()) << ", "
-           << (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr")
-           << ", " << (scaled ? ws.getCols() : 0) << ", " << nameOf(g.getRow())
-           << ", (const void *)" << regionPointer(x.getSymName()) << ", "
+        auto slice = prefetched.find(g);
+        if (slice != prefetched.end())
+          os << "    mono_gemv_rows_run<" << slotsOf(res) << ", " << shape.args << ">("
+             << slice->second << ", ";
+        else
+          os << "    mono_gemv_rows<" << slotsOf(res) << ", " << shape.args << ">(";
+        os << shape.weightArgs << ", (const void *)" << regionPointer(x.getSymName()) << ", "
            << (scaled ? "(const mono_u8 *)" + regionPointer(xs.getSymName()) : "nullptr")
            << ", " << nameOf(g.getFirstToken()) << ", " << name << ", mono_lds);\n";
         return success();
