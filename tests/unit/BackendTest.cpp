@@ -33,6 +33,28 @@ TEST(ClangBackend, BuildsAGfx950CodeObjectForTheDsv41Front) {
   EXPECT_LE(info->kernels[0].vgprs, 512);
 }
 
+TEST(ClangBackend, TheUnfusedBaselineOfATpLaunchBuilds) {
+  // One kernel per stage plus the step's end; the peer mailboxes between
+  // ranks stay, so every kernel knows the step's tag.
+  mlir::MLIRContext ctx;
+  stages::BuildParams params;
+  params.rows = 2;
+  auto module = stages::buildLaunch(ctx, "k2", stages::tinyConfig(), params);
+  ASSERT_TRUE(static_cast<bool>(module));
+  auto hip = emit::emitHip(**module, {}, {/*unfused=*/true});
+  ASSERT_TRUE(succeeded(hip));
+  auto object = backends::compileHipToCodeObject(*hip, {});
+  ASSERT_TRUE(static_cast<bool>(object)) << llvm::toString(object.takeError());
+  auto info = runtime::readCodeObject(std::string_view(object->data(), object->size()));
+  ASSERT_TRUE(info.ok()) << info.message();
+  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  const size_t stages = std::distance(launch.getBodyBlock().getOps<mono::StageOp>().begin(),
+                                      launch.getBodyBlock().getOps<mono::StageOp>().end());
+  EXPECT_EQ(info->kernels.size(), stages + 1);
+  for (const auto &kernel : info->kernels)
+    EXPECT_EQ(kernel.scratchBytes, 0) << kernel.name;
+}
+
 TEST(ClangBackend, CompilerErrorsCarryTheSourceLocation) {
   backends::ClangCompileOptions options;
   options.sourceName = "broken.hip";

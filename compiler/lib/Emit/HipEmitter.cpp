@@ -242,23 +242,31 @@ LogicalResult LaunchPrinter::print() {
     os << "  const int mono_t = mono_tid();\n";
   };
   auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
+  auto readEpoch = [&] {
+    os << "  // The step's tag: 2e+1 in K1, 2e+2 in K2 and the FFN launch.\n";
+    os << "  const mono_u32 mono_e = mono_load_acquire_device(mono_epoch + "
+       << epoch::kEpochWord << ");\n";
+    os << "  const mono_u32 mono_tag = 2u * mono_e + " << tagOffset.getInt() << "u;\n"
+       << "  (void)mono_tag;\n";
+  };
   if (options.unfused) {
     // The baseline: one kernel per stage, ordered by the stream instead of
-    // by mailboxes.
+    // by mailboxes; only the peer mailboxes between ranks remain, so each
+    // kernel knows the step's tag, and a last kernel (_end) ends the step.
     for (auto [index, stage] : llvm::enumerate(stages)) {
       openKernel(emit::kernelName(launch) + "_s" + std::to_string(index));
-      os << "  (void)mono_epoch;\n";
+      readEpoch();
       if (failed(printStage(stage, index)))
         return failure();
       os << "}\n";
     }
+    openKernel(emit::kernelName(launch) + "_end");
+    readEpoch();
+    os << "  mono_epoch_end(mono_epoch, mono_e, " << (advance.getValue() ? 1 : 0) << ");\n}\n";
     return success();
   }
   openKernel(emit::kernelName(launch));
-  os << "  // The step's tag: 2e+1 in K1, 2e+2 in K2 and the FFN launch.\n";
-  os << "  const mono_u32 mono_e = mono_load_acquire_device(mono_epoch + "
-     << epoch::kEpochWord << ");\n";
-  os << "  const mono_u32 mono_tag = 2u * mono_e + " << tagOffset.getInt() << "u;\n";
+  readEpoch();
   for (auto [index, stage] : llvm::enumerate(stages))
     if (failed(printStage(stage, index)))
       return failure();
