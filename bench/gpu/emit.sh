@@ -2,14 +2,27 @@
 # Emits what the GPU harnesses run into bench/gpu/emitted (carried to the GPU
 # machine, not committed): `front` the sm_90 sources, unfused baselines and
 # manifests of the attention front at every width; `launches` launches
-# simulated on random inputs, for the GPU to match; no argument: both. What
-# travels is capped at 64 MiB, so the launch list is chosen to fit.
+# simulated on random inputs, for the GPU to match; `layer` K1 and K2 of the
+# full config at TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with
+# their unfused baselines, for the layer benchmark; no argument: front and
+# launches. What travels is capped at 64 MiB, so the launch list is chosen
+# to fit.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 MONODC="${MONODC:-$ROOT/build/bin/monodc}"
 OUT="$ROOT/bench/gpu/emitted"
 WHAT="${1:-all}"
 rm -rf "$OUT" && mkdir -p "$OUT"
+if [ "$WHAT" = layer ]; then
+  for rows in 6 12 24 48; do
+    for launch in k1 k2; do
+      "$MONODC" build --arch sm_90 --config dsv41 --rows "$rows" --tp 2 --grid 66 --emit hip \
+        --unfused --launch "$launch" --out "$OUT/layer" > /dev/null
+    done
+  done
+  ls "$OUT/layer" | wc -l; du -sh "$OUT"
+  exit 0
+fi
 if [ "$WHAT" != launches ]; then
   for config in tiny dsv41; do
     for rows in 6 12 24 48; do

@@ -19,7 +19,18 @@ g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/
   "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
   -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/launch_check" >> "$OUT/build.log" 2>&1 \
   || { cat "$OUT/build.log"; exit 1; }
+g++ -O2 -std=c++20 -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
+  "$ROOT/bench/gpu/LayerBench.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" \
+  -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/layer_bench" \
+  >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
 status=0
+# The layer benchmark runs when `emit.sh layer` wrote its sources.
+if [ -d "$ROOT/bench/gpu/emitted/layer" ]; then
+  "$OUT/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" 6 12 24 48 \
+    > "$OUT/layer.log" 2>&1 || status=1
+  echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
+  cat "$OUT/layer.log"
+fi
 # The launch checks run when `emit.sh launches` wrote their inputs.
 if [ -d "$ROOT/bench/gpu/emitted/sim" ]; then
   stems=$(cd "$ROOT/bench/gpu/emitted/sim" && ls *.manifest | sed 's/\.manifest$//')

@@ -64,6 +64,8 @@ std::string LaunchInterface::text() const {
     printRegion(out, "arg", r);
   for (const RegionSpec &r : scratch)
     printRegion(out, "scratch", r);
+  for (const auto &[name, bound] : indexBounds)
+    out << "index " << name << " " << bound << "\n";
   return out.str();
 }
 
@@ -107,6 +109,10 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       int64_t ends = 0;
       ok = w.size() == 2 && toInt(w[1], ends) && (ends == 0 || ends == 1);
       result.endsStep = ends == 1;
+    } else if (tag == "index") {
+      int64_t bound = 0;
+      ok = w.size() == 3 && toInt(w[2], bound) && bound > 0;
+      result.indexBounds.push_back({ok ? w[1] : "", bound});
     } else if (tag == "stage") {
       StageSpec s;
       ok = w.size() == 4 && toInt(w[1], s.index) && toInt(w[3], s.tasks);
@@ -120,7 +126,7 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +
                        ": unknown line '" + line +
                        "' (known: kernel, grid, block, rows, scratch_bytes, epoch_words, "
-                       "step_tag, ends_step, ranks, peer_slot_bytes, stage, arg, scratch)");
+                       "step_tag, ends_step, ranks, peer_slot_bytes, stage, arg, index, scratch)");
     }
     if (!ok)
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +

@@ -660,6 +660,8 @@ std::string emit::kernelManifest(LaunchOp launch) {
     if (offset)
       os << " " << offset.getInt();
     os << "\n";
+    if (auto bound = region.getIndexBound())
+      os << "index " << region.getSymName() << " " << *bound << "\n";
   }
   return text;
 }

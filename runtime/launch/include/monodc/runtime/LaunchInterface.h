@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace monodc::runtime {
@@ -45,6 +46,8 @@ struct LaunchInterface {
   /// by one that does before it runs again.
   int64_t stepTag = 1;
   bool endsStep = true;
+  /// Inputs that hold indices: whole numbers in [0, bound) or -1 (a pad).
+  std::vector<std::pair<std::string, int64_t>> indexBounds;
   /// Tensor parallelism through peer memory: each rank's peer buffer is
   /// 2 (epoch parity) x ranks x peerSlotBytes; 0 when the launch has none.
   int64_t ranks = 1, peerSlotBytes = 0;

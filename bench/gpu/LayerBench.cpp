@@ -1,0 +1,358 @@
+// Speed of a whole decode layer on the H200: K1 then K2 of every TP rank,
+// the ranks concurrently on one GPU (each with its share of the SMs, peer
+// buffers in the same memory), fused against the same stages as separate
+// kernels (the unfused baseline), over several layers each with its own
+// weights so nothing stays in L2. Weights and inputs are synthetic values in
+// their formats, filled on the GPU (one rank's routed experts alone are
+// gigabytes); index inputs hold whole numbers inside their bounds.
+//
+//   layer_bench DIR CONFIG TP LAYERS WIDTH...
+//
+// reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,unfused.hip,manifest}.
+#include "CudaSupport.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+
+using gpu::check;
+using gpu::die;
+using gpu::Manifest;
+using gpu::Region;
+
+namespace {
+
+// Synthetic values by format, from a hash of (seed, index): e4m3-like bytes
+// never NaN (also for byte records and packed e2m1), E8M0 scales 2^-10..2^-6,
+// bf16 and f32 uniform in [-1, 1).
+const char *kFillSource = R"(
+__device__ unsigned long long mix(unsigned long long x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+extern "C" __global__ void fill(unsigned char *p, unsigned long long bytes,
+                                unsigned long long seed, int kind) {
+  const unsigned long long unit = kind == 2 ? 2 : (kind == 3 ? 4 : 1);
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+       i < bytes / unit; i += (unsigned long long)gridDim.x * blockDim.x) {
+    unsigned long long x = mix(seed * 0x100000001B3ull + i);
+    float u = (float)(x >> 40) / 16777216.0f * 2.0f - 1.0f;
+    if (kind == 0) {
+      unsigned char b = (unsigned char)x;
+      p[i] = (b & 0x7F) == 0x7F ? (unsigned char)(b ^ 1) : b;
+    } else if (kind == 1) {
+      p[i] = (unsigned char)(117 + x % 5);
+    } else if (kind == 2) {
+      unsigned int bits = __float_as_uint(u);
+      ((unsigned short *)p)[i] = (unsigned short)(bits >> 16);
+    } else {
+      ((float *)p)[i] = u;
+    }
+  }
+}
+)";
+
+int fillKind(const std::string &format) {
+  if (format == "e8m0")
+    return 1;
+  if (format == "bf16")
+    return 2;
+  if (format == "f32")
+    return 3;
+  return 0;  // e4m3, e2m1, byte
+}
+
+CUdeviceptr alloc(size_t bytes) {
+  CUdeviceptr p;
+  check(cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
+  return p;
+}
+
+/// One launch (K1 or K2) of one rank: its kernels, buffers and parameters.
+struct RankLaunch {
+  Manifest manifest;
+  CUfunction fused = nullptr;
+  std::vector<CUfunction> stages;  // the unfused baseline, then its _end kernel
+  std::map<std::string, CUdeviceptr> shared;          // inputs and outputs
+  std::vector<std::map<std::string, CUdeviceptr>> weights;  // one set a layer
+  CUdeviceptr scratch = 0, unfusedScratch = 0;
+  std::vector<std::vector<CUdeviceptr>> values;  // per layer, fused
+  std::vector<std::vector<CUdeviceptr>> unfusedValues;
+  std::vector<std::vector<void *>> params, unfusedParams;
+  int rank = 0;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  gpu::programName = "layer_bench";
+  if (argc < 6)
+    die("usage: layer_bench DIR CONFIG TP LAYERS WIDTH...");
+  const std::string dir = argv[1], config = argv[2];
+  const int tp = std::atoi(argv[3]), layers = std::atoi(argv[4]);
+  std::vector<int> widths;
+  for (int a = 5; a < argc; ++a)
+    widths.push_back(std::atoi(argv[a]));
+  check(cuInit(0), "cuInit");
+  CUdevice device;
+  check(cuDeviceGet(&device, 0), "cuDeviceGet");
+  CUcontext context;
+  CUctxCreateParams ctxParams = {};
+  check(cuCtxCreate(&context, &ctxParams, 0, device), "cuCtxCreate");
+  int sms = 0;
+  cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+  CUfunction fill;
+  check(cuModuleGetFunction(&fill, gpu::compileModule(kFillSource, "fill.cu"), "fill"), "fill");
+  unsigned long long seed = 1;
+  auto fillBuffer = [&](CUdeviceptr p, size_t bytes, const std::string &format) {
+    int kind = fillKind(format);
+    unsigned long long n = bytes;
+    ++seed;
+    void *args[] = {&p, &n, &seed, &kind};
+    check(cuLaunchKernel(fill, 1024, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), "fill");
+  };
+  std::vector<CUstream> streams(tp);
+  for (CUstream &s : streams)
+    check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "stream");
+  CUevent start, stop, fork, join;
+  for (CUevent *e : {&start, &stop, &fork, &join})
+    check(cuEventCreate(e, 0), "event");
+
+  // Copy bandwidth (bytes read + written per second) for the floor.
+  const size_t copyBytes = size_t(1) << 30;
+  CUdeviceptr copySrc = alloc(copyBytes), copyDst = alloc(copyBytes);
+  check(cuEventRecord(start, streams[0]), "record");
+  for (int i = 0; i < 20; ++i)
+    check(cuMemcpyDtoDAsync(copyDst, copySrc, copyBytes, streams[0]), "copy");
+  check(cuEventRecord(stop, streams[0]), "record");
+  check(cuEventSynchronize(stop), "copy");
+  float copyMs = 0;
+  cuEventElapsedTime(&copyMs, start, stop);
+  const double readRate = copyBytes / (copyMs * 1e-3 / 20);  // bytes read a second
+  cuMemFree(copySrc);
+  cuMemFree(copyDst);
+  std::printf("device: %d SMs; device-to-device copy reads %.2f TB/s\n", sms, readRate / 1e12);
+  std::printf("%-6s %12s %12s %9s %10s %9s %s\n", "rows", "fused us", "unfused us", "speed-up",
+              "floor us", "of floor", "experts used");
+
+  for (int rows : widths) {
+    // Each rank: K1 and K2, one epoch buffer for both; K2's q and cache are
+    // K1's. Peer buffers of K2 in the same device memory.
+    std::vector<RankLaunch> k1(tp), k2(tp);
+    std::vector<CUdeviceptr> epochs(tp), peers(tp);
+    CUdeviceptr peerTable = 0;
+    for (int phase = 0; phase < 2; ++phase) {
+      const std::string launchName = phase == 0 ? "k1" : "k2";
+      const std::string stem = dir + "/" + launchName + "." + config + ".sm_90.r" +
+                               std::to_string(rows) + ".tp" + std::to_string(tp);
+      Manifest m = gpu::readManifest(stem + ".manifest");
+      CUmodule fusedModule = gpu::compileModule(gpu::readText(stem + ".hip"), stem + ".hip");
+      CUmodule unfusedModule =
+          gpu::compileModule(gpu::readText(stem + ".unfused.hip"), stem + ".unfused.hip");
+      if (phase == 1 && m.peerSlotBytes > 0) {
+        for (int r = 0; r < tp; ++r) {
+          peers[r] = alloc(2 * tp * m.peerSlotBytes);
+          check(cuMemsetD8(peers[r], 0, 2 * tp * m.peerSlotBytes), "zero peers");
+        }
+        peerTable = alloc(tp * sizeof(CUdeviceptr));
+        check(cuMemcpyHtoD(peerTable, peers.data(), tp * sizeof(CUdeviceptr)), "peer table");
+      }
+      for (int r = 0; r < tp; ++r) {
+        RankLaunch &l = (phase == 0 ? k1 : k2)[r];
+        l.manifest = m;
+        l.rank = r;
+        check(cuModuleGetFunction(&l.fused, fusedModule, m.kernelName.c_str()), "kernel");
+        int perSm = 0;
+        check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, l.fused, m.block, 0), "occupancy");
+        if (perSm < 1 || m.grid * tp > sms * perSm)
+          die(launchName + ": " + std::to_string(tp) + " ranks of " + std::to_string(m.grid) +
+              " CTAs cannot be resident together");
+        for (size_t s = 0; s <= m.stages.size(); ++s) {
+          CUfunction f;
+          std::string name = m.kernelName + (s < m.stages.size() ? "_s" + std::to_string(s) : "_end");
+          check(cuModuleGetFunction(&f, unfusedModule, name.c_str()), "unfused kernel");
+          l.stages.push_back(f);
+        }
+        if (phase == 0) {
+          epochs[r] = alloc(m.epochWords * 4);
+          check(cuMemsetD8(epochs[r], 0, m.epochWords * 4), "zero epoch");
+        }
+        std::map<std::string, int64_t> bounds(m.indexBounds.begin(), m.indexBounds.end());
+        l.weights.resize(layers);
+        for (const Region &reg : m.arguments) {
+          if (reg.kind == "weight") {
+            for (int layer = 0; layer < layers; ++layer) {
+              CUdeviceptr p = alloc(reg.bytes);
+              fillBuffer(p, reg.bytes, reg.format);
+              l.weights[layer][reg.name] = p;
+            }
+            continue;
+          }
+          // K2 reads the q and the cache K1 of its rank wrote.
+          if (phase == 1 && k1[r].shared.count(reg.name)) {
+            l.shared[reg.name] = k1[r].shared[reg.name];
+            continue;
+          }
+          CUdeviceptr p = alloc(reg.bytes);
+          l.shared[reg.name] = p;
+          if (bounds.count(reg.name)) {
+            // Whole numbers inside the bound; the step's slots distinct.
+            std::vector<float> v(reg.bytes / 4);
+            for (size_t i = 0; i < v.size(); ++i)
+              v[i] = float((i * (reg.name == "slot_mapping" ? 1 : 7919)) % bounds[reg.name]);
+            check(cuMemcpyHtoD(p, v.data(), reg.bytes), "index input");
+          } else {
+            fillBuffer(p, reg.bytes, reg.format);
+          }
+        }
+        l.scratch = alloc(m.scratchBytes);
+        l.unfusedScratch = alloc(m.scratchBytes);
+        check(cuMemsetD8(l.scratch, 0, m.scratchBytes ? m.scratchBytes : 1), "zero scratch");
+        check(cuMemsetD8(l.unfusedScratch, 0, m.scratchBytes ? m.scratchBytes : 1), "zero scratch");
+        l.values.resize(layers);
+        l.unfusedValues.resize(layers);
+        l.params.resize(layers);
+        l.unfusedParams.resize(layers);
+        for (int layer = 0; layer < layers; ++layer) {
+          for (int unfused = 0; unfused < 2; ++unfused) {
+            std::vector<CUdeviceptr> &values = unfused ? l.unfusedValues[layer] : l.values[layer];
+            for (const Region &reg : m.arguments)
+              values.push_back(reg.kind == "weight" ? l.weights[layer][reg.name] : l.shared[reg.name]);
+            values.push_back(unfused ? l.unfusedScratch : l.scratch);
+            values.push_back(epochs[r]);
+            if (m.peerSlotBytes > 0)
+              values.push_back(peerTable);
+          }
+        }
+      }
+    }
+    check(cuCtxSynchronize(), "fill");
+    std::vector<int> rankValues(tp);
+    for (int r = 0; r < tp; ++r)
+      rankValues[r] = r;
+    for (auto *launches : {&k1, &k2})
+      for (RankLaunch &l : *launches)
+        for (int layer = 0; layer < layers; ++layer)
+          for (int unfused = 0; unfused < 2; ++unfused) {
+            auto &values = unfused ? l.unfusedValues[layer] : l.values[layer];
+            auto &params = unfused ? l.unfusedParams[layer] : l.params[layer];
+            for (CUdeviceptr &p : values)
+              params.push_back(&p);
+            if (l.manifest.peerSlotBytes > 0)
+              params.push_back(&rankValues[l.rank]);
+          }
+
+    // A layer: on each rank's stream, K1 then K2 (fused) or their stage
+    // kernels then each launch's end (unfused).
+    // (K2 alone ends its step too, so it can be timed by itself.)
+    auto enqueue = [&](bool unfused, bool k2Only) {
+      for (int layer = 0; layer < layers; ++layer)
+        for (int r = 0; r < tp; ++r)
+          for (RankLaunch *l : {&k1[r], &k2[r]}) {
+            if (k2Only && l == &k1[r])
+              continue;
+            const Manifest &m = l->manifest;
+            if (!unfused) {
+              check(cuLaunchKernel(l->fused, m.grid, 1, 1, m.block, 1, 1, 0, streams[r],
+                                   l->params[layer].data(), nullptr),
+                    "fused launch");
+              continue;
+            }
+            for (CUfunction f : l->stages)
+              check(cuLaunchKernel(f, m.grid, 1, 1, m.block, 1, 1, 0, streams[r],
+                                   l->unfusedParams[layer].data(), nullptr),
+                    "unfused launch");
+          }
+    };
+    auto timeLayers = [&](bool unfused, bool k2Only) {
+      CUgraph graph;
+      check(cuStreamBeginCapture(streams[0], CU_STREAM_CAPTURE_MODE_GLOBAL), "capture");
+      check(cuEventRecord(fork, streams[0]), "fork");
+      for (int r = 1; r < tp; ++r)
+        check(cuStreamWaitEvent(streams[r], fork, 0), "fork");
+      enqueue(unfused, k2Only);
+      for (int r = 1; r < tp; ++r) {
+        check(cuEventRecord(join, streams[r]), "join");
+        check(cuStreamWaitEvent(streams[0], join, 0), "join");
+      }
+      check(cuStreamEndCapture(streams[0], &graph), "end capture");
+      CUgraphExec exec;
+      check(cuGraphInstantiate(&exec, graph, 0), "instantiate");
+      for (int i = 0; i < 5; ++i)
+        check(cuGraphLaunch(exec, streams[0]), "warm-up");
+      const int reps = 20;
+      check(cuEventRecord(start, streams[0]), "record");
+      for (int i = 0; i < reps; ++i)
+        check(cuGraphLaunch(exec, streams[0]), "replay");
+      check(cuEventRecord(stop, streams[0]), "record");
+      check(cuEventSynchronize(stop), "timing");
+      float ms = 0;
+      cuEventElapsedTime(&ms, start, stop);
+      cuGraphExecDestroy(exec);
+      cuGraphDestroy(graph);
+      return 1000.0 * ms / (reps * layers);
+    };
+    const double fusedUs = timeLayers(false, false), unfusedUs = timeLayers(true, false);
+    const double fusedK2Us = timeLayers(false, true), unfusedK2Us = timeLayers(true, true);
+
+    // Sanity: the reduced layer output agrees across ranks. The floor: every
+    // weight byte a rank reads once, the routed experts only for the
+    // experts the step's tokens chose.
+    auto download = [&](CUdeviceptr p, size_t bytes) {
+      std::string out(bytes, '\0');
+      check(cuMemcpyDtoH(out.data(), p, bytes), "download");
+      return out;
+    };
+    const Manifest &m2 = k2[0].manifest;
+    std::string x0 = download(k2[0].shared["x_out"], gpu::argument(m2, "x_out").bytes);
+    for (int r = 1; r < tp; ++r)
+      if (download(k2[r].shared["x_out"], gpu::argument(m2, "x_out").bytes) != x0)
+        die("rows " + std::to_string(rows) + ": x_out differs across ranks");
+    std::string topk = download(k2[0].shared["topk_indices"], gpu::argument(m2, "topk_indices").bytes);
+    std::set<int> used;
+    for (size_t i = 0; i + 4 <= topk.size(); i += 4) {
+      float v;
+      std::memcpy(&v, topk.data() + i, 4);
+      used.insert(int(v));
+    }
+    const int64_t experts = gpu::argument(m2, "gate").rows;
+    double bytes = 0;
+    for (int r = 0; r < tp; ++r)
+      for (RankLaunch *l : {&k1[r], &k2[r]})
+        for (const Region &reg : l->manifest.arguments) {
+          if (reg.kind != "weight" || reg.name == "cos_sin")
+            continue;
+          const bool routed = reg.name.rfind("w13", 0) == 0 || reg.name.rfind("w2", 0) == 0;
+          bytes += routed ? double(reg.bytes) * used.size() / experts : double(reg.bytes);
+        }
+    const double floorUs = bytes / readRate * 1e6;
+    std::printf("%-6d %12.1f %12.1f %8.2fx %10.1f %8.1f%% %zu of %lld (K2 alone: fused %.1f, "
+                "unfused %.1f us)\n",
+                rows, fusedUs, unfusedUs, unfusedUs / fusedUs, floorUs, 100.0 * floorUs / fusedUs,
+                used.size(), static_cast<long long>(experts), fusedK2Us, unfusedK2Us);
+    std::fflush(stdout);
+    for (auto *launches : {&k1, &k2})
+      for (RankLaunch &l : *launches) {
+        for (auto &set : l.weights)
+          for (auto &[name, p] : set)
+            cuMemFree(p);
+        for (auto &[name, p] : l.shared)
+          if (launches == &k1 || !k1[l.rank].shared.count(name))
+            cuMemFree(p);
+        cuMemFree(l.scratch);
+        cuMemFree(l.unfusedScratch);
+      }
+    for (int r = 0; r < tp; ++r) {
+      cuMemFree(epochs[r]);
+      if (peers[r])
+        cuMemFree(peers[r]);
+    }
+    if (peerTable)
+      cuMemFree(peerTable);
+  }
+  return 0;
+}
