@@ -26,7 +26,7 @@ g++ -O2 -std=c++20 -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/incl
 status=0
 # The layer benchmark runs when `emit.sh layer` wrote its sources.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ]; then
-  "$OUT/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" 6 12 24 48 \
+  "$OUT/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
     > "$OUT/layer.log" 2>&1 || status=1
   echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
   cat "$OUT/layer.log"
