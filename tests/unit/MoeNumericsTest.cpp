@@ -8,6 +8,7 @@
 #include "monodc/reference/Moe.h"
 #include "monodc/stages/Launches.h"
 
+#include "MoeLaunchSetup.h"
 #include "StageBounds.h"
 
 #include <gtest/gtest.h>
@@ -62,27 +63,12 @@ struct MoeOutputs {
 
 MoeOutputs simulateMoe(const stages::ModelConfig &c, int tp, const MoeInputs &in,
                        const sim::Schedule &schedule = {}) {
-  mlir::MLIRContext ctx;
-  stages::BuildParams params;
-  params.rows = in.rows;
-  params.tp = tp;
-  params.grid = 16;
-  auto module = stages::buildLaunch(ctx, "moe_router_shared", c, params);
-  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
-  if (!module)
+  auto built = monodc::testing::buildMoeLaunch("moe_router_shared", c, in.rows, tp);
+  if (!built)
     return {};
-  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
-  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
-  sim::LaunchMemory memory(launch);
-  auto check = [](llvm::Error e) { EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e)); };
-  check(memory.setValues("x", in.x));
-  check(memory.setValues("gate", in.gate));
-  check(memory.setValues("gate_bias", in.bias));
-  check(memory.setBytes("shared_gate_up", in.gateUp.codes));
-  check(memory.setBytes("shared_gate_up_scale", in.gateUp.scales));
-  check(memory.setBytes("shared_down", in.down.codes));
-  check(memory.setBytes("shared_down_scale", in.down.scales));
-  auto run = sim::simulate(launch, memory, schedule);
+  sim::LaunchMemory &memory = *built->memory;
+  monodc::testing::loadRouterAndShared(memory, in.x, in.gate, in.bias, in.gateUp, in.down);
+  auto run = sim::simulate(built->launch, memory, schedule);
   EXPECT_TRUE(succeeded(run) && !run->deadlock);
   return {memory.values("logits"), memory.values("topk_indices"), memory.values("topk_weights"),
           memory.values("shared_out")};

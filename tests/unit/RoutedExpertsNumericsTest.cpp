@@ -11,6 +11,7 @@
 #include "monodc/reference/Moe.h"
 #include "monodc/stages/Launches.h"
 
+#include "MoeLaunchSetup.h"
 #include "StageBounds.h"
 
 #include <gtest/gtest.h>
@@ -84,33 +85,20 @@ struct RoutedOutputs {
 
 RoutedOutputs simulateRouted(const stages::ModelConfig &c, int tp, const RoutedInputs &in,
                              const sim::Schedule &schedule = {}, bool shuffleW13 = true) {
-  mlir::MLIRContext ctx;
-  stages::BuildParams params;
-  params.rows = in.rows;
-  params.tp = tp;
-  params.grid = 16;
-  auto module = stages::buildLaunch(ctx, "moe", c, params);
-  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
-  if (!module)
+  auto built = monodc::testing::buildMoeLaunch("moe", c, in.rows, tp);
+  if (!built)
     return {};
-  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
-  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
-  sim::LaunchMemory memory(launch);
+  sim::LaunchMemory &memory = *built->memory;
   auto check = [](llvm::Error e) { EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e)); };
-  check(memory.setValues("x", in.x));
-  check(memory.setValues("gate", in.gate));
-  check(memory.setValues("gate_bias", in.bias));
-  check(memory.setBytes("shared_gate_up", in.sharedGateUp.codes));
-  check(memory.setBytes("shared_gate_up_scale", in.sharedGateUp.scales));
-  check(memory.setBytes("shared_down", in.sharedDown.codes));
-  check(memory.setBytes("shared_down_scale", in.sharedDown.scales));
+  monodc::testing::loadRouterAndShared(memory, in.x, in.gate, in.bias, in.sharedGateUp,
+                                       in.sharedDown);
   auto [w13, w13s] = shuffled(in.w13, shuffleW13);
   auto [w2, w2s] = shuffled(in.w2);
   check(memory.setBytes("w13", w13));
   check(memory.setBytes("w13_scale", w13s));
   check(memory.setBytes("w2", w2));
   check(memory.setBytes("w2_scale", w2s));
-  auto run = sim::simulate(launch, memory, schedule);
+  auto run = sim::simulate(built->launch, memory, schedule);
   EXPECT_TRUE(succeeded(run) && !run->deadlock);
   return {memory.values("topk_indices"), memory.values("topk_weights"),
           memory.values("shared_out"), memory.values("moe_out")};

@@ -1,0 +1,65 @@
+// Shared by the MoE tests: building a MoE launch for the simulator and
+// loading its router and shared-expert inputs.
+#ifndef MONODC_TESTS_MOELAUNCHSETUP_H
+#define MONODC_TESTS_MOELAUNCHSETUP_H
+
+#include "monodc/Simulator/Simulator.h"
+#include "monodc/Transforms/Passes.h"
+#include "monodc/reference/Reference.h"
+#include "monodc/stages/Launches.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace monodc::testing {
+
+/// A MoE launch (`moe_router_shared` or `moe`) through the fusion passes,
+/// with its memory.
+struct MoeLaunch {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mono::LaunchOp launch;
+  std::unique_ptr<sim::LaunchMemory> memory;
+};
+
+inline std::unique_ptr<MoeLaunch> buildMoeLaunch(const std::string &name,
+                                                 const stages::ModelConfig &c, int rows, int tp) {
+  auto built = std::make_unique<MoeLaunch>();
+  stages::BuildParams params;
+  params.rows = rows;
+  params.tp = tp;
+  params.grid = 16;
+  auto module = stages::buildLaunch(built->context, name, c, params);
+  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
+  if (!module)
+    return nullptr;
+  built->module = std::move(*module);
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(*built->module)));
+  built->launch = *built->module->getOps<mono::LaunchOp>().begin();
+  built->memory = std::make_unique<sim::LaunchMemory>(built->launch);
+  return built;
+}
+
+/// x, the router's gate and bias, and the shared expert's weights.
+inline void loadRouterAndShared(sim::LaunchMemory &memory, const std::vector<float> &x,
+                                const std::vector<float> &gate, const std::vector<float> &bias,
+                                const reference::BlockScaledE4m3 &gateUp,
+                                const reference::BlockScaledE4m3 &down) {
+  auto check = [](llvm::Error e) {
+    EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));
+  };
+  check(memory.setValues("x", x));
+  check(memory.setValues("gate", gate));
+  check(memory.setValues("gate_bias", bias));
+  check(memory.setBytes("shared_gate_up", gateUp.codes));
+  check(memory.setBytes("shared_gate_up_scale", gateUp.scales));
+  check(memory.setBytes("shared_down", down.codes));
+  check(memory.setBytes("shared_down_scale", down.scales));
+}
+
+} // namespace monodc::testing
+
+#endif
