@@ -66,6 +66,30 @@ inline CUmodule compileModule(const std::string &source, const std::string &name
   return module;
 }
 
+/// Device 0 with a context made current.
+struct Device {
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  int sms = 0;
+};
+
+inline Device openDevice() {
+  Device d;
+  check(cuInit(0), "cuInit");
+  check(cuDeviceGet(&d.device, 0), "cuDeviceGet");
+  CUctxCreateParams params = {};
+  check(cuCtxCreate(&d.context, &params, 0, d.device), "cuCtxCreate");
+  check(cuDeviceGetAttribute(&d.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d.device), "SMs");
+  return d;
+}
+
+/// Device memory (at least one byte, so a zero-size region still binds).
+inline CUdeviceptr alloc(size_t bytes) {
+  CUdeviceptr p;
+  check(cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
+  return p;
+}
+
 /// The kernel manifest monodc wrote beside a source, read by the runtime
 /// library's own parser.
 using Manifest = monodc::runtime::LaunchInterface;

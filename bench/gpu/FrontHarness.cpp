@@ -115,11 +115,7 @@ struct Width {
   std::vector<CUdeviceptr> paramValues;
 };
 
-CUdeviceptr alloc(size_t bytes) {
-  CUdeviceptr p;
-  check(cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
-  return p;
-}
+using gpu::alloc;
 
 void upload(CUdeviceptr dst, const void *src, size_t bytes) {
   check(cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
@@ -211,14 +207,9 @@ int main(int argc, char **argv) {
     widths = {6, 12, 24, 48};
   const long replays = std::getenv("MONO_REPLAYS") ? std::atol(std::getenv("MONO_REPLAYS")) : 100000;
 
-  check(cuInit(0), "cuInit");
-  CUdevice device;
-  check(cuDeviceGet(&device, 0), "cuDeviceGet");
-  CUcontext context;
-  CUctxCreateParams ctxParams = {};
-  check(cuCtxCreate(&context, &ctxParams, 0, device), "cuCtxCreate");
-  int sms = 0;
-  check(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device), "attr");
+  const gpu::Device gpuDevice = gpu::openDevice();
+  const CUdevice device = gpuDevice.device;
+  const int sms = gpuDevice.sms;
   char deviceName[256];
   cuDeviceGetName(deviceName, sizeof deviceName, device);
   std::printf("device: %s, %d SMs\n", deviceName, sms);

@@ -63,14 +63,7 @@ int main(int argc, char **argv) {
   if (argc < 3)
     die("usage: launch_check DIR STEM...");
   const std::string dir = argv[1];
-  check(cuInit(0), "cuInit");
-  CUdevice device;
-  check(cuDeviceGet(&device, 0), "cuDeviceGet");
-  CUcontext context;
-  CUctxCreateParams ctxParams = {};
-  check(cuCtxCreate(&context, &ctxParams, 0, device), "cuCtxCreate");
-  int sms = 0;
-  cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+  const int sms = gpu::openDevice().sms;
   bool allGood = true;
   std::printf("%-40s %-14s %12s %10s %10s %s\n", "launch", "output", "equal bytes", "rel err",
               "cosine", "result");

@@ -66,11 +66,7 @@ int fillKind(const std::string &format) {
   return 0;  // e4m3, e2m1, byte
 }
 
-CUdeviceptr alloc(size_t bytes) {
-  CUdeviceptr p;
-  check(cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
-  return p;
-}
+using gpu::alloc;
 
 /// One launch (K1 or K2) of one rank: its kernels, buffers and parameters.
 struct RankLaunch {
@@ -97,14 +93,7 @@ int main(int argc, char **argv) {
   std::vector<int> widths;
   for (int a = 5; a < argc; ++a)
     widths.push_back(std::atoi(argv[a]));
-  check(cuInit(0), "cuInit");
-  CUdevice device;
-  check(cuDeviceGet(&device, 0), "cuDeviceGet");
-  CUcontext context;
-  CUctxCreateParams ctxParams = {};
-  check(cuCtxCreate(&context, &ctxParams, 0, device), "cuCtxCreate");
-  int sms = 0;
-  cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+  const int sms = gpu::openDevice().sms;
   CUfunction fill;
   check(cuModuleGetFunction(&fill, gpu::compileModule(kFillSource, "fill.cu"), "fill"), "fill");
   unsigned long long seed = 1;
