@@ -378,28 +378,17 @@ Tile Task::load(const Region &region, Index row, Index col, int64_t size) {
                                          region.name(), row.get(), col.get()));
 }
 
-namespace {
-/// Bytes a value of `type` takes in a byte record; 0 when it cannot be one.
-int64_t recordBytes(DType type) {
-  switch (type) {
-  case DType::F32:
-    return 4;
-  case DType::BF16:
-    return 2;
-  case DType::E4M3:
-  case DType::E8M0:
-    return 1;
-  default:
-    return 0;
-  }
+/// Bytes a value of `type` takes in a byte record (the dialect's rule); 0
+/// when it cannot be one.
+static int64_t recordBytes(Task &task, DType type) {
+  return mono::encodedBytes(toMlirType(type, *task.b().getContext()));
 }
-} // namespace
 
 Tile Task::loadBytes(const Region &region, DType type, Index row, Index col, int64_t size) {
   if (!checkRegion(region, "reads"))
     return {};
-  if (region.dtype() != DType::Byte || recordBytes(type) == 0 || size <= 0 ||
-      size * recordBytes(type) > region.cols()) {
+  if (region.dtype() != DType::Byte || recordBytes(*this, type) == 0 || size <= 0 ||
+      size * recordBytes(*this, type) > region.cols()) {
     fail("loadBytes of " + std::to_string(size) + " " + dtypeName(type) +
          " values from region '" + region.name() + "' (" + dtypeName(region.dtype()) + ", " +
          std::to_string(region.cols()) + " columns): needs a byte region, a format of whole "
@@ -415,7 +404,7 @@ void Task::storeIf(Index guard, const Region &region, Index row, Index col, cons
     return;
   const bool bytes = region.dtype() == DType::Byte;
   if (!region.writable() || (!bytes && value.dtype() != region.dtype()) ||
-      (bytes && recordBytes(value.dtype()) == 0)) {
+      (bytes && recordBytes(*this, value.dtype()) == 0)) {
     fail("storeIf of a " + dtypeName(value.dtype()) + " tile into " +
          dtypeName(region.dtype()) + " region '" + region.name() +
          "': needs a writable region of the tile's format, or a byte region and a format of "

@@ -1,6 +1,8 @@
 //===- Moe.cpp - MoE router, routing and the shared expert ----------------===//
 #include "monodc/stages/Moe.h"
 
+#include "monodc/formats/AiterShuffle.h"
+
 using namespace monodc::dsl;
 using namespace monodc::stages;
 
@@ -67,8 +69,10 @@ RoutedExpertRegions monodc::stages::declareRoutedExperts(Launch &l, const ModelC
                                                          const RouterRegions &router,
                                                          const Region &shared) {
   const int64_t rows = l.options().rows, h = c.hidden, pairs = rows * c.topK;
+  // AITER's scale shuffle pads rows to 256 and columns to 8.
   auto paddedScales = [](int64_t scaleRows, int64_t scaleCols) {
-    return std::vector<int64_t>{(scaleRows + 255) / 256 * 256, (scaleCols + 7) / 8 * 8};
+    return std::vector<int64_t>{int64_t(formats::paddedScaleRows(size_t(scaleRows))),
+                                int64_t(formats::paddedScaleCols(size_t(scaleCols)))};
   };
   return {x,
           router.indices,

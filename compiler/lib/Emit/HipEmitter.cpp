@@ -85,10 +85,11 @@ private:
     os << "      if (" << guard << ") " << fn << "(" << target << ", " << offset << ", "
        << slot(v) << ");\n    }\n    }\n";
   }
-  /// A gemv_rows' template arguments after the output slots, and its weight
-  /// arguments (pointer, scales, scale columns, first row).
+  /// A gemv_rows' template arguments after the output slots, its weight
+  /// arguments (pointer, scales, scale columns, first row), and the weight
+  /// slice type that holds what a prefetch loads.
   struct GemvRowsShape {
-    std::string args, weightArgs;
+    std::string args, weightArgs, sliceType;
   };
   GemvRowsShape gemvRowsShape(GemvRowsOp g) {
     RegionOp weight = lookupRegion(g, g.getWeightAttr()), x = lookupRegion(g, g.getXAttr());
@@ -105,6 +106,8 @@ private:
     shape.weightArgs = "(const mono_u8 *)" + regionPointer(weight.getSymName()) + ", " +
                        (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr") +
                        ", " + std::to_string(scaled ? ws.getCols() : 0) + ", " + nameOf(g.getRow());
+    shape.sliceType = "mono_gemv_weights<" + std::to_string(g.getOutputs()) + ", " +
+                      std::to_string(k) + ", " + std::to_string(wkind) + ">";
     return shape;
   }
   /// Before the first of a run of waits that a gemv_rows follows, when its
@@ -123,11 +126,7 @@ private:
       return;
     std::string slice = "w" + std::to_string(nextId++);
     GemvRowsShape shape = gemvRowsShape(g);
-    RegionOp weight = lookupRegion(g, g.getWeightAttr());
-    const int wkind = g.getWeightScales() ? (isa<Float4E2M1FNType>(weight.getElementType()) ? 3 : 0)
-                                          : (weight.getElementType().isBF16() ? 1 : 2);
-    os << "    mono_gemv_weights<" << g.getOutputs() << ", " << weight.getCols() << ", " << wkind
-       << "> " << slice << ";  // loaded before the poll\n"
+    os << "    " << shape.sliceType << " " << slice << ";  // loaded before the poll\n"
        << "    " << slice << ".prefetch(" << shape.weightArgs << ");\n";
     prefetched[g] = slice;
   }

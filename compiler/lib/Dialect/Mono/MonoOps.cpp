@@ -1,5 +1,6 @@
 //===- MonoOps.cpp - mono dialect operation verifiers ---------------------===//
 #include "monodc/Dialect/Mono/MonoDialect.h"
+#include "monodc/formats/AiterShuffle.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -523,8 +524,9 @@ LogicalResult GemvRowsOp::verify() {
   if (mxfp4) {
     // AITER's shuffle: 16-row groups, 64-value (32-byte) k blocks; scales
     // per row and 32 values, padded to [256 k, 8 k] before their permutation.
-    const int64_t rows = weight.getRows(), scaleRows = (rows + 255) / 256 * 256,
-                  scaleCols = (k / 32 + 7) / 8 * 8;
+    const int64_t rows = weight.getRows(),
+                  scaleRows = int64_t(formats::paddedScaleRows(size_t(rows))),
+                  scaleCols = int64_t(formats::paddedScaleCols(size_t(k / 32)));
     if (rows % 16 != 0 || k % 64 != 0)
       return emitOpError() << "shuffled MXFP4 weight '" << weight.getSymName()
                            << "' needs rows a multiple of 16 and k of 64, got [" << rows << ", "
