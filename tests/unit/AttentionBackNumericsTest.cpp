@@ -10,6 +10,8 @@
 
 #include "StageBounds.h"
 
+#include "RandomKvCache.h"
+#include "RandomValues.h"
 #include "RopeTable.h"
 
 #include <gtest/gtest.h>
@@ -33,25 +35,6 @@ struct BackInputs {
   std::vector<float> woADense; ///< before quantization, for perturbed copies
 };
 
-std::vector<float> normal(std::mt19937 &rng, size_t n, float stddev, bool bf16) {
-  std::normal_distribution<float> dist(0.0f, stddev);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = bf16 ? formats::roundToBf16(dist(rng)) : dist(rng);
-  return v;
-}
-
-/// A cache whose every slot holds the record of a random key.
-ref::KvCache randomCache(const stages::ModelConfig &c, std::mt19937 &rng) {
-  ref::KvRecordLayout layout{int(c.kvNope()), int(c.ropeDim), int(c.kKvPageTokens)};
-  ref::KvCache cache = ref::makeKvCache(layout, int(c.kvCachePages));
-  const int slots = int(c.kvCachePages * c.kKvPageTokens);
-  std::vector<int> mapping(slots);
-  std::iota(mapping.begin(), mapping.end(), 0);
-  ref::insertKv(cache, normal(rng, size_t(slots) * c.kvDim, 1.0f, true), slots, mapping);
-  return cache;
-}
-
 /// Token 0 at position 0 (one window key, no compressed key); token 1's
 /// compressed list all -1; the others anywhere, their windows through a
 /// block table that wraps pages, ratio-2 compressed lists.
@@ -61,10 +44,10 @@ BackInputs makeBackInputs(const stages::ModelConfig &c, int rows, int tp, unsign
   in.rows = rows;
   in.heads = int(c.heads / tp);
   const int dim = int(c.headDim), slots = int(c.kvCachePages * c.kKvPageTokens);
-  in.q = normal(rng, size_t(rows) * in.heads * dim, 1.0f, true);
-  in.sinks = normal(rng, in.heads, 1.0f, false);
-  in.window = randomCache(c, rng);
-  in.compressed = randomCache(c, rng);
+  in.q = normalValues(rng, size_t(rows) * in.heads * dim, 0.0f, 1.0f, true);
+  in.sinks = normalValues(rng, in.heads, 0.0f, 1.0f, false);
+  in.window = randomKvCache(c, rng);
+  in.compressed = randomKvCache(c, rng);
   in.cosSin = monodc::testing::ropeTable(c);
   std::uniform_int_distribution<int> position(1, int(c.ropePositions) - 1), slot(0, slots - 1);
   std::vector<int> pages(c.kvCachePages);
@@ -83,9 +66,9 @@ BackInputs makeBackInputs(const stages::ModelConfig &c, int rows, int tp, unsign
       in.compressedSlots.push_back(j < count ? float(slot(rng)) : -1.0f);
   }
   const int groups = in.heads / int(c.headsPerGroup), width = int(c.headsPerGroup) * dim;
-  in.woADense = normal(rng, size_t(groups) * c.groupRank * width, 0.02f, false);
+  in.woADense = normalValues(rng, size_t(groups) * c.groupRank * width, 0.0f, 0.02f, false);
   in.woA = ref::quantizeBlockE4m3(in.woADense, groups * int(c.groupRank), width);
-  in.woB = ref::quantizeBlockE4m3(normal(rng, size_t(c.hidden) * groups * c.groupRank, 0.02f, false),
+  in.woB = ref::quantizeBlockE4m3(normalValues(rng, size_t(c.hidden) * groups * c.groupRank, 0.0f, 0.02f, false),
                                   int(c.hidden), groups * int(c.groupRank));
   return in;
 }

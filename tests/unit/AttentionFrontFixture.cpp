@@ -6,6 +6,7 @@
 #include "monodc/reference/Attention.h"
 #include "monodc/stages/Launches.h"
 
+#include "RandomValues.h"
 #include "RopeTable.h"
 
 #include <gtest/gtest.h>
@@ -19,26 +20,18 @@ namespace ref = monodc::reference;
 
 namespace monodc::testing {
 
-static std::vector<float> bf16Normal(std::mt19937 &rng, size_t n, float mean, float stddev) {
-  std::normal_distribution<float> dist(mean, stddev);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = formats::roundToBf16(dist(rng));
-  return v;
-}
-
 FrontInputs makeFrontInputs(const stages::ModelConfig &c, int rows, unsigned seed) {
   std::mt19937 rng(seed);
   FrontInputs in;
-  in.u = bf16Normal(rng, size_t(rows) * c.hidden, 0.0f, 1.0f);
+  in.u = normalValues(rng, size_t(rows) * c.hidden, 0.0f, 1.0f, true);
   // Rows of very different magnitudes: the norm must not care.
   for (int r = 0; r < rows; ++r)
     for (int64_t d = 0; d < c.hidden; ++d)
       in.u[r * c.hidden + d] =
           formats::roundToBf16(in.u[r * c.hidden + d] * std::ldexp(1.0f, (r % 7) * 3 - 9));
-  in.attnNorm = bf16Normal(rng, c.hidden, 1.0f, 0.1f);
-  in.qNorm = bf16Normal(rng, c.qRank, 1.0f, 0.1f);
-  in.kvNorm = bf16Normal(rng, c.kvDim, 1.0f, 0.1f);
+  in.attnNorm = normalValues(rng, c.hidden, 1.0f, 0.1f, true);
+  in.qNorm = normalValues(rng, c.qRank, 1.0f, 0.1f, true);
+  in.kvNorm = normalValues(rng, c.kvDim, 1.0f, 0.1f, true);
   // Positions anywhere in the table (0 included: one key), and a table of
   // cos/sin of rotation angles.
   std::uniform_int_distribution<int> position(0, int(c.ropePositions) - 1);

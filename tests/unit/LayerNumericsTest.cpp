@@ -16,6 +16,8 @@
 
 #include "StageBounds.h"
 
+#include "RandomKvCache.h"
+#include "RandomValues.h"
 #include "RopeTable.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +30,8 @@
 using namespace monodc;
 namespace ref = monodc::reference;
 namespace fmts = monodc::formats;
+using monodc::testing::normalValues;
+using monodc::testing::uniformValues;
 
 namespace {
 
@@ -40,22 +44,6 @@ stages::ModelConfig layerConfig() {
 
 constexpr int kPagesPerToken = 5; // a 128-key window spans at most 5 pages
 constexpr int kRatio = 2;         // compressed keys of a ratio-2 layer
-
-std::vector<float> normal(std::mt19937 &rng, size_t n, float mean, float stddev, bool bf16) {
-  std::normal_distribution<float> dist(mean, stddev);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = bf16 ? fmts::roundToBf16(dist(rng)) : dist(rng);
-  return v;
-}
-
-std::vector<float> uniform(std::mt19937 &rng, size_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
 
 /// The weights one rank holds (replicated ones repeated on every rank).
 struct RankWeights {
@@ -79,36 +67,36 @@ LayerWeights makeWeights(const stages::ModelConfig &c, int tp, unsigned seed) {
   LayerWeights w;
   auto seam = [&](std::vector<float> &fn, std::vector<float> &base, std::vector<float> &scale,
                   std::vector<float> &norm) {
-    fn = normal(rng, size_t(24) * flat, 0.0f, 1.0f / std::sqrt(float(flat)), false);
-    base = normal(rng, 24, 0.0f, 0.5f, false);
+    fn = normalValues(rng, size_t(24) * flat, 0.0f, 1.0f / std::sqrt(float(flat)), false);
+    base = normalValues(rng, 24, 0.0f, 0.5f, false);
     scale = {0.5f, 0.5f, 1.0f};
-    norm = normal(rng, h, 1.0f, 0.1f, true);
+    norm = normalValues(rng, h, 1.0f, 0.1f, true);
   };
   seam(w.attnFn, w.attnBase, w.attnScale, w.attnNorm);
   seam(w.ffnFn, w.ffnBase, w.ffnScale, w.ffnNorm);
-  w.qNorm = normal(rng, c.qRank, 1.0f, 0.1f, true);
-  w.kvNorm = normal(rng, c.kvDim, 1.0f, 0.1f, true);
+  w.qNorm = normalValues(rng, c.qRank, 1.0f, 0.1f, true);
+  w.kvNorm = normalValues(rng, c.kvDim, 1.0f, 0.1f, true);
   w.cosSin = monodc::testing::ropeTable(c);
-  w.gate = normal(rng, size_t(c.experts) * h, 0.0f, 2.0f / std::sqrt(float(h)), true);
-  w.bias = normal(rng, c.experts, 0.0f, 0.1f, false);
+  w.gate = normalValues(rng, size_t(c.experts) * h, 0.0f, 2.0f / std::sqrt(float(h)), true);
+  w.bias = normalValues(rng, c.experts, 0.0f, 0.1f, false);
   auto block = [&](int n, int k, float stddev) {
-    return ref::quantizeBlockE4m3(normal(rng, size_t(n) * k, 0.0f, stddev, false), n, k);
+    return ref::quantizeBlockE4m3(normalValues(rng, size_t(n) * k, 0.0f, stddev, false), n, k);
   };
   w.wqkv = block(int(c.qkvWidth()), h, 0.02f);
   const int shared = int(c.sharedPerRank(tp)), routed = int(c.routedPerRank(tp));
   for (int r = 0; r < tp; ++r) {
     RankWeights rw;
     rw.wqb = block(heads * d, int(c.qRank), 1.0f / std::sqrt(float(c.qRank)));
-    rw.sinks = normal(rng, heads, 0.0f, 1.0f, false);
+    rw.sinks = normalValues(rng, heads, 0.0f, 1.0f, false);
     rw.woA = block(groups * int(c.groupRank), width, 1.0f / std::sqrt(float(width)));
     rw.woB = block(h, groups * int(c.groupRank), 1.0f / std::sqrt(float(groups * c.groupRank)));
     rw.sharedGateUp = block(2 * shared, h, 2.0f / std::sqrt(float(h)));
     rw.sharedDown = block(h, shared, 1.0f / std::sqrt(float(shared)));
     rw.w13 = ref::quantizeMxfp4Weights(
-        normal(rng, size_t(c.experts) * 2 * routed * h, 0.0f, 2.0f / std::sqrt(float(h)), false),
+        normalValues(rng, size_t(c.experts) * 2 * routed * h, 0.0f, 2.0f / std::sqrt(float(h)), false),
         int(c.experts), 2 * routed, h);
     rw.w2 = ref::quantizeMxfp4Weights(
-        normal(rng, size_t(c.experts) * h * routed, 0.0f, 1.0f / std::sqrt(float(routed)), false),
+        normalValues(rng, size_t(c.experts) * h * routed, 0.0f, 1.0f / std::sqrt(float(routed)), false),
         int(c.experts), h, routed);
     w.ranks.push_back(std::move(rw));
   }
@@ -123,17 +111,6 @@ struct StepInputs {
   ref::KvCache window, compressed;
 };
 
-ref::KvCache randomCache(const stages::ModelConfig &c, std::mt19937 &rng) {
-  ref::KvCache cache = ref::makeKvCache({int(c.kvNope()), int(c.ropeDim), int(c.kKvPageTokens)},
-                                        int(c.kvCachePages));
-  const int slots = int(c.kvCachePages * c.kKvPageTokens);
-  std::vector<int> all(slots);
-  for (int s = 0; s < slots; ++s)
-    all[s] = s;
-  ref::insertKv(cache, normal(rng, size_t(slots) * c.kvDim, 0.0f, 1.0f, true), slots, all);
-  return cache;
-}
-
 /// Token t owns pages [5t, 5t + 5): logical page j of its request is page
 /// 5t + j % 5, so its window wraps around them; its key goes to the slot of
 /// its position. Token 0 sits at position 0 (one key, no compressed row).
@@ -142,13 +119,13 @@ StepInputs makeStep(const stages::ModelConfig &c, int rows, unsigned seed) {
   const int h = int(c.hidden), pt = int(c.kKvPageTokens);
   StepInputs in;
   in.rows = rows;
-  in.residual = normal(rng, size_t(rows) * 4 * h, 0.0f, 1.0f, true);
-  in.x = normal(rng, size_t(rows) * h, 0.0f, 1.0f, true);
-  in.post = uniform(rng, size_t(rows) * 4, 0.2f, 1.8f);
-  in.comb = uniform(rng, size_t(rows) * 16, 0.0f, 0.5f);
-  in.pre = uniform(rng, size_t(rows) * 4, 0.1f, 1.0f);
-  in.window = randomCache(c, rng);
-  in.compressed = randomCache(c, rng);
+  in.residual = normalValues(rng, size_t(rows) * 4 * h, 0.0f, 1.0f, true);
+  in.x = normalValues(rng, size_t(rows) * h, 0.0f, 1.0f, true);
+  in.post = uniformValues(rng, size_t(rows) * 4, 0.2f, 1.8f);
+  in.comb = uniformValues(rng, size_t(rows) * 16, 0.0f, 0.5f);
+  in.pre = uniformValues(rng, size_t(rows) * 4, 0.1f, 1.0f);
+  in.window = monodc::testing::randomKvCache(c, rng);
+  in.compressed = monodc::testing::randomKvCache(c, rng);
   std::uniform_int_distribution<int> position(1, int(c.ropePositions) - 1);
   std::uniform_int_distribution<int> anySlot(0, int(c.kvCachePages) * pt - 1);
   for (int t = 0; t < rows; ++t) {
@@ -486,7 +463,7 @@ TEST(LayerNumerics, FfnLaunchAgainstTheReferenceFfnHalf) {
     std::mt19937 rng(600u + tp);
     std::vector<std::vector<float>> partials;
     for (int r = 0; r < tp; ++r)
-      partials.push_back(normal(rng, size_t(rows) * h, 0.0f, 1.0f, true));
+      partials.push_back(normalValues(rng, size_t(rows) * h, 0.0f, 1.0f, true));
     mlir::MLIRContext ctx;
     stages::BuildParams params;
     params.rows = rows;

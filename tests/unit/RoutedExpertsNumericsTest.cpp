@@ -12,6 +12,7 @@
 #include "monodc/stages/Launches.h"
 
 #include "MoeLaunchSetup.h"
+#include "RandomValues.h"
 #include "StageBounds.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,7 @@ using namespace monodc;
 namespace ref = monodc::reference;
 namespace fmts = monodc::formats;
 using monodc::testing::expectWithinBounds;
+using monodc::testing::normalValues;
 
 namespace {
 
@@ -34,34 +36,26 @@ struct RoutedInputs {
   ref::Mxfp4Weights w13, w2;
 };
 
-std::vector<float> normal(std::mt19937 &rng, size_t n, float stddev) {
-  std::normal_distribution<float> dist(0.0f, stddev);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
 RoutedInputs makeInputs(const stages::ModelConfig &c, int rows, int tp, unsigned seed) {
   std::mt19937 rng(seed);
   const int h = int(c.hidden), e = int(c.experts), shared = int(c.sharedPerRank(tp));
   RoutedInputs in;
   in.rows = rows;
   in.intermediate = int(c.routedPerRank(tp));
-  in.x = normal(rng, size_t(rows) * h, 1.0f);
+  in.x = normalValues(rng, size_t(rows) * h, 0.0f, 1.0f);
   for (float &v : in.x)
     v = fmts::roundToBf16(v);
-  in.gate = normal(rng, size_t(e) * h, 2.0f / std::sqrt(float(h)));
+  in.gate = normalValues(rng, size_t(e) * h, 0.0f, 2.0f / std::sqrt(float(h)));
   for (float &v : in.gate)
     v = fmts::roundToBf16(v);
-  in.bias = normal(rng, e, 0.1f);
-  in.sharedGateUp = ref::quantizeBlockE4m3(normal(rng, size_t(2 * shared) * h, 2.0f / std::sqrt(float(h))),
+  in.bias = normalValues(rng, e, 0.0f, 0.1f);
+  in.sharedGateUp = ref::quantizeBlockE4m3(normalValues(rng, size_t(2 * shared) * h, 0.0f, 2.0f / std::sqrt(float(h))),
                                            2 * shared, h);
-  in.sharedDown = ref::quantizeBlockE4m3(normal(rng, size_t(h) * shared, 1.0f / std::sqrt(float(shared))),
+  in.sharedDown = ref::quantizeBlockE4m3(normalValues(rng, size_t(h) * shared, 0.0f, 1.0f / std::sqrt(float(shared))),
                                          h, shared);
   const int inter = in.intermediate;
-  in.w13Dense = normal(rng, size_t(e) * 2 * inter * h, 2.0f / std::sqrt(float(h)));
-  in.w2Dense = normal(rng, size_t(e) * h * inter, 1.0f / std::sqrt(float(inter)));
+  in.w13Dense = normalValues(rng, size_t(e) * 2 * inter * h, 0.0f, 2.0f / std::sqrt(float(h)));
+  in.w2Dense = normalValues(rng, size_t(e) * h * inter, 0.0f, 1.0f / std::sqrt(float(inter)));
   in.w13 = ref::quantizeMxfp4Weights(in.w13Dense, e, 2 * inter, h);
   in.w2 = ref::quantizeMxfp4Weights(in.w2Dense, e, h, inter);
   return in;
