@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -88,6 +89,36 @@ inline CUdeviceptr alloc(size_t bytes) {
   CUdeviceptr p;
   check(cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
   return p;
+}
+
+/// Captures what `body` enqueues on `stream` (and on streams that join it)
+/// into a graph, replays it `warmups` times, then times `reps` replays:
+/// milliseconds a replay.
+inline double timeGraph(CUstream stream, const std::function<void()> &body, int warmups,
+                        int reps) {
+  CUgraph graph;
+  check(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "capture");
+  body();
+  check(cuStreamEndCapture(stream, &graph), "end capture");
+  CUgraphExec exec;
+  check(cuGraphInstantiate(&exec, graph, 0), "instantiate");
+  for (int i = 0; i < warmups; ++i)
+    check(cuGraphLaunch(exec, stream), "warm-up");
+  CUevent start, stop;
+  check(cuEventCreate(&start, 0), "event");
+  check(cuEventCreate(&stop, 0), "event");
+  check(cuEventRecord(start, stream), "record");
+  for (int i = 0; i < reps; ++i)
+    check(cuGraphLaunch(exec, stream), "replay");
+  check(cuEventRecord(stop, stream), "record");
+  check(cuEventSynchronize(stop), "timing");
+  float ms = 0;
+  cuEventElapsedTime(&ms, start, stop);
+  cuEventDestroy(start);
+  cuEventDestroy(stop);
+  cuGraphExecDestroy(exec);
+  cuGraphDestroy(graph);
+  return double(ms) / reps;
 }
 
 /// The kernel manifest monodc wrote beside a source, read by the runtime

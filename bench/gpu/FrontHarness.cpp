@@ -366,29 +366,8 @@ int main(int argc, char **argv) {
   }
 
   // Speed: graphs of `layers` launches, each on its own copy of the weights.
-  CUevent start, stop;
-  cuEventCreate(&start, 0);
-  cuEventCreate(&stop, 0);
   auto timeGraph = [&](const std::function<void()> &body, int launchesPerReplay) {
-    CUgraph graph;
-    check(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "capture");
-    body();
-    check(cuStreamEndCapture(stream, &graph), "end capture");
-    CUgraphExec exec;
-    check(cuGraphInstantiate(&exec, graph, 0), "instantiate");
-    for (int i = 0; i < 20; ++i)
-      cuGraphLaunch(exec, stream);
-    const int reps = 200;
-    cuEventRecord(start, stream);
-    for (int i = 0; i < reps; ++i)
-      cuGraphLaunch(exec, stream);
-    cuEventRecord(stop, stream);
-    check(cuEventSynchronize(stop), "timing");
-    float ms = 0;
-    cuEventElapsedTime(&ms, start, stop);
-    cuGraphExecDestroy(exec);
-    cuGraphDestroy(graph);
-    return 1000.0 * ms / (reps * launchesPerReplay);
+    return 1000.0 * gpu::timeGraph(stream, body, /*warmups=*/20, /*reps=*/200) / launchesPerReplay;
   };
   // Copy bandwidth (bytes read + written per second) for the floor.
   size_t copyBytes = size_t(1) << 30;

@@ -258,32 +258,18 @@ int main(int argc, char **argv) {
           }
     };
     auto timeLayers = [&](bool unfused, bool k2Only) {
-      CUgraph graph;
-      check(cuStreamBeginCapture(streams[0], CU_STREAM_CAPTURE_MODE_GLOBAL), "capture");
-      check(cuEventRecord(fork, streams[0]), "fork");
-      for (int r = 1; r < tp; ++r)
-        check(cuStreamWaitEvent(streams[r], fork, 0), "fork");
-      enqueue(unfused, k2Only);
-      for (int r = 1; r < tp; ++r) {
-        check(cuEventRecord(join, streams[r]), "join");
-        check(cuStreamWaitEvent(streams[0], join, 0), "join");
-      }
-      check(cuStreamEndCapture(streams[0], &graph), "end capture");
-      CUgraphExec exec;
-      check(cuGraphInstantiate(&exec, graph, 0), "instantiate");
-      for (int i = 0; i < 5; ++i)
-        check(cuGraphLaunch(exec, streams[0]), "warm-up");
-      const int reps = 20;
-      check(cuEventRecord(start, streams[0]), "record");
-      for (int i = 0; i < reps; ++i)
-        check(cuGraphLaunch(exec, streams[0]), "replay");
-      check(cuEventRecord(stop, streams[0]), "record");
-      check(cuEventSynchronize(stop), "timing");
-      float ms = 0;
-      cuEventElapsedTime(&ms, start, stop);
-      cuGraphExecDestroy(exec);
-      cuGraphDestroy(graph);
-      return 1000.0 * ms / (reps * layers);
+      const double ms = gpu::timeGraph(streams[0], [&] {
+        // The other ranks' streams fork from and join the capturing one.
+        check(cuEventRecord(fork, streams[0]), "fork");
+        for (int r = 1; r < tp; ++r)
+          check(cuStreamWaitEvent(streams[r], fork, 0), "fork");
+        enqueue(unfused, k2Only);
+        for (int r = 1; r < tp; ++r) {
+          check(cuEventRecord(join, streams[r]), "join");
+          check(cuStreamWaitEvent(streams[0], join, 0), "join");
+        }
+      }, /*warmups=*/5, /*reps=*/20);
+      return 1000.0 * ms / layers;
     };
     const double fusedUs = timeLayers(false, false), unfusedUs = timeLayers(true, false);
     const double fusedK2Us = timeLayers(false, true), unfusedK2Us = timeLayers(true, true);
