@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -80,7 +81,41 @@ struct RankLaunch {
   std::vector<std::vector<CUdeviceptr>> unfusedValues;
   std::vector<std::vector<void *>> params, unfusedParams;
   int rank = 0;
+  CUfunction profiled = nullptr;  // the fused kernel with stage timers, if emitted
+  CUdeviceptr profile = 0;        // its mono_prof array: [grid][stages][enter, leave, polling]
 };
+
+bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
+
+/// Per stage of one launch (rank 0): when its CTAs entered and left it
+/// (microseconds from the launch's first entry), the CTA-microseconds spent
+/// inside it and in polls, the busiest CTA, and the same stage's own kernel
+/// in the unfused baseline.
+void printStageProfile(const RankLaunch &l, const std::vector<double> &unfusedUs) {
+  const Manifest &m = l.manifest;
+  const size_t stages = m.stages.size();
+  std::vector<unsigned long long> p(m.grid * stages * 3);
+  check(cuMemcpyDtoH(p.data(), l.profile, p.size() * 8), "profile");
+  unsigned long long origin = ~0ull;
+  for (size_t i = 0; i < p.size(); i += 3)
+    origin = std::min(origin, p[i]);
+  std::printf("  %-24s %6s %9s %9s %11s %11s %9s %11s\n", m.kernelName.c_str(), "tasks",
+              "enter us", "leave us", "CTA-us in", "CTA-us poll", "max CTA", "unfused us");
+  for (size_t s = 0; s < stages; ++s) {
+    double first = 1e30, last = 0, inside = 0, polling = 0, busiest = 0;
+    for (int64_t c = 0; c < m.grid; ++c) {
+      const unsigned long long *r = &p[(c * stages + s) * 3];
+      first = std::min(first, double(r[0] - origin) / 1e3);
+      last = std::max(last, double(r[1] - origin) / 1e3);
+      inside += double(r[1] - r[0]) / 1e3;
+      polling += double(r[2]) / 1e3;
+      busiest = std::max(busiest, double(r[1] - r[0] - r[2]) / 1e3);
+    }
+    std::printf("  %-24s %6lld %9.1f %9.1f %11.1f %11.1f %9.1f %11.1f\n", m.stages[s].name.c_str(),
+                static_cast<long long>(m.stages[s].tasks), first, last, inside, polling, busiest,
+                unfusedUs[s]);
+  }
+}
 
 } // namespace
 
@@ -142,6 +177,7 @@ int main(int argc, char **argv) {
       CUmodule fusedModule = gpu::compileModule(gpu::readText(stem + ".hip"), stem + ".hip");
       CUmodule unfusedModule =
           gpu::compileModule(gpu::readText(stem + ".unfused.hip"), stem + ".unfused.hip");
+      const bool profiled = fileExists(stem + ".prof.hip");
       if (phase == 1 && m.peerSlotBytes > 0) {
         for (int r = 0; r < tp; ++r) {
           peers[r] = alloc(2 * tp * m.peerSlotBytes);
@@ -155,6 +191,13 @@ int main(int argc, char **argv) {
         l.manifest = m;
         l.rank = r;
         check(cuModuleGetFunction(&l.fused, fusedModule, m.kernelName.c_str()), "kernel");
+        if (profiled) {
+          // A module a rank, so that each rank has its own timer array.
+          CUmodule module = gpu::compileModule(gpu::readText(stem + ".prof.hip"), stem + ".prof.hip");
+          check(cuModuleGetFunction(&l.profiled, module, m.kernelName.c_str()), "profiled kernel");
+          size_t bytes = 0;
+          check(cuModuleGetGlobal(&l.profile, &bytes, module, "mono_prof"), "mono_prof");
+        }
         int perSm = 0;
         check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, l.fused, m.block, 0), "occupancy");
         if (perSm < 1 || m.grid * tp > sms * perSm)
@@ -273,6 +316,52 @@ int main(int argc, char **argv) {
     };
     const double fusedUs = timeLayers(false, false), unfusedUs = timeLayers(true, false);
     const double fusedK2Us = timeLayers(false, true), unfusedK2Us = timeLayers(true, true);
+
+    // Where the time goes: one step of the timed fused kernels, each stage's
+    // unfused kernel timed by events around it on rank 0's stream (the
+    // other ranks' kernels run beside it, as in the baseline).
+    if (k1[0].profiled) {
+      std::map<const RankLaunch *, std::vector<double>> unfusedStageUs;
+      for (int step = 0; step < 3; ++step) {
+        const int layer = step % layers;
+        for (int r = 0; r < tp; ++r)
+          for (RankLaunch *l : {&k1[r], &k2[r]})
+            check(cuLaunchKernel(l->profiled, l->manifest.grid, 1, 1, l->manifest.block, 1, 1, 0,
+                                 streams[r], l->params[layer].data(), nullptr),
+                  "profiled launch");
+        check(cuCtxSynchronize(), "profiled step");
+      }
+      std::vector<CUevent> marks;
+      for (RankLaunch *l0 : {&k1[0], &k2[0]}) {
+        const size_t n = l0->stages.size();
+        marks.resize(n + 1);
+        for (CUevent &e : marks)
+          if (!e)
+            check(cuEventCreate(&e, 0), "event");
+        for (int r = 0; r < tp; ++r) {
+          RankLaunch *l = l0 == &k1[0] ? &k1[r] : &k2[r];
+          for (size_t s = 0; s < n; ++s) {
+            if (r == 0)
+              check(cuEventRecord(marks[s], streams[0]), "mark");
+            check(cuLaunchKernel(l->stages[s], l->manifest.grid, 1, 1, l->manifest.block, 1, 1, 0,
+                                 streams[r], l->unfusedParams[0].data(), nullptr),
+                  "unfused stage");
+          }
+          if (r == 0)
+            check(cuEventRecord(marks[n], streams[0]), "mark");
+        }
+        check(cuCtxSynchronize(), "unfused stages");
+        std::vector<double> &us = unfusedStageUs[l0];
+        for (size_t s = 0; s < n; ++s) {
+          float ms = 0;
+          cuEventElapsedTime(&ms, marks[s], marks[s + 1]);
+          us.push_back(1000.0 * ms);
+        }
+      }
+      std::printf("rows %d, rank 0, one step (warm weights):\n", rows);
+      printStageProfile(k1[0], unfusedStageUs[&k1[0]]);
+      printStageProfile(k2[0], unfusedStageUs[&k2[0]]);
+    }
 
     // Sanity: the reduced layer output agrees across ranks. The floor: every
     // weight byte a rank reads once, the routed experts only for the

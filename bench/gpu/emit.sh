@@ -4,7 +4,8 @@
 # manifests of the attention front at every width; `launches` launches
 # simulated on random inputs, for the GPU to match; `layer` K1 and K2 of the
 # full config at TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with
-# their unfused baselines, for the layer benchmark; no argument: front and
+# their unfused baselines and a copy with per-stage timers
+# (instrument_stages.py), for the layer benchmark; no argument: front and
 # launches. What travels is capped at 64 MiB, so the launch list is chosen
 # to fit.
 set -euo pipefail
@@ -18,6 +19,8 @@ if [ "$WHAT" = layer ]; then
     for launch in k1 k2; do
       "$MONODC" build --arch sm_90 --config dsv41 --rows "$rows" --tp 2 --grid 66 --emit hip \
         --unfused --launch "$launch" --out "$OUT/layer" > /dev/null
+      stem="$OUT/layer/$launch.dsv41.sm_90.r$rows.tp2"
+      python3 "$ROOT/bench/gpu/instrument_stages.py" "$stem.hip" "$stem.prof.hip"
     done
   done
   ls "$OUT/layer" | wc -l; du -sh "$OUT"

@@ -59,10 +59,13 @@ MONO_DEV mono_u8 mono_e2m1_bits(float v) {
             : a <= 2.5f ? 4 : a < 3.5f ? 5 : a <= 5.0f ? 6 : 7;
   return (mono_u8)(sign | c);
 }
+// e2m1 without a table (a table lives in local memory, one load per value):
+// magnitudes 2..7 are the f32 1.0..6.0 whose exponent and first mantissa bit
+// are the code's three bits; 0 and 1 (0, 0.5) are the one subnormal case.
 MONO_DEV float mono_e2m1_value(mono_u8 c) {
-  const float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  float m = mag[c & 7];
-  return (c & 8) ? -m : m;
+  const mono_u32 m = c & 7u;
+  const float magnitude = m < 2u ? 0.5f * (float)m : mono_as_float((m + 252u) << 22);
+  return mono_as_float(mono_as_u32(magnitude) | ((mono_u32)(c & 8u) << 28));
 }
 MONO_DEV float mono_round_e2m1(float v) { return mono_e2m1_value(mono_e2m1_bits(v)); }
 
@@ -477,7 +480,7 @@ MONO_DEV mono_i64 mono_aiter_scale_offset(mono_i64 row, int col, int cols) {
 // per 32) in AITER's shuffled layouts: 8 bytes a chunk.
 template <int K, int WKIND>
 struct mono_weight_chunk {
-  static constexpr int VECTORS = WKIND == 0 ? 1 : (WKIND == 1 ? 2 : 4);
+  static constexpr int VECTORS = WKIND == 0 || WKIND == 3 ? 1 : (WKIND == 1 ? 2 : 4);
   mono_u32x4 q[VECTORS];
   float scale;
   MONO_DEV void load(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 row, int c) {

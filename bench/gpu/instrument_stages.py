@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Adds per-stage timers to an emitted sm_90 fused kernel (a diagnostic, not
+a product path): for every CTA and stage, the global timer when the CTA
+enters and leaves the stage's task loop and the nanoseconds it spent in
+mailbox polls, into the device array `mono_prof[MONO_GRID][stages][3]`
+(layer_bench reads it by name). The stage code itself is unchanged.
+
+    instrument_stages.py IN.hip OUT.hip
+"""
+import re
+import sys
+
+STAGE = re.compile(r'^  // stage (\d+): ')
+WAIT = re.compile(r'^(\s+)(mono_wait_(?:peer_)?flags\(.*\);)$')
+
+
+def instrument(source):
+    lines = source.split('\n')
+    stages = sum(1 for line in lines if STAGE.match(line))
+    if stages == 0:
+        raise SystemExit('instrument_stages: no "// stage N:" lines: not a fused kernel')
+    out = []
+    current = None
+    header_done = False
+
+    def leave():
+        out.append('  if (mono_t == 0) { mono_u64 *p = mono_prof + (mono_cta() * %d + %d) * 3;'
+                   ' p[0] = mono_prof_enter; p[1] = mono_now_ns(); p[2] = mono_prof_wait; }'
+                   % (stages, current))
+
+    for line in lines:
+        if line.startswith('MONO_KERNEL') and not header_done:
+            out.append('__device__ mono_u64 mono_prof[MONO_GRID * %d * 3];' % stages)
+            out.append('__device__ __forceinline__ mono_u64 mono_now_ns() {')
+            out.append('  mono_u64 t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t;')
+            out.append('}')
+            header_done = True
+        m = STAGE.match(line)
+        if m or line.startswith('  mono_epoch_end('):
+            if current is not None:
+                leave()
+            if m:
+                current = int(m.group(1))
+                out.append(line)
+                out.append('  mono_prof_enter = mono_now_ns(); mono_prof_wait = 0;')
+                continue
+            current = None
+        if line.startswith('  const mono_u32 mono_tag'):
+            out.append(line)
+            out.append('  mono_u64 mono_prof_enter = 0, mono_prof_wait = 0;')
+            continue
+        w = WAIT.match(line)
+        if w and current is not None:
+            out.append('%s{ const mono_u64 w0 = mono_now_ns(); %s mono_prof_wait += mono_now_ns() - w0; }'
+                       % (w.group(1), w.group(2)))
+            continue
+        out.append(line)
+    text = '\n'.join(out)
+    if 'mono_u64 mono_prof_enter = 0' not in text:
+        raise SystemExit('instrument_stages: the kernel has no mono_tag line to anchor the timers')
+    return text
+
+
+if __name__ == '__main__':
+    if len(sys.argv) != 3:
+        raise SystemExit('usage: instrument_stages.py IN.hip OUT.hip')
+    with open(sys.argv[1]) as f:
+        text = instrument(f.read())
+    with open(sys.argv[2], 'w') as f:
+        f.write(text)
