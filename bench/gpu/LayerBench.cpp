@@ -82,38 +82,40 @@ struct RankLaunch {
   std::vector<std::vector<void *>> params, unfusedParams;
   int rank = 0;
   CUfunction profiled = nullptr;  // the fused kernel with stage timers, if emitted
-  CUdeviceptr profile = 0;        // its mono_prof array: [grid][stages][enter, leave, polling]
+  CUdeviceptr profile = 0;  // its mono_prof array: [grid][stages][enter, leave, polling, gemv]
 };
 
 bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
 
 /// Per stage of one launch (rank 0): when its CTAs entered and left it
 /// (microseconds from the launch's first entry), the CTA-microseconds spent
-/// inside it and in polls, the busiest CTA, and the same stage's own kernel
-/// in the unfused baseline.
+/// inside it, in polls and in GEMVs, the busiest CTA, and the same stage's
+/// own kernel in the unfused baseline.
 void printStageProfile(const RankLaunch &l, const std::vector<double> &unfusedUs) {
   const Manifest &m = l.manifest;
   const size_t stages = m.stages.size();
-  std::vector<unsigned long long> p(m.grid * stages * 3);
+  std::vector<unsigned long long> p(m.grid * stages * 4);
   check(cuMemcpyDtoH(p.data(), l.profile, p.size() * 8), "profile");
   unsigned long long origin = ~0ull;
-  for (size_t i = 0; i < p.size(); i += 3)
+  for (size_t i = 0; i < p.size(); i += 4)
     origin = std::min(origin, p[i]);
-  std::printf("  %-24s %6s %9s %9s %11s %11s %9s %11s\n", m.kernelName.c_str(), "tasks",
-              "enter us", "leave us", "CTA-us in", "CTA-us poll", "max CTA", "unfused us");
+  std::printf("  %-24s %6s %9s %9s %11s %11s %11s %9s %11s\n", m.kernelName.c_str(), "tasks",
+              "enter us", "leave us", "CTA-us in", "CTA-us poll", "CTA-us gemv", "max CTA",
+              "unfused us");
   for (size_t s = 0; s < stages; ++s) {
-    double first = 1e30, last = 0, inside = 0, polling = 0, busiest = 0;
+    double first = 1e30, last = 0, inside = 0, polling = 0, gemv = 0, busiest = 0;
     for (int64_t c = 0; c < m.grid; ++c) {
-      const unsigned long long *r = &p[(c * stages + s) * 3];
+      const unsigned long long *r = &p[(c * stages + s) * 4];
       first = std::min(first, double(r[0] - origin) / 1e3);
       last = std::max(last, double(r[1] - origin) / 1e3);
       inside += double(r[1] - r[0]) / 1e3;
       polling += double(r[2]) / 1e3;
+      gemv += double(r[3]) / 1e3;
       busiest = std::max(busiest, double(r[1] - r[0] - r[2]) / 1e3);
     }
-    std::printf("  %-24s %6lld %9.1f %9.1f %11.1f %11.1f %9.1f %11.1f\n", m.stages[s].name.c_str(),
-                static_cast<long long>(m.stages[s].tasks), first, last, inside, polling, busiest,
-                unfusedUs[s]);
+    std::printf("  %-24s %6lld %9.1f %9.1f %11.1f %11.1f %11.1f %9.1f %11.1f\n",
+                m.stages[s].name.c_str(), static_cast<long long>(m.stages[s].tasks), first, last,
+                inside, polling, gemv, busiest, unfusedUs[s]);
   }
 }
 

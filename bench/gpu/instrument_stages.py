@@ -2,7 +2,8 @@
 """Adds per-stage timers to an emitted sm_90 fused kernel (a diagnostic, not
 a product path): for every CTA and stage, the global timer when the CTA
 enters and leaves the stage's task loop and the nanoseconds it spent in
-mailbox polls, into the device array `mono_prof[MONO_GRID][stages][3]`
+mailbox polls and in GEMVs, into the device array
+`mono_prof[MONO_GRID][stages][4]`
 (layer_bench reads it by name). The stage code itself is unchanged.
 
     instrument_stages.py IN.hip OUT.hip
@@ -12,6 +13,7 @@ import sys
 
 STAGE = re.compile(r'^  // stage (\d+): ')
 WAIT = re.compile(r'^(\s+)(mono_wait_(?:peer_)?flags\(.*\);)$')
+GEMV = re.compile(r'^(\s+)(mono_gemv_\w+<.*\);)$')
 
 
 def instrument(source):
@@ -24,13 +26,13 @@ def instrument(source):
     header_done = False
 
     def leave():
-        out.append('  if (mono_t == 0) { mono_u64 *p = mono_prof + (mono_cta() * %d + %d) * 3;'
-                   ' p[0] = mono_prof_enter; p[1] = mono_now_ns(); p[2] = mono_prof_wait; }'
-                   % (stages, current))
+        out.append('  if (mono_t == 0) { mono_u64 *p = mono_prof + (mono_cta() * %d + %d) * 4;'
+                   ' p[0] = mono_prof_enter; p[1] = mono_now_ns(); p[2] = mono_prof_wait;'
+                   ' p[3] = mono_prof_gemv; }' % (stages, current))
 
     for line in lines:
         if line.startswith('MONO_KERNEL') and not header_done:
-            out.append('__device__ mono_u64 mono_prof[MONO_GRID * %d * 3];' % stages)
+            out.append('__device__ mono_u64 mono_prof[MONO_GRID * %d * 4];' % stages)
             out.append('__device__ __forceinline__ mono_u64 mono_now_ns() {')
             out.append('  mono_u64 t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t;')
             out.append('}')
@@ -42,17 +44,22 @@ def instrument(source):
             if m:
                 current = int(m.group(1))
                 out.append(line)
-                out.append('  mono_prof_enter = mono_now_ns(); mono_prof_wait = 0;')
+                out.append('  mono_prof_enter = mono_now_ns(); mono_prof_wait = 0; mono_prof_gemv = 0;')
                 continue
             current = None
         if line.startswith('  const mono_u32 mono_tag'):
             out.append(line)
-            out.append('  mono_u64 mono_prof_enter = 0, mono_prof_wait = 0;')
+            out.append('  mono_u64 mono_prof_enter = 0, mono_prof_wait = 0, mono_prof_gemv = 0;')
             continue
         w = WAIT.match(line)
         if w and current is not None:
             out.append('%s{ const mono_u64 w0 = mono_now_ns(); %s mono_prof_wait += mono_now_ns() - w0; }'
                        % (w.group(1), w.group(2)))
+            continue
+        g = GEMV.match(line)
+        if g and current is not None:
+            out.append('%s{ const mono_u64 g0 = mono_now_ns(); %s mono_prof_gemv += mono_now_ns() - g0; }'
+                       % (g.group(1), g.group(2)))
             continue
         out.append(line)
     text = '\n'.join(out)

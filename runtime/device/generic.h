@@ -140,37 +140,38 @@ MONO_DEV float mono_block_reduce(const float (&x)[S], float *lds) {
 }
 
 // ---- top-k: the k largest values, ties to the lower index, NaN last ----
-// One thread selects (k passes over n values in shared memory); n is small
-// (the experts of a router), and the order is then plain to reproduce.
+// That order is total, so each value's place is the number of values that
+// come before it: every thread ranks its own values against all n in
+// shared memory (the same result as k selection passes, without a serial
+// thread), and a value whose rank is below k writes itself there.
+MONO_DEV bool mono_topk_before(float a, int i, float b, int j) {
+  const bool aNan = a != a, bNan = b != b;
+  if (aNan != bNan) return bNan;
+  if (aNan || a == b) return i < j;
+  return a > b;
+}
+
 template <int S, int N, int K, int SK>
 MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indices)[SK], float *lds) {
   const int tid = mono_tid();
-  float *v = lds, *taken = lds + N, *result = lds + 2 * N;
+  float *v = lds, *result = lds + 2 * N;
+  mono_block_sync();
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    if (i < N) v[i] = x[s];
+  }
   mono_block_sync();
 #pragma unroll
   for (int s = 0; s < S; ++s) {
     const int i = s * MONO_BLOCK + tid;
     if (i < N) {
-      v[i] = x[s];
-      taken[i] = 0.0f;
-    }
-  }
-  mono_block_sync();
-  if (tid == 0) {
-    for (int r = 0; r < K; ++r) {
-      int best = -1;
-      float bestValue = 0.0f;
-      for (int i = 0; i < N; ++i) {
-        if (taken[i] != 0.0f) continue;
-        const float value = v[i];
-        if (best < 0 || (bestValue != bestValue && value == value) || value > bestValue) {
-          best = i;
-          bestValue = value;
-        }
+      int rank = 0;
+      for (int j = 0; j < N; ++j) rank += mono_topk_before(v[j], j, x[s], i) ? 1 : 0;
+      if (rank < K) {
+        result[rank] = x[s];
+        result[K + rank] = (float)i;
       }
-      taken[best] = 1.0f;
-      result[r] = bestValue;
-      result[K + r] = (float)best;
     }
   }
   mono_block_sync();

@@ -61,9 +61,12 @@ void addFold(Launch &l, const ModelConfig &c, const std::string &name, const Sea
   });
 }
 
-/// The 24 mixes m_j = fn[j] . R'flat, for all tokens, 8 mixes a task.
+/// The 24 mixes m_j = fn[j] . R'flat, for all tokens, one mix a task: the
+/// mixes are long (4H) and few, so more tasks, not more rows a task, keep
+/// them off the critical path (8 a task took 3 CTAs 88 us at 6 rows on the
+/// H200, 672 us at 48).
 void addMix(Launch &l, const std::string &name, const SeamRegions &r) {
-  constexpr int64_t perTask = 8;
+  constexpr int64_t perTask = 1;
   const int64_t tokens = l.options().rows;
   l.stage(name, ModelConfig::kMixes / perTask, [&](Task &t) {
     Index first = t.id() * perTask;
