@@ -587,7 +587,7 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
     const int tcn = TOKENS - tc0 < TC ? TOKENS - tc0 : TC;
     // Stage the tokens as bf16, 16 values a thread at a time: one 16-byte
     // code load (or two/four for bf16/f32), 32 bytes stored.
-#pragma unroll 4
+#pragma unroll 1
     for (int i = tid; i < tcn * (K / 16); i += MONO_BLOCK) {
       const int t = i / (K / 16), k = (i % (K / 16)) * 16;
       const mono_i64 at = (t0 + tc0 + t) * K + k;

@@ -119,14 +119,19 @@ void monodc::stages::addRoutedExperts(Launch &l, const ModelConfig &c, int64_t i
                         r.hScales, pair, 1);
     t.store(r.down, pair, block * kDownRows, d);
   }, /*dynamic=*/true);
-  // Each token's experts in its top-k order, then the shared expert.
-  l.stage("routed.combine", l.options().rows, [&](Task &t) {
-    Tile routed = t.constant(0.0f, h);
+  // Each token's experts in its top-k order, then the shared expert; a
+  // task a (token, column slice): the sum is per column, and slices keep the
+  // unrolled code small (a whole row is 20 registers a thread per value).
+  const int64_t width = c.seamSlice, slices = c.seamSlices();
+  l.stage("routed.combine", l.options().rows * slices, [&](Task &t) {
+    Index token = t.id() / slices;
+    Index col = (t.id() % slices) * width;
+    Tile routed = t.constant(0.0f, width);
     for (int64_t k = 0; k < topK; ++k) {
-      Tile d = t.loadRow(r.down, t.id() * topK + t.index(k));
-      Tile w = t.load(r.weights, t.id(), k, 1);
+      Tile d = t.load(r.down, token * topK + t.index(k), col, width);
+      Tile w = t.load(r.weights, token, k, 1);
       routed = (routed + (d * w).to(bf16).to(f32)).to(bf16).to(f32);
     }
-    t.store(r.out, t.id(), 0, (routed + t.loadRow(r.shared, t.id()).to(f32)).to(bf16));
+    t.store(r.out, token, col, (routed + t.load(r.shared, token, col, width).to(f32)).to(bf16));
   });
 }

@@ -20,7 +20,7 @@ struct ModelConfig {
   int64_t qRank;       ///< q low rank
   int64_t kvDim;       ///< kv latent (= headDim: K = V)
   float normEps;       ///< every RMSNorm
-  int64_t seamSlice;   ///< columns of H per task of the seam's fold stage
+  int64_t seamSlice;   ///< columns of H per task of column-sliced stages (the seam fold, routed.combine)
   int64_t ropePositions; ///< rows of the cos/sin table
   int64_t experts;     ///< routed experts
   int64_t topK;        ///< experts per token
