@@ -41,12 +41,15 @@ MONO_DEV mono_u8 mono_e4m3_bits(float v) {
   }
   return (mono_u8)(sign | code);
 }
+// Both magnitudes computed and chosen by selects, no branch: this decode is
+// unrolled in every key and activation load, where branches cost code size.
 MONO_DEV float mono_e4m3_value(mono_u8 c) {
-  mono_u32 e = (c >> 3) & 15u, m = c & 7u;
-  if (e == 15u && m == 7u) return mono_nan();
-  float mag = e == 0u ? (float)m * (1.0f / 512.0f)
-                      : mono_as_float(((e + 120u) << 23) | (m << 20));
-  return (c & 0x80u) ? -mag : mag;
+  const mono_u32 bits = c & 0x7Fu;
+  const float subnormal = (float)(bits & 7u) * (1.0f / 512.0f);
+  const float normal = mono_as_float((bits << 20) + (120u << 23));
+  const float mag = bits < 8u ? subnormal : normal;
+  const float value = mono_as_float(mono_as_u32(mag) | ((mono_u32)(c & 0x80u) << 24));
+  return bits == 0x7Fu ? mono_nan() : value;
 }
 MONO_DEV float mono_round_e4m3(float v) { return mono_e4m3_value(mono_e4m3_bits(v)); }
 
@@ -217,22 +220,45 @@ MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i6
   for (int s = 0; s < SP; ++s) p[s] = 0.0f;
   mono_block_sync();
   for (int b0 = 0; b0 < N; b0 += KB) {
-    // Dequantize the batch's keys; a masked key (slot < 0) is never read.
-    for (int idx = tid; idx < KB * D; idx += MONO_BLOCK) {
-      int k = idx / D, d = idx % D;
-      int slot = b0 + k < N ? (int)slotL[b0 + k] : -1;
-      float v = 0.0f;
-      if (slot >= 0) {
-        const mono_u8 *page = cache + (mono_i64)(slot / PT) * pageBytes;
-        const mono_u8 *record = page + (slot % PT) * DATA;
-        if (d < NOPE)
-          v = mono_e4m3_value(record[d]) *
-              mono_exp2i((int)page[PT * DATA + (slot % PT) * 8 + d / 64] - 127);
-        else
-          v = mono_bf16_value((mono_u16)(record[NOPE + 2 * (d - NOPE)] |
-                                         (record[NOPE + 2 * (d - NOPE) + 1] << 8)));
+    // Dequantize the batch's keys 16 dims a piece: four 4-byte loads of e4m3
+    // codes (and their 64-dim group's scale byte) or eight of bf16 values
+    // (records are only 4-byte aligned), a thread's pieces unrolled so that
+    // their loads are in flight together (a byte a load made each batch a
+    // chain of memory latencies). A masked key (slot < 0) is never read.
+    constexpr int PIECES = KB * D / 16;
+#pragma unroll
+    for (int s = 0; s < (PIECES + MONO_BLOCK - 1) / MONO_BLOCK; ++s) {
+      const int piece = s * MONO_BLOCK + tid;
+      if (piece < PIECES) {
+        const int k = piece / (D / 16), d0 = (piece % (D / 16)) * 16;
+        const int slot = b0 + k < N ? (int)slotL[b0 + k] : -1;
+        float v[16];
+#pragma unroll
+        for (int i = 0; i < 16; ++i) v[i] = 0.0f;
+        if (slot >= 0) {
+          const mono_u8 *page = cache + (mono_i64)(slot / PT) * pageBytes;
+          const mono_u8 *record = page + (slot % PT) * DATA;
+          if (d0 < NOPE) {
+            const mono_u32 *src = (const mono_u32 *)(record + d0);
+            const mono_u32 words[4] = {src[0], src[1], src[2], src[3]};
+            const float groupScale =
+                mono_exp2i((int)page[PT * DATA + (slot % PT) * 8 + d0 / 64] - 127);
+#pragma unroll
+            for (int i = 0; i < 16; ++i)
+              v[i] = mono_e4m3_value((mono_u8)(words[i / 4] >> (8 * (i % 4)))) * groupScale;
+          } else {
+            const mono_u32 *src = (const mono_u32 *)(record + NOPE + 2 * (d0 - NOPE));
+            mono_u32 words[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i) words[i] = src[i];
+#pragma unroll
+            for (int i = 0; i < 16; ++i)
+              v[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < 16; ++i) kv[k * D + d0 + i] = v[i];
       }
-      kv[idx] = v;
     }
     mono_block_sync();
     for (int i = tid; i < H * KB * PARTS; i += MONO_BLOCK) {

@@ -231,8 +231,24 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
     %slots = mono.constant 0.0 : !mono.tile<64, f32>
-    // expected-error @+1 {{'mono.attend_chunk' op needs heads >= 1, an even rope part and nope dims in 64-dim groups (at most 8), got heads 2, head dim 128, rope 32}}
+    // expected-error @+1 {{'mono.attend_chunk' op needs heads >= 1, a rope part in 16-dim pieces and nope dims in 64-dim groups (at most 8), got heads 2, head dim 128, rope 32}}
     %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%slots] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 32 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
+
+// -----
+
+// The device library dequantizes keys 16 dims at a time: an 8-dim rope part
+// (even, nope in whole 64-dim groups) is refused.
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @q input : bf16 [1, 272]
+  mono.region @cache input : i8 [4, 5120]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %slots = mono.constant 0.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.attend_chunk' op needs heads >= 1, a rope part in 16-dim pieces and nope dims in 64-dim groups (at most 8), got heads 2, head dim 136, rope 8}}
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%slots] {heads = 2 : i64, headDim = 136 : i64, ropeDim = 8 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<272, f32>
   }
 }
 

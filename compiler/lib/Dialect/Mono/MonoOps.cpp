@@ -617,10 +617,11 @@ LogicalResult AttendChunkOp::verify() {
   if (!q || !cache)
     return emitOpError() << "names a region the launch does not declare";
   const int64_t heads = getHeads(), dim = getHeadDim(), rope = getRopeDim();
-  if (heads < 1 || dim < 1 || rope < 0 || rope % 2 != 0 || getNope() % kGroup != 0 ||
+  // The device library dequantizes keys 16 dims at a time.
+  if (heads < 1 || dim < 1 || rope < 0 || rope % 16 != 0 || getNope() % kGroup != 0 ||
       getNope() / kGroup > kScaleBytes || getPageTokens() < 1)
-    return emitOpError() << "needs heads >= 1, an even rope part and nope dims in 64-dim "
-                            "groups (at most 8), got heads "
+    return emitOpError() << "needs heads >= 1, a rope part in 16-dim pieces and nope dims in "
+                            "64-dim groups (at most 8), got heads "
                          << heads << ", head dim " << dim << ", rope " << rope;
   if (!q.getElementType().isBF16())
     return emitOpError() << "reads queries from " << formatName(q.getElementType())
