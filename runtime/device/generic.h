@@ -16,33 +16,30 @@ MONO_DEV float mono_exp2i(int k) {
   return k >= -126 ? mono_as_float((mono_u32)(k + 127) << 23) : mono_as_float(0x00400000u);
 }
 
+// The encoders below compute every case and choose with selects: they are
+// unrolled once per register slot of every tile they touch, and branches
+// there multiply the code the back end must schedule.
 MONO_DEV mono_u16 mono_bf16_bits(float v) {
-  mono_u32 b = mono_as_u32(v);
-  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return (mono_u16)((b >> 16) | 0x40u);  // quiet NaN
-  b += 0x7FFFu + ((b >> 16) & 1u);  // round to nearest even
-  return (mono_u16)(b >> 16);
+  const mono_u32 b = mono_as_u32(v);
+  const mono_u32 rounded = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;  // nearest even
+  const mono_u32 quiet = (b >> 16) | 0x40u;                         // a NaN stays one
+  return (mono_u16)((b & 0x7FFFFFFFu) > 0x7F800000u ? quiet : rounded);
 }
 MONO_DEV float mono_bf16_value(mono_u16 bits) { return mono_as_float((mono_u32)bits << 16); }
 MONO_DEV float mono_round_bf16(float v) { return mono_bf16_value(mono_bf16_bits(v)); }
 
 // OCP e4m3fn: saturate to +-448, then round to nearest even; NaN -> 0x7F.
+// Below 2^-6 the grid is 2^-9 (subnormals; code 8 is 2^-6).
 MONO_DEV mono_u8 mono_e4m3_bits(float v) {
-  if (v != v) return 0x7F;
-  mono_u32 sign = (mono_as_u32(v) >> 31) << 7;
-  float a = mono_fabs(v);
-  if (a > 448.0f) a = 448.0f;
-  mono_u32 code;
-  if (a < 0.015625f) {  // below 2^-6 the grid is 2^-9 (subnormals; 8 is 2^-6)
-    code = (mono_u32)mono_rint(a * 512.0f);
-  } else {
-    mono_u32 b = mono_as_u32(a);
-    b += 0x7FFFFu + ((b >> 20) & 1u);  // keep 3 mantissa bits, ties to even
-    code = ((((b >> 23) & 0xFFu) - 120u) << 3) | ((b >> 20) & 7u);
-  }
-  return (mono_u8)(sign | code);
+  const mono_u32 sign = (mono_as_u32(v) >> 31) << 7;
+  const float a = mono_fmin(mono_fabs(v), 448.0f);
+  const mono_u32 subnormal = (mono_u32)mono_rint(a * 512.0f);
+  const mono_u32 b = mono_as_u32(a) + 0x7FFFFu + ((mono_as_u32(a) >> 20) & 1u);  // 3 bits, even
+  const mono_u32 normal = ((((b >> 23) & 0xFFu) - 120u) << 3) | ((b >> 20) & 7u);
+  const mono_u32 code = a < 0.015625f ? subnormal : normal;
+  return v != v ? (mono_u8)0x7F : (mono_u8)(sign | code);
 }
-// Both magnitudes computed and chosen by selects, no branch: this decode is
-// unrolled in every key and activation load, where branches cost code size.
+// Decoding likewise: both magnitudes, chosen by a select.
 MONO_DEV float mono_e4m3_value(mono_u8 c) {
   const mono_u32 bits = c & 0x7Fu;
   const float subnormal = (float)(bits & 7u) * (1.0f / 512.0f);
