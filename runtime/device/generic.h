@@ -60,12 +60,13 @@ MONO_DEV mono_u8 mono_e2m1_bits(float v) {
   return (mono_u8)(sign | c);
 }
 // e2m1 without a table (a table lives in local memory, one load per value):
-// magnitudes 2..7 are the f32 1.0..6.0 whose exponent and first mantissa bit
-// are the code's three bits; 0 and 1 (0, 0.5) are the one subnormal case.
+// the code's three magnitude bits placed at f32 bits 22..24 make the value
+// times 2^-126 (1 the subnormal 2^-127, 2..7 normals), so one exact multiply
+// by 2^126 gives it; the sign bit goes to bit 31. Needs f32 subnormals kept,
+// as mono_e4m3_fast (gfx950 kernels run with denormal mode 3, no flushing).
 MONO_DEV float mono_e2m1_value(mono_u8 c) {
-  const mono_u32 m = c & 7u;
-  const float magnitude = m < 2u ? 0.5f * (float)m : mono_as_float((m + 252u) << 22);
-  return mono_as_float(mono_as_u32(magnitude) | ((mono_u32)(c & 8u) << 28));
+  const mono_u32 bits = ((mono_u32)(c & 7u) << 22) | ((mono_u32)(c & 8u) << 28);
+  return mono_as_float(bits) * mono_exp2i(126);
 }
 MONO_DEV float mono_round_e2m1(float v) { return mono_e2m1_value(mono_e2m1_bits(v)); }
 
