@@ -1,0 +1,113 @@
+// The device library's number formats (runtime/device/generic.h), compiled
+// for the host through DeviceHostArch.h, against the formats library: the
+// encoders over every f32 whose low 8 bits are 0x00, 0x01, 0x7F, 0x80 or
+// 0xFF (every rounding boundary of bf16 and e4m3 is in that set), the
+// decoders over every code. The GPU runs the same source; only these
+// scalar functions are exercised here.
+#include "monodc/formats/NumberFormats.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <functional>
+
+// clang-format off
+#include "prelude.h"
+#include "DeviceHostArch.h"
+#include "generic.h"
+// clang-format on
+
+namespace formats = monodc::formats;
+
+namespace {
+
+/// f32 inputs a sweep visits: all high 24 bits with a few low bytes.
+template <class Visit>
+void forSweepInputs(Visit visit) {
+  for (uint32_t high = 0; high < (1u << 24); ++high)
+    for (uint32_t low : {0x00u, 0x01u, 0x7Fu, 0x80u, 0xFFu})
+      visit(std::bit_cast<float>((high << 8) | low));
+}
+
+/// Inputs of the sweep on which two encoders give different codes; two NaN
+/// codes agree (the device keeps a NaN's sign and payload, the formats
+/// library makes it canonical: both decode to NaN).
+uint64_t encoderMismatches(const std::function<uint32_t(float)> &device,
+                           const std::function<uint32_t(float)> &reference,
+                           const std::function<bool(uint32_t)> &isNan) {
+  uint64_t mismatches = 0;
+  forSweepInputs([&](float v) {
+    const uint32_t a = device(v), b = reference(v);
+    mismatches += a != b && !(isNan(a) && isNan(b));
+  });
+  return mismatches;
+}
+
+bool bf16IsNan(uint32_t code) { return (code & 0x7FFFu) > 0x7F80u; }
+bool e4m3IsNan(uint32_t code) { return (code & 0x7Fu) == 0x7Fu; }
+
+/// Codes below `codes` on which two decoders give different values (two
+/// NaNs agree; zeros must agree in sign).
+uint64_t decoderMismatches(int codes, const std::function<float(uint8_t)> &device,
+                           const std::function<float(uint8_t)> &reference) {
+  uint64_t mismatches = 0;
+  for (int c = 0; c < codes; ++c) {
+    const float a = device(uint8_t(c)), b = reference(uint8_t(c));
+    const bool same = (a != a && b != b) || std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+    mismatches += !same;
+  }
+  return mismatches;
+}
+
+TEST(DeviceFormats, Bf16EncoderMatchesTheFormatsLibrary) {
+  EXPECT_EQ(encoderMismatches([](float v) { return uint32_t(mono_bf16_bits(v)); },
+                              [](float v) { return uint32_t(formats::bf16Bits(v)); }, bf16IsNan),
+            0u);
+}
+
+TEST(DeviceFormats, E4m3EncoderMatchesTheFormatsLibrary) {
+  EXPECT_EQ(encoderMismatches([](float v) { return uint32_t(mono_e4m3_bits(v)); },
+                              [](float v) { return uint32_t(formats::e4m3Bits(v)); }, e4m3IsNan),
+            0u);
+}
+
+TEST(DeviceFormats, DecodersMatchTheFormatsLibraryOnEveryCode) {
+  EXPECT_EQ(decoderMismatches(256, mono_e4m3_value, formats::e4m3Value), 0u);
+  EXPECT_EQ(decoderMismatches(16, mono_e2m1_value, formats::e2m1Value), 0u);
+  EXPECT_EQ(decoderMismatches(256, mono_e8m0_value, formats::e8m0Value), 0u);
+}
+
+// The weights' branch-free e4m3 decoder: exact on every code but the two
+// NaN codes, which weights never hold.
+TEST(DeviceFormats, FastE4m3DecoderMatchesOnEveryCodeButNaN) {
+  for (int c = 0; c < 256; ++c) {
+    if ((c & 0x7F) == 0x7F)
+      continue;
+    EXPECT_EQ(std::bit_cast<uint32_t>(mono_e4m3_fast(uint32_t(c))),
+              std::bit_cast<uint32_t>(formats::e4m3Value(uint8_t(c))))
+        << "code " << c;
+  }
+}
+
+// The checks can fail: a bf16 encoder that truncates, an e4m3 encoder that
+// sends large values to NaN instead of saturating, and an e2m1 decoder that
+// forgets the 2^126 are caught.
+TEST(DeviceFormats, TheComparisonsCatchWrongFormats) {
+  EXPECT_GT(encoderMismatches([](float v) { return std::bit_cast<uint32_t>(v) >> 16; },
+                              [](float v) { return uint32_t(formats::bf16Bits(v)); }, bf16IsNan),
+            0u);
+  EXPECT_GT(encoderMismatches(
+                [](float v) { return v > 448.0f ? 0x7Fu : uint32_t(mono_e4m3_bits(v)); },
+                [](float v) { return uint32_t(formats::e4m3Bits(v)); }, e4m3IsNan),
+            0u);
+  EXPECT_GT(decoderMismatches(16,
+                              [](uint8_t c) {
+                                return mono_as_float(((uint32_t)(c & 7u) << 22) |
+                                                     ((uint32_t)(c & 8u) << 28));
+                              },
+                              formats::e2m1Value),
+            0u);
+}
+
+} // namespace
