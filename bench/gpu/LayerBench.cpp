@@ -400,6 +400,25 @@ int main(int argc, char **argv) {
                 "unfused %.1f us)\n",
                 rows, fusedUs, unfusedUs, unfusedUs / fusedUs, floorUs, 100.0 * floorUs / fusedUs,
                 used.size(), static_cast<long long>(experts), fusedK2Us, unfusedK2Us);
+    // The synthetic layer's health: values that are not finite in the
+    // router's logits and in the layer's output (every token routing to the
+    // same experts suggests that the logits are not all finite).
+    auto nonFinite = [&](const std::string &name) {
+      const Region &reg = gpu::argument(m2, name);
+      const std::string data = download(k2[0].shared[name], reg.bytes);
+      const size_t unit = reg.format == "bf16" ? 2 : 4;
+      size_t bad = 0;
+      for (size_t i = 0; i + unit <= data.size(); i += unit) {
+        uint32_t bits = 0;
+        std::memcpy(&bits, data.data() + i, unit);
+        if (unit == 2)
+          bits <<= 16;
+        bad += (bits & 0x7F800000u) == 0x7F800000u;
+      }
+      return std::to_string(bad) + " of " + std::to_string(data.size() / unit);
+    };
+    std::printf("       not finite: logits %s, x_out %s\n", nonFinite("logits").c_str(),
+                nonFinite("x_out").c_str());
     std::fflush(stdout);
     for (auto *launches : {&k1, &k2})
       for (RankLaunch &l : *launches) {
