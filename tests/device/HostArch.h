@@ -1,21 +1,34 @@
-// The device library's arch layer for the host: the building blocks that
-// touch no thread, barrier or atomic, compiled by the host compiler so the
-// device library's number formats can be tested exactly in CI, where no GPU
-// runs. Thread ids and barriers stand for a single thread; the tests only
-// call the scalar format functions.
-#ifndef MONODC_TESTS_FORMATS_DEVICEHOSTARCH_H
-#define MONODC_TESTS_FORMATS_DEVICEHOSTARCH_H
+// The device library's arch layer for the host, so CI (which has no GPU)
+// runs the device library's own code. A block is MONO_BLOCK host threads
+// (HostBlock below): thread ids are thread-local, mono_block_sync is a
+// std::barrier across them, shared memory is whatever array the caller
+// passes. Scalar functions also work from a single thread, whose id is 0.
+// Atomics and fences act on one block only; they are not under test here.
+#ifndef MONODC_TESTS_DEVICE_HOSTARCH_H
+#define MONODC_TESTS_DEVICE_HOSTARCH_H
 
+#include <barrier>
 #include <bit>
 #include <cmath>
+#include <functional>
+#include <thread>
+#include <vector>
 
 #define MONO_BLOCK 256
 #define MONO_GRID 1
 #define MONO_DEV inline
 
-MONO_DEV int mono_tid() { return 0; }
+namespace host_arch {
+inline thread_local int threadId = 0;
+inline std::barrier<> *blockBarrier = nullptr;
+} // namespace host_arch
+
+MONO_DEV int mono_tid() { return host_arch::threadId; }
 MONO_DEV int mono_cta() { return 0; }
-MONO_DEV void mono_block_sync() {}
+MONO_DEV void mono_block_sync() {
+  if (host_arch::blockBarrier)
+    host_arch::blockBarrier->arrive_and_wait();
+}
 MONO_DEV float mono_as_float(mono_u32 bits) { return std::bit_cast<float>(bits); }
 MONO_DEV mono_u32 mono_as_u32(float v) { return std::bit_cast<mono_u32>(v); }
 MONO_DEV float mono_rint(float v) { return std::rint(v); }
@@ -42,5 +55,24 @@ MONO_DEV void mono_store_release_system_u64(mono_u64 *p, mono_u64 v) { *p = v; }
 MONO_DEV void mono_fence_release_system() {}
 MONO_DEV void mono_fence_acquire_system() {}
 MONO_DEV void mono_poll_pause() {}
+
+namespace host_arch {
+/// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting
+/// at every mono_block_sync.
+inline void runBlock(const std::function<void()> &body) {
+  std::barrier<> barrier(MONO_BLOCK);
+  blockBarrier = &barrier;
+  std::vector<std::thread> threads;
+  threads.reserve(MONO_BLOCK);
+  for (int t = 0; t < MONO_BLOCK; ++t)
+    threads.emplace_back([t, &body] {
+      threadId = t;
+      body();
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  blockBarrier = nullptr;
+}
+} // namespace host_arch
 
 #endif

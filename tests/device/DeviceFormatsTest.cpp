@@ -1,5 +1,5 @@
 // The device library's number formats (runtime/device/generic.h), compiled
-// for the host through DeviceHostArch.h, against the formats library: the
+// for the host through HostArch.h, against the formats library: the
 // encoders over every f32 whose low 8 bits are 0x00, 0x01, 0x7F, 0x80 or
 // 0xFF (every rounding boundary of bf16 and e4m3 is in that set), the
 // decoders over every code. The GPU runs the same source; only these
@@ -14,7 +14,7 @@
 
 // clang-format off
 #include "prelude.h"
-#include "DeviceHostArch.h"
+#include "HostArch.h"
 #include "generic.h"
 // clang-format on
 

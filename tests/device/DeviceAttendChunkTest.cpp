@@ -1,0 +1,147 @@
+// The device library's split-K attention over one chunk of cached keys
+// (mono_attend_chunk), run as one block of host threads (HostArch.h), against
+// the CPU reference's chunk state (reference::attentionChunk) on keys written
+// into fp8_ds_mla records by the reference: the DSV41 record (448 e4m3 dims
+// in 64-dim groups, 64 bf16 rope dims), 8 heads, 64 key slots over two
+// pages with masked (-1) slots. The device keeps f32 (fused multiply-adds,
+// online rescale every 8 keys); the reference sums in double in one pass.
+#include "monodc/formats/NumberFormats.h"
+#include "monodc/reference/Attention.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+// clang-format off
+#include "prelude.h"
+#include "HostArch.h"
+#include "generic.h"
+// clang-format on
+
+namespace ref = monodc::reference;
+namespace fmts = monodc::formats;
+
+namespace {
+
+constexpr int kHeads = 8, kNope = 448, kRope = 64, kDim = kNope + kRope, kKeys = 64,
+              kBatch = 8, kPageTokens = 32, kPages = 4;
+constexpr int kDataBytes = kNope + 2 * kRope;
+// Threads a (head, key) score is split over: the block divided by heads x
+// the batch, as mono.attend_chunk's scoreParts gives it for these sizes.
+constexpr int kParts = MONO_BLOCK / (kHeads * kBatch);
+
+struct Chunk {
+  std::vector<float> m, l, p;
+};
+
+/// mono_attend_chunk on one block of host threads.
+Chunk deviceChunk(const std::vector<uint16_t> &q, const ref::KvCache &cache,
+                  const std::vector<int> &slots) {
+  constexpr int SS = (kKeys + MONO_BLOCK - 1) / MONO_BLOCK, SH = 1,
+                SP = (kHeads * kDim + MONO_BLOCK - 1) / MONO_BLOCK;
+  std::vector<float> lds(kKeys + kBatch * kDim + kHeads * kDim + kHeads * kBatch * kParts +
+                         3 * kHeads);
+  const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(double(kDim)));
+  Chunk out{std::vector<float>(kHeads), std::vector<float>(kHeads),
+            std::vector<float>(kHeads * kDim)};
+  host_arch::runBlock([&] {
+    const int tid = mono_tid();
+    float slotTile[SS], m[SH], l[SH], p[SP];
+    for (int s = 0; s < SS; ++s)
+      slotTile[s] = s * MONO_BLOCK + tid < kKeys ? float(slots[s * MONO_BLOCK + tid]) : -1.0f;
+    mono_attend_chunk<kHeads, kDim, kNope, kKeys, kBatch, kPageTokens, kDataBytes, SS, SH, SP,
+                      kParts>(q.data(), cache.bytes.data(), cache.layout.pageBytes(), scale,
+                              slotTile, m, l, p, lds.data());
+    if (tid < kHeads) {
+      out.m[tid] = m[0];
+      out.l[tid] = l[0];
+    }
+    for (int s = 0; s < SP; ++s)
+      if (s * MONO_BLOCK + tid < kHeads * kDim)
+        out.p[s * MONO_BLOCK + tid] = p[s];
+  });
+  return out;
+}
+
+struct Case {
+  std::vector<uint16_t> qBits;
+  std::vector<float> q;  // the same bf16 values
+  ref::KvCache cache;
+  std::vector<int> slots;
+};
+
+/// Random bf16 queries, random keys in every slot of the cache, and a slot
+/// list over two pages with every seventh slot masked.
+Case makeCase(uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Case c;
+  for (int i = 0; i < kHeads * kDim; ++i) {
+    c.qBits.push_back(fmts::bf16Bits(u(rng)));
+    c.q.push_back(fmts::bf16Value(c.qBits.back()));
+  }
+  ref::KvRecordLayout layout;
+  c.cache = ref::makeKvCache(layout, kPages);
+  const int rows = kPages * kPageTokens;
+  std::vector<float> k(size_t(rows) * kDim);
+  for (size_t i = 0; i < k.size(); ++i)
+    k[i] = u(rng) * (i % kDim < kNope ? float(1 + (i / kDim) % 5) : 1.0f);
+  std::vector<int> all(rows);
+  for (int r = 0; r < rows; ++r)
+    all[r] = r;
+  ref::insertKv(c.cache, k, rows, all);
+  for (int i = 0; i < kKeys; ++i)
+    c.slots.push_back(i % 7 == 3 ? -1 : (37 + 3 * i) % rows);
+  return c;
+}
+
+/// The largest error relative to the reference's largest magnitude, over m,
+/// l and p of every head.
+double worstRelativeError(const Chunk &got, const Case &c) {
+  std::vector<std::vector<double>> keys;
+  for (int slot : c.slots)
+    if (slot >= 0)
+      keys.push_back(ref::decodeKvRow(c.cache, slot));
+  const ref::SplitKPartial want = ref::attentionChunk(c.q, kHeads, keys, 0, keys.size());
+  double worst = 0;
+  auto compare = [&](const std::vector<float> &a, const std::vector<double> &b) {
+    double scale = 0;
+    for (double v : b)
+      scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < b.size(); ++i)
+      worst = std::max(worst, std::fabs(double(a[i]) - b[i]) / scale);
+  };
+  compare(got.m, want.m);
+  compare(got.l, want.l);
+  compare(got.p, want.p);
+  return worst;
+}
+
+TEST(DeviceAttendChunk, MatchesTheReferenceChunkState) {
+  for (uint32_t seed : {1u, 2u}) {
+    const Case c = makeCase(seed);
+    EXPECT_LT(worstRelativeError(deviceChunk(c.qBits, c.cache, c.slots), c), 1e-5)
+        << "seed " << seed;
+  }
+}
+
+// The comparison can fail: one 64-dim group's scale byte one step up (the
+// group's keys doubled) in one record the chunk reads is caught.
+TEST(DeviceAttendChunk, OneDoubledKeyGroupIsCaught) {
+  Case c = makeCase(1);
+  const Chunk clean = deviceChunk(c.qBits, c.cache, c.slots);
+  const int slot = c.slots[5], pageBytes = c.cache.layout.pageBytes();
+  uint8_t &scaleByte = c.cache.bytes[size_t(slot / kPageTokens) * pageBytes +
+                                     kPageTokens * kDataBytes + (slot % kPageTokens) * 8 + 2];
+  ++scaleByte;
+  const Chunk corrupted = deviceChunk(c.qBits, c.cache, c.slots);
+  --scaleByte;  // the reference reads the intact cache
+  EXPECT_LT(worstRelativeError(clean, c), 1e-5);
+  EXPECT_GT(worstRelativeError(corrupted, c), 1e-3);
+}
+
+} // namespace
