@@ -1,0 +1,186 @@
+// The device library's GEMV over a step's tokens (mono_gemv_rows), run as
+// one block of host threads (HostArch.h), against a double-precision sum of
+// the same dequantized operands: MXFP8 activations staged as bf16, weights
+// e4m3 with 32 x 32 E8M0 blocks (a slice held in registers, and one
+// streamed in groups) and MXFP4 in AITER's shuffled layouts (the routed
+// experts' shape, one token and three). Each output within 2e-6 of the
+// largest output magnitude: the device sums 16-value chunks in f32 fused
+// multiply-adds, then the threads of a row in order.
+#include "monodc/formats/AiterShuffle.h"
+#include "monodc/formats/NumberFormats.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+// clang-format off
+#include "prelude.h"
+#include "HostArch.h"
+#include "generic.h"
+// clang-format on
+
+namespace fmts = monodc::formats;
+
+namespace {
+
+/// Activations: MXFP8 codes [tokens][K] and E8M0 scales [tokens][K / 32].
+struct Activations {
+  std::vector<uint8_t> codes, scales;
+  /// The value the device stages: bf16 of the dequantized code.
+  double value(int token, int k, int K) const {
+    const float v = fmts::e4m3Value(codes[size_t(token) * K + k]) *
+                    fmts::e8m0Value(scales[size_t(token) * (K / 32) + k / 32]);
+    return fmts::bf16Value(fmts::bf16Bits(v));
+  }
+};
+
+Activations randomActivations(int tokens, int K, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Activations a;
+  for (int t = 0; t < tokens; ++t) {
+    std::vector<float> row(K);
+    for (float &v : row)
+      v = u(rng);
+    std::vector<uint8_t> codes(K), scales(K / 32);
+    fmts::quantizeMxfp8(row.data(), K, codes.data(), scales.data(), fmts::Mxfp8Variant::Standard);
+    a.codes.insert(a.codes.end(), codes.begin(), codes.end());
+    a.scales.insert(a.scales.end(), scales.begin(), scales.end());
+  }
+  return a;
+}
+
+/// A weight in the device's layout and its dequantized values [N][K].
+struct Weight {
+  std::vector<uint8_t> bytes, scales;
+  int scaleCols = 0;
+  std::vector<double> values;
+};
+
+/// e4m3 codes [N][K], E8M0 scales [N / 32][K / 32] (one per 32 x 32 block).
+Weight e4m3Weight(int N, int K, std::mt19937 &rng) {
+  Weight w;
+  w.scaleCols = K / 32;
+  for (int i = 0; i < N * K; ++i)
+    w.bytes.push_back(fmts::e4m3Bits(std::uniform_real_distribution<float>(-2, 2)(rng)));
+  for (int i = 0; i < (N / 32 + (N % 32 != 0)) * (K / 32); ++i)
+    w.scales.push_back(uint8_t(120 + rng() % 6));
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k)
+      w.values.push_back(fmts::e4m3Value(w.bytes[size_t(n) * K + k]) *
+                         fmts::e8m0Value(w.scales[(n / 32) * w.scaleCols + k / 32]));
+  return w;
+}
+
+/// MXFP4 [N][K] quantized from random values, packed, and shuffled (bytes
+/// and scales) as AITER leaves them.
+Weight mxfp4Weight(int N, int K, std::mt19937 &rng) {
+  Weight w;
+  std::vector<uint8_t> codes(size_t(N) * K), scales(size_t(N) * (K / 32));
+  for (int n = 0; n < N; ++n) {
+    std::vector<float> row(K);
+    for (float &v : row)
+      v = std::uniform_real_distribution<float>(-3, 3)(rng) * float(1 + n % 3);
+    fmts::quantizeMxfp4(row.data(), K, codes.data() + size_t(n) * K,
+                        scales.data() + size_t(n) * (K / 32));
+  }
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k)
+      w.values.push_back(fmts::mxfp4Value(codes[size_t(n) * K + k],
+                                          scales[size_t(n) * (K / 32) + k / 32]));
+  w.bytes = fmts::shuffleWeight(fmts::packE2m1(codes, N, K), 1, N, K / 2);
+  w.scales = fmts::shuffleScales(scales, N, K / 32);
+  w.scaleCols = int(fmts::paddedScaleCols(K / 32));
+  return w;
+}
+
+/// mono_gemv_rows on one block: outputs [TOKENS][N].
+template <int N, int K, int TOKENS, int TC, int WKIND>
+std::vector<float> deviceGemv(const Weight &w, const Activations &x) {
+  constexpr int SO = (TOKENS * N + MONO_BLOCK - 1) / MONO_BLOCK;
+  std::vector<float> lds(TC * K / 2 + TC * MONO_BLOCK + TOKENS * N);
+  std::vector<float> out(TOKENS * N);
+  host_arch::runBlock([&] {
+    float o[SO];
+    mono_gemv_rows<SO, N, K, TOKENS, TC, WKIND, 0>(w.bytes.data(), w.scales.data(), w.scaleCols,
+                                                   0, x.codes.data(), x.scales.data(), 0, o,
+                                                   lds.data());
+    for (int s = 0; s < SO; ++s)
+      if (s * MONO_BLOCK + mono_tid() < TOKENS * N)
+        out[s * MONO_BLOCK + mono_tid()] = o[s];
+  });
+  return out;
+}
+
+/// The largest |device - exact| over the outputs, relative to the largest
+/// exact output.
+double worstRelativeError(const std::vector<float> &got, const Weight &w, const Activations &x,
+                          int tokens, int N, int K) {
+  std::vector<double> want(size_t(tokens) * N, 0.0);
+  double scale = 0;
+  for (int t = 0; t < tokens; ++t)
+    for (int n = 0; n < N; ++n) {
+      double s = 0;
+      for (int k = 0; k < K; ++k)
+        s += x.value(t, k, K) * w.values[size_t(n) * K + k];
+      want[size_t(t) * N + n] = s;
+      scale = std::max(scale, std::fabs(s));
+    }
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    worst = std::max(worst, std::fabs(double(got[i]) - want[i]) / scale);
+  return worst;
+}
+
+constexpr double kBound = 2e-6;
+
+TEST(DeviceGemvRows, E4m3SliceHeldInRegisters) {
+  // 16 rows of 2048: 8 chunks a thread, resident.
+  static_assert(mono_gemv_weights<16, 2048, 0>::RESIDENT);
+  std::mt19937 rng(1);
+  const Weight w = e4m3Weight(16, 2048, rng);
+  const Activations x = randomActivations(6, 2048, rng);
+  EXPECT_LT(worstRelativeError(deviceGemv<16, 2048, 6, 6, 0>(w, x), w, x, 6, 16, 2048), kBound);
+}
+
+TEST(DeviceGemvRows, E4m3SliceStreamedInGroups) {
+  // 16 rows of 4096: 16 chunks a thread, streamed four at a time, two
+  // passes of three tokens (the held first group reloaded on the second).
+  static_assert(!mono_gemv_weights<16, 4096, 0>::RESIDENT);
+  std::mt19937 rng(2);
+  const Weight w = e4m3Weight(16, 4096, rng);
+  const Activations x = randomActivations(6, 4096, rng);
+  EXPECT_LT(worstRelativeError(deviceGemv<16, 4096, 6, 3, 0>(w, x), w, x, 6, 16, 4096), kBound);
+}
+
+TEST(DeviceGemvRows, Mxfp4InAiterLayoutsForOneAndThreeTokens) {
+  std::mt19937 rng(3);
+  const Weight w = mxfp4Weight(32, 1024, rng);
+  const Activations one = randomActivations(1, 1024, rng), three = randomActivations(3, 1024, rng);
+  EXPECT_LT(worstRelativeError(deviceGemv<32, 1024, 1, 1, 3>(w, one), w, one, 1, 32, 1024), kBound);
+  EXPECT_LT(worstRelativeError(deviceGemv<32, 1024, 3, 3, 3>(w, three), w, three, 3, 32, 1024),
+            kBound);
+}
+
+// The comparison can fail: one weight block's scale a step up (that block
+// doubled) and the MXFP4 weight read unshuffled are both caught.
+TEST(DeviceGemvRows, AWrongScaleOrLayoutIsCaught) {
+  std::mt19937 rng(4);
+  Weight w = e4m3Weight(16, 2048, rng);
+  const Activations x = randomActivations(6, 2048, rng);
+  Weight doubled = w;
+  ++doubled.scales[3];
+  EXPECT_GT(worstRelativeError(deviceGemv<16, 2048, 6, 6, 0>(doubled, x), w, x, 6, 16, 2048),
+            100 * kBound);
+  Weight m = mxfp4Weight(32, 1024, rng);
+  const Activations one = randomActivations(1, 1024, rng);
+  Weight unshuffled = m;
+  unshuffled.bytes = fmts::unshuffleWeight(m.bytes, 1, 32, 512);
+  EXPECT_GT(worstRelativeError(deviceGemv<32, 1024, 1, 1, 3>(unshuffled, one), m, one, 1, 32, 1024),
+            100 * kBound);
+}
+
+} // namespace
