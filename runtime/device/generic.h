@@ -155,7 +155,7 @@ MONO_DEV bool mono_topk_before(float a, int i, float b, int j) {
 template <int S, int N, int K, int SK>
 MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indices)[SK], float *lds) {
   const int tid = mono_tid();
-  float *v = lds, *result = lds + 2 * N;
+  float *v = lds, *result = lds + N;  // N values, then k values and k indices
   mono_block_sync();
 #pragma unroll
   for (int s = 0; s < S; ++s) {

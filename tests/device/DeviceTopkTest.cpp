@@ -28,7 +28,7 @@ struct TopK {
 template <int N, int K>
 TopK deviceTopK(const std::vector<float> &scores) {
   constexpr int S = (N + MONO_BLOCK - 1) / MONO_BLOCK, SK = (K + MONO_BLOCK - 1) / MONO_BLOCK;
-  std::vector<float> lds(2 * N + 2 * K);
+  std::vector<float> lds(N + 2 * K);  // as mono-prepare-emission plans it
   TopK out{std::vector<float>(K), std::vector<float>(K)};
   host_arch::runBlock([&] {
     const int tid = mono_tid();

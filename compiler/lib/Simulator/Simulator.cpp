@@ -586,7 +586,8 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
         return success();
       })
       .Case<TopKOp>([&](TopKOp op) {
-        // As mono_topk: k passes; ties to the lower index; NaN below numbers.
+        // mono_topk's order: ties to the lower index, NaN below numbers (k
+        // selection passes here; the device ranks every value, same result).
         const TileValues &x = tile(op.getInput());
         std::vector<bool> taken(x.size(), false);
         TileValues values, indices;

@@ -28,7 +28,7 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block) {
   if (isa<InterleaveOp>(op))
     return 2 * size(op->getOperand(0)) * 4;
   if (auto t = dyn_cast<TopKOp>(op))
-    return (2 * size(t.getInput()) + 2 * t.getK()) * 4;
+    return (size(t.getInput()) + 2 * t.getK()) * 4;
   if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
     return (size(q.getInput()) + size(q.getInput()) / 32) * 4;
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
