@@ -286,7 +286,8 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     auto tagOffset = launch->getAttrOfType<IntegerAttr>("mono.tag_offset").getInt();
     std::string counter = "mono_epoch + " + std::to_string(epoch::countersWord(launch.getGrid())) +
                           " + ((" + std::to_string(epoch::kClaimsPerStep) + "u * mono_e + " +
-                          std::to_string(2 * (tagOffset - 1) + claim.getInt()) + "u) & 255u)";
+                          std::to_string(epoch::claimInStep(tagOffset, claim.getInt())) +
+                          "u) & " + std::to_string(epoch::kCounterSlots - 1) + "u)";
     os << "  for (mono_i64 task = mono_claim_task(" << counter << ", &mono_claim); task < "
        << stage.getTasks() << "; task = mono_claim_task(" << counter << ", &mono_claim)) {\n";
   } else {

@@ -833,7 +833,8 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
   // The atomic add of a dynamic stage's counter (this step's slot).
   auto claimNext = [&](int64_t r, size_t stage) -> int64_t {
     RegionStorage &words = memories[r]->region("epoch");
-    const int64_t word = counterWord(epochs[r], 2 * (tagOffset.getInt() - 1) + claims[stage]);
+    const int64_t word =
+        counterWord(epochs[r], epoch::claimInStep(tagOffset.getInt(), claims[stage]));
     const uint64_t task = words.word(word);
     words.setWord(word, task + 1);
     return static_cast<int64_t>(task);

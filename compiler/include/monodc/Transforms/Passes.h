@@ -49,6 +49,11 @@ inline int64_t countersWord(int64_t grid) { return kMarks + grid; }
 constexpr int64_t kClaimsPerLaunch = 2;
 constexpr int64_t kClaimsPerStep = 4;
 constexpr int64_t kZeroAhead = 32;
+/// 2(o - 1) + k: the place of claim k of the launch with tag offset o among
+/// a step's four counters.
+inline int64_t claimInStep(int64_t tagOffset, int64_t claim) {
+  return kClaimsPerLaunch * (tagOffset - 1) + claim;
+}
 } // namespace epoch
 inline int64_t epochWords(int64_t grid) { return epoch::countersWord(grid) + epoch::kCounterSlots; }
 
