@@ -7,6 +7,8 @@
 #include "monodc/stages/MhcSeam.h"
 #include "monodc/stages/Moe.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace monodc::dsl;
 using namespace monodc::stages;
 
@@ -265,7 +267,6 @@ monodc::stages::buildLaunch(mlir::MLIRContext &context, const std::string &name,
     return buildAttentionQuery(context, config, *resolved);
   if (name == "attention_back")
     return buildAttentionBack(context, config, *resolved);
-  return llvm::createStringError("unknown launch '%s' (known: attention_front, attention_seam, "
-                                 "k1, attention_back, moe_router_shared, moe, k2, ffn, allreduce, attention_query)",
-                                 name.c_str());
+  return llvm::createStringError("unknown launch '%s' (known: %s)", name.c_str(),
+                                 llvm::join(launchNames(), ", ").c_str());
 }
