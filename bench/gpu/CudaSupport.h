@@ -133,6 +133,13 @@ inline Manifest readManifest(const std::string &path) {
   return *manifest;
 }
 
+/// Launches `kernel` (the fused kernel or one of its unfused stages) on the
+/// grid and block its manifest names.
+inline void launchOnGrid(CUfunction kernel, const Manifest &m, CUstream stream, void **params,
+                         const char *what) {
+  check(cuLaunchKernel(kernel, m.grid, 1, 1, m.block, 1, 1, 0, stream, params, nullptr), what);
+}
+
 /// Kernel argument `name` of a manifest.
 inline const Region &argument(const Manifest &m, const std::string &name) {
   const Region *r = m.argument(name);

@@ -146,16 +146,12 @@ void bind(Width &w, CUdeviceptr epoch, size_t layer) {
 }
 
 void launchFused(Width &w, CUstream stream) {
-  check(cuLaunchKernel(w.fused, w.manifest.grid, 1, 1, w.manifest.block, 1, 1, 0, stream,
-                       w.params.data(), nullptr),
-        "cuLaunchKernel (fused)");
+  gpu::launchOnGrid(w.fused, w.manifest, stream, w.params.data(), "cuLaunchKernel (fused)");
 }
 
 void launchUnfused(Width &w, CUstream stream) {
   for (CUfunction f : w.unfused)
-    check(cuLaunchKernel(f, w.manifest.grid, 1, 1, w.manifest.block, 1, 1, 0, stream,
-                         w.params.data(), nullptr),
-          "cuLaunchKernel (unfused)");
+    gpu::launchOnGrid(f, w.manifest, stream, w.params.data(), "cuLaunchKernel (unfused)");
 }
 
 void poisonOutputs(Width &w) {

@@ -153,9 +153,7 @@ int main(int argc, char **argv) {
                   "poison");
       check(cuCtxSynchronize(), "poison");
       for (int k = 0; k < ranks; ++k)
-        check(cuLaunchKernel(f, m.grid, 1, 1, m.block, 1, 1, 0, streams[k], params[k].data(),
-                             nullptr),
-              "launch");
+        gpu::launchOnGrid(f, m, streams[k], params[k].data(), "launch");
       check(cuCtxSynchronize(), "run");
       if (!m.endsStep)
         advanceEpochs();
@@ -218,9 +216,7 @@ int main(int argc, char **argv) {
     check(cuEventRecord(start, nullptr), "record");
     for (int run = 0; run < 20; ++run) {
       for (int k = 0; k < ranks; ++k)
-        check(cuLaunchKernel(f, m.grid, 1, 1, m.block, 1, 1, 0, streams[k], params[k].data(),
-                             nullptr),
-              "launch");
+        gpu::launchOnGrid(f, m, streams[k], params[k].data(), "launch");
       check(cuCtxSynchronize(), "timed run");
       if (!m.endsStep)
         advanceEpochs();

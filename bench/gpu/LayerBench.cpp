@@ -291,15 +291,11 @@ int main(int argc, char **argv) {
               continue;
             const Manifest &m = l->manifest;
             if (!unfused) {
-              check(cuLaunchKernel(l->fused, m.grid, 1, 1, m.block, 1, 1, 0, streams[r],
-                                   l->params[layer].data(), nullptr),
-                    "fused launch");
+              gpu::launchOnGrid(l->fused, m, streams[r], l->params[layer].data(), "fused launch");
               continue;
             }
             for (CUfunction f : l->stages)
-              check(cuLaunchKernel(f, m.grid, 1, 1, m.block, 1, 1, 0, streams[r],
-                                   l->unfusedParams[layer].data(), nullptr),
-                    "unfused launch");
+              gpu::launchOnGrid(f, m, streams[r], l->unfusedParams[layer].data(), "unfused launch");
           }
     };
     auto timeLayers = [&](bool unfused, bool k2Only) {
@@ -328,9 +324,8 @@ int main(int argc, char **argv) {
         const int layer = step % layers;
         for (int r = 0; r < tp; ++r)
           for (RankLaunch *l : {&k1[r], &k2[r]})
-            check(cuLaunchKernel(l->profiled, l->manifest.grid, 1, 1, l->manifest.block, 1, 1, 0,
-                                 streams[r], l->params[layer].data(), nullptr),
-                  "profiled launch");
+            gpu::launchOnGrid(l->profiled, l->manifest, streams[r], l->params[layer].data(),
+                              "profiled launch");
         check(cuCtxSynchronize(), "profiled step");
       }
       std::vector<CUevent> marks;
@@ -345,9 +340,8 @@ int main(int argc, char **argv) {
           for (size_t s = 0; s < n; ++s) {
             if (r == 0)
               check(cuEventRecord(marks[s], streams[0]), "mark");
-            check(cuLaunchKernel(l->stages[s], l->manifest.grid, 1, 1, l->manifest.block, 1, 1, 0,
-                                 streams[r], l->unfusedParams[0].data(), nullptr),
-                  "unfused stage");
+            gpu::launchOnGrid(l->stages[s], l->manifest, streams[r], l->unfusedParams[0].data(),
+                              "unfused stage");
           }
           if (r == 0)
             check(cuEventRecord(marks[n], streams[0]), "mark");
