@@ -8,6 +8,7 @@
 #include "monodc/reference/Attention.h"
 #include "monodc/stages/Launches.h"
 
+#include "FusedLaunch.h"
 #include "StageBounds.h"
 
 #include "RandomKvCache.h"
@@ -80,14 +81,11 @@ struct BackOutputs {
 BackOutputs simulateBack(const stages::ModelConfig &c, int tp, const BackInputs &in,
                          const sim::Schedule &schedule = {}) {
   mlir::MLIRContext ctx;
-  stages::BuildParams params;
-  params.rows = in.rows;
-  params.tp = tp;
-  params.grid = 32;
-  auto module = stages::buildLaunch(ctx, "attention_back", c, params);
-  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
-  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
-  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  auto module = monodc::testing::buildFusedLaunch(ctx, "attention_back", c,
+                                                  in.rows, tp, /*grid=*/32);
+  if (!module)
+    return {};
+  auto launch = monodc::testing::launchOf(*module);
   sim::LaunchMemory memory(launch);
   auto check = [](llvm::Error e) {
     EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));

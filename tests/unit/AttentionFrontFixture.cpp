@@ -6,6 +6,7 @@
 #include "monodc/reference/Attention.h"
 #include "monodc/stages/Launches.h"
 
+#include "FusedLaunch.h"
 #include "RandomValues.h"
 #include "RopeTable.h"
 
@@ -82,12 +83,10 @@ FrontOutputs readFrontOutputs(const sim::LaunchMemory &memory) {
 FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontInputs &in,
                            const sim::Schedule &schedule) {
   mlir::MLIRContext ctx;
-  stages::BuildParams params;
-  params.rows = rows;
-  auto module = stages::buildLaunch(ctx, "attention_front", c, params);
-  EXPECT_TRUE(static_cast<bool>(module));
-  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
-  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  auto module = monodc::testing::buildFusedLaunch(ctx, "attention_front", c, rows);
+  if (!module)
+    return {};
+  auto launch = monodc::testing::launchOf(*module);
   sim::LaunchMemory memory(launch);
   loadFrontInputs(memory, in);
   auto run = sim::simulate(launch, memory, schedule);

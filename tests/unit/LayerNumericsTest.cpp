@@ -16,6 +16,7 @@
 
 #include "StageBounds.h"
 
+#include "FusedLaunch.h"
 #include "RandomKvCache.h"
 #include "RandomValues.h"
 #include "RopeTable.h"
@@ -270,29 +271,21 @@ struct LayerRig {
 
   LayerRig(const stages::ModelConfig &c, int rows, int tp, const std::string &backLaunch,
            std::vector<std::shared_ptr<sim::RegionStorage>> *epochs) {
-    stages::BuildParams params;
-    params.rows = rows;
-    params.tp = tp;
-    params.grid = 16;
-    auto k1Module = stages::buildLaunch(ctx, "k1", c, params);
-    auto backModule = stages::buildLaunch(ctx, backLaunch, c, params);
-    EXPECT_TRUE(k1Module && backModule);
-    if (!k1Module || !backModule)
+    // Each launch fuses with its own place in the step (K1 tag 2e+1, no
+    // advance; K2/FFN tag 2e+2 and the epoch end), as the CLI and JIT do.
+    k1 = monodc::testing::buildFusedLaunch(ctx, "k1", c, rows, tp, /*grid=*/16);
+    back = monodc::testing::buildFusedLaunch(ctx, backLaunch, c, rows, tp, /*grid=*/16);
+    if (!k1 || !back)
       return;
-    k1 = std::move(*k1Module);
-    back = std::move(*backModule);
-    EXPECT_TRUE(succeeded(mono::runFusionPipeline(*k1, {1, false, ""})));
-    EXPECT_TRUE(succeeded(mono::runFusionPipeline(*back, {2, true, ""})));
     for (int r = 0; r < tp; ++r) {
-      k1Memory.push_back(std::make_unique<sim::LaunchMemory>(launch(*k1)));
-      backMemory.push_back(std::make_unique<sim::LaunchMemory>(launch(*back)));
+      k1Memory.push_back(std::make_unique<sim::LaunchMemory>(monodc::testing::launchOf(*k1)));
+      backMemory.push_back(std::make_unique<sim::LaunchMemory>(monodc::testing::launchOf(*back)));
       if (epochs->size() <= size_t(r))
         epochs->push_back(k1Memory.back()->storage("epoch"));
       EXPECT_FALSE(static_cast<bool>(k1Memory.back()->share("epoch", (*epochs)[r])));
       EXPECT_FALSE(static_cast<bool>(backMemory.back()->share("epoch", (*epochs)[r])));
     }
   }
-  static mono::LaunchOp launch(mlir::ModuleOp m) { return *m.getOps<mono::LaunchOp>().begin(); }
 };
 
 void loadK1(sim::LaunchMemory &m, const stages::ModelConfig &c, const LayerWeights &w,
@@ -338,7 +331,7 @@ LayerOutputs simulateLayer(LayerRig &rig, const stages::ModelConfig &c, const La
   for (size_t r = 0; r < tp; ++r) {
     sim::LaunchMemory &k1 = *rig.k1Memory[r], &k2 = *rig.backMemory[r];
     loadK1(k1, c, w, w.ranks[r], in);
-    auto run = sim::simulate(LayerRig::launch(*rig.k1), k1, schedule);
+    auto run = sim::simulate(monodc::testing::launchOf(*rig.k1), k1, schedule);
     EXPECT_TRUE(succeeded(run) && !run->deadlock) << (succeeded(run) ? run->describe() : "");
     // K2 reads what K1 wrote: q, the cache and the seam's streams and gates.
     set(k2, "q", k1.values("q"));
@@ -358,7 +351,7 @@ LayerOutputs simulateLayer(LayerRig &rig, const stages::ModelConfig &c, const La
     loadFfnHalf(k2, w, w.ranks[r]);
     backs.push_back(&k2);
   }
-  auto run = sim::simulateRanks(LayerRig::launch(*rig.back), backs, schedule);
+  auto run = sim::simulateRanks(monodc::testing::launchOf(*rig.back), backs, schedule);
   EXPECT_TRUE(succeeded(run) && !run->deadlock) << (succeeded(run) ? run->describe() : "");
   for (size_t r = 1; r < tp; ++r)
     EXPECT_EQ(backs[r]->bytes("x_out"), backs[0]->bytes("x_out")) << "rank " << r;
@@ -465,14 +458,9 @@ TEST(LayerNumerics, FfnLaunchAgainstTheReferenceFfnHalf) {
     for (int r = 0; r < tp; ++r)
       partials.push_back(normalValues(rng, size_t(rows) * h, 0.0f, 1.0f, true));
     mlir::MLIRContext ctx;
-    stages::BuildParams params;
-    params.rows = rows;
-    params.tp = tp;
-    params.grid = 16;
-    auto module = stages::buildLaunch(ctx, "ffn", c, params);
+    auto module = monodc::testing::buildFusedLaunch(ctx, "ffn", c, rows, tp, /*grid=*/16);
     ASSERT_TRUE(static_cast<bool>(module));
-    ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module, {2, true, ""})));
-    auto launch = LayerRig::launch(**module);
+    auto launch = monodc::testing::launchOf(*module);
     std::vector<std::unique_ptr<sim::LaunchMemory>> memories;
     std::vector<sim::LaunchMemory *> pointers;
     for (int r = 0; r < tp; ++r) {

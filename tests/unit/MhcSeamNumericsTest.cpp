@@ -9,6 +9,7 @@
 #include "monodc/reference/Reference.h"
 #include "monodc/stages/Launches.h"
 
+#include "FusedLaunch.h"
 #include "StageBounds.h"
 
 #include <gtest/gtest.h>
@@ -55,15 +56,11 @@ struct SeamResult {
 SeamResult simulateSeam(const stages::ModelConfig &c, const ref::MhcInputs &in,
                         const sim::Schedule &schedule) {
   mlir::MLIRContext ctx;
-  stages::BuildParams params;
-  params.rows = in.rows;
-  params.grid = 16;
-  auto module = stages::buildLaunch(ctx, "attention_seam", c, params);
-  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
+  auto module = monodc::testing::buildFusedLaunch(ctx, "attention_seam", c,
+                                                  in.rows, /*tp=*/2, /*grid=*/16);
   if (!module)
     return {};
-  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
-  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  auto launch = monodc::testing::launchOf(*module);
   sim::LaunchMemory memory(launch);
   auto set = [&](const char *name, const std::vector<float> &v) {
     llvm::Error e = memory.setValues(name, v);

@@ -3,10 +3,10 @@
 #ifndef MONODC_TESTS_MOELAUNCHSETUP_H
 #define MONODC_TESTS_MOELAUNCHSETUP_H
 
+#include "FusedLaunch.h"
+
 #include "monodc/Simulator/Simulator.h"
-#include "monodc/Transforms/Passes.h"
 #include "monodc/reference/Reference.h"
-#include "monodc/stages/Launches.h"
 
 #include <gtest/gtest.h>
 
@@ -28,17 +28,10 @@ struct MoeLaunch {
 inline std::unique_ptr<MoeLaunch> buildMoeLaunch(const std::string &name,
                                                  const stages::ModelConfig &c, int rows, int tp) {
   auto built = std::make_unique<MoeLaunch>();
-  stages::BuildParams params;
-  params.rows = rows;
-  params.tp = tp;
-  params.grid = 16;
-  auto module = stages::buildLaunch(built->context, name, c, params);
-  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
-  if (!module)
+  built->module = buildFusedLaunch(built->context, name, c, rows, tp, /*grid=*/16);
+  if (!built->module)
     return nullptr;
-  built->module = std::move(*module);
-  EXPECT_TRUE(succeeded(mono::runFusionPipeline(*built->module)));
-  built->launch = *built->module->getOps<mono::LaunchOp>().begin();
+  built->launch = launchOf(*built->module);
   built->memory = std::make_unique<sim::LaunchMemory>(built->launch);
   return built;
 }

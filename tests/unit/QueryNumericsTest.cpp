@@ -7,6 +7,7 @@
 #include "monodc/reference/Reference.h"
 #include "monodc/stages/Launches.h"
 
+#include "FusedLaunch.h"
 #include "RopeTable.h"
 
 #include <gtest/gtest.h>
@@ -57,14 +58,9 @@ void checkQuery(const stages::ModelConfig &c, int rows, int tp, unsigned seed) {
   SCOPED_TRACE(c.name + " rows " + std::to_string(rows) + " tp " + std::to_string(tp));
   QueryCase in = makeCase(c, rows, tp, seed);
   mlir::MLIRContext ctx;
-  stages::BuildParams params;
-  params.rows = rows;
-  params.tp = tp;
-  params.grid = 16;
-  auto module = stages::buildLaunch(ctx, "attention_query", c, params);
+  auto module = monodc::testing::buildFusedLaunch(ctx, "attention_query", c, rows, tp, /*grid=*/16);
   ASSERT_TRUE(static_cast<bool>(module));
-  ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module)));
-  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  auto launch = monodc::testing::launchOf(*module);
   sim::LaunchMemory memory(launch);
   ASSERT_FALSE(static_cast<bool>(memory.setValues("qn", in.qn)));
   ASSERT_FALSE(static_cast<bool>(memory.setValues("positions", in.positions)));
