@@ -9,6 +9,7 @@
 #include "monodc/stages/Launches.h"
 
 #include "FusedLaunch.h"
+#include "MemoryInputs.h"
 #include "StageBounds.h"
 
 #include "RandomKvCache.h"
@@ -87,21 +88,18 @@ BackOutputs simulateBack(const stages::ModelConfig &c, int tp, const BackInputs 
     return {};
   auto launch = monodc::testing::launchOf(*module);
   sim::LaunchMemory memory(launch);
-  auto check = [](llvm::Error e) {
-    EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));
-  };
-  check(memory.setValues("q", in.q));
-  check(memory.setValues("positions", in.positions));
-  check(memory.setValues("cos_sin", in.cosSin));
-  check(memory.setBytes("kv_cache", in.window.bytes));
-  check(memory.setValues("window_slots", in.windowSlots));
-  check(memory.setBytes("compressed_cache", in.compressed.bytes));
-  check(memory.setValues("compressed_slots", in.compressedSlots));
-  check(memory.setValues("attn_sink", in.sinks));
-  check(memory.setBytes("wo_a", in.woA.codes));
-  check(memory.setBytes("wo_a_scale", in.woA.scales));
-  check(memory.setBytes("wo_b", in.woB.codes));
-  check(memory.setBytes("wo_b_scale", in.woB.scales));
+  setValues(memory, "q", in.q);
+  setValues(memory, "positions", in.positions);
+  setValues(memory, "cos_sin", in.cosSin);
+  setBytes(memory, "kv_cache", in.window.bytes);
+  setValues(memory, "window_slots", in.windowSlots);
+  setBytes(memory, "compressed_cache", in.compressed.bytes);
+  setValues(memory, "compressed_slots", in.compressedSlots);
+  setValues(memory, "attn_sink", in.sinks);
+  setBytes(memory, "wo_a", in.woA.codes);
+  setBytes(memory, "wo_a_scale", in.woA.scales);
+  setBytes(memory, "wo_b", in.woB.codes);
+  setBytes(memory, "wo_b_scale", in.woB.scales);
   auto run = sim::simulate(launch, memory, schedule);
   EXPECT_TRUE(succeeded(run) && !run->deadlock) << (succeeded(run) ? run->describe() : "");
   return {memory.values("o"), memory.values("partial")};

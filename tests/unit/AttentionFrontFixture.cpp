@@ -7,6 +7,7 @@
 #include "monodc/stages/Launches.h"
 
 #include "FusedLaunch.h"
+#include "MemoryInputs.h"
 #include "RandomValues.h"
 #include "RopeTable.h"
 
@@ -18,6 +19,8 @@
 
 using namespace monodc;
 namespace ref = monodc::reference;
+using monodc::testing::setBytes;
+using monodc::testing::setValues;
 
 namespace monodc::testing {
 
@@ -60,19 +63,16 @@ FrontInputs makeFrontInputs(const stages::ModelConfig &c, int rows, unsigned see
 }
 
 void loadFrontInputs(sim::LaunchMemory &memory, const FrontInputs &in) {
-  auto check = [](llvm::Error e) {
-    EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));
-  };
-  check(memory.setValues("u", in.u));
-  check(memory.setValues("attn_norm", in.attnNorm));
-  check(memory.setValues("q_norm", in.qNorm));
-  check(memory.setValues("kv_norm", in.kvNorm));
-  check(memory.setValues("positions", in.positions));
-  check(memory.setValues("cos_sin", in.cosSin));
-  check(memory.setBytes("wqkv", in.wqkv.codes));
-  check(memory.setBytes("wqkv_scale", in.wqkv.scales));
-  check(memory.setValues("slot_mapping", in.slots));
-  check(memory.setBytes("kv_cache", in.cacheBefore));
+  setValues(memory, "u", in.u);
+  setValues(memory, "attn_norm", in.attnNorm);
+  setValues(memory, "q_norm", in.qNorm);
+  setValues(memory, "kv_norm", in.kvNorm);
+  setValues(memory, "positions", in.positions);
+  setValues(memory, "cos_sin", in.cosSin);
+  setBytes(memory, "wqkv", in.wqkv.codes);
+  setBytes(memory, "wqkv_scale", in.wqkv.scales);
+  setValues(memory, "slot_mapping", in.slots);
+  setBytes(memory, "kv_cache", in.cacheBefore);
 }
 
 FrontOutputs readFrontOutputs(const sim::LaunchMemory &memory) {

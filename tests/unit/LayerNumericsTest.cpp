@@ -17,6 +17,7 @@
 #include "StageBounds.h"
 
 #include "FusedLaunch.h"
+#include "MemoryInputs.h"
 #include "RandomKvCache.h"
 #include "RandomValues.h"
 #include "RopeTable.h"
@@ -32,6 +33,8 @@ using namespace monodc;
 namespace ref = monodc::reference;
 namespace fmts = monodc::formats;
 using monodc::testing::normalValues;
+using monodc::testing::setBytes;
+using monodc::testing::setValues;
 using monodc::testing::uniformValues;
 
 namespace {
@@ -243,14 +246,6 @@ LayerOutputs referenceLayer(const stages::ModelConfig &c, const LayerWeights &w,
 
 // ---------------------------------------------------------------- simulator
 
-void set(sim::LaunchMemory &m, const std::string &name, const std::vector<float> &v) {
-  llvm::Error e = m.setValues(name, v);
-  ASSERT_FALSE(static_cast<bool>(e)) << name << ": " << llvm::toString(std::move(e));
-}
-void setBytes(sim::LaunchMemory &m, const std::string &name, const std::vector<uint8_t> &v) {
-  llvm::Error e = m.setBytes(name, v);
-  ASSERT_FALSE(static_cast<bool>(e)) << name << ": " << llvm::toString(std::move(e));
-}
 void setBlock(sim::LaunchMemory &m, const std::string &name, const ref::BlockScaledE4m3 &w) {
   setBytes(m, name, w.codes);
   setBytes(m, name + "_scale", w.scales);
@@ -290,33 +285,33 @@ struct LayerRig {
 
 void loadK1(sim::LaunchMemory &m, const stages::ModelConfig &c, const LayerWeights &w,
             const RankWeights &rw, const StepInputs &in) {
-  set(m, "residual", in.residual);
-  set(m, "x", in.x);
-  set(m, "post_in", in.post);
-  set(m, "comb_in", in.comb);
-  set(m, "pre_in", in.pre);
-  set(m, "hc_fn", w.attnFn);
-  set(m, "hc_base", w.attnBase);
-  set(m, "hc_scale", w.attnScale);
-  set(m, "attn_norm", w.attnNorm);
+  setValues(m, "residual", in.residual);
+  setValues(m, "x", in.x);
+  setValues(m, "post_in", in.post);
+  setValues(m, "comb_in", in.comb);
+  setValues(m, "pre_in", in.pre);
+  setValues(m, "hc_fn", w.attnFn);
+  setValues(m, "hc_base", w.attnBase);
+  setValues(m, "hc_scale", w.attnScale);
+  setValues(m, "attn_norm", w.attnNorm);
   setBlock(m, "wqkv", w.wqkv);
-  set(m, "q_norm", w.qNorm);
-  set(m, "kv_norm", w.kvNorm);
-  set(m, "positions", in.positions);
-  set(m, "cos_sin", w.cosSin);
-  set(m, "slot_mapping", in.slots);
+  setValues(m, "q_norm", w.qNorm);
+  setValues(m, "kv_norm", w.kvNorm);
+  setValues(m, "positions", in.positions);
+  setValues(m, "cos_sin", w.cosSin);
+  setValues(m, "slot_mapping", in.slots);
   setBytes(m, "kv_cache", in.window.bytes);
   setBlock(m, "wq_b", rw.wqb);
   (void)c;
 }
 
 void loadFfnHalf(sim::LaunchMemory &m, const LayerWeights &w, const RankWeights &rw) {
-  set(m, "ffn_hc_fn", w.ffnFn);
-  set(m, "ffn_hc_base", w.ffnBase);
-  set(m, "ffn_hc_scale", w.ffnScale);
-  set(m, "ffn_norm", w.ffnNorm);
-  set(m, "gate", w.gate);
-  set(m, "gate_bias", w.bias);
+  setValues(m, "ffn_hc_fn", w.ffnFn);
+  setValues(m, "ffn_hc_base", w.ffnBase);
+  setValues(m, "ffn_hc_scale", w.ffnScale);
+  setValues(m, "ffn_norm", w.ffnNorm);
+  setValues(m, "gate", w.gate);
+  setValues(m, "gate_bias", w.bias);
   setBlock(m, "shared_gate_up", rw.sharedGateUp);
   setBlock(m, "shared_down", rw.sharedDown);
   setMxfp4(m, "w13", rw.w13);
@@ -334,18 +329,18 @@ LayerOutputs simulateLayer(LayerRig &rig, const stages::ModelConfig &c, const La
     auto run = sim::simulate(monodc::testing::launchOf(*rig.k1), k1, schedule);
     EXPECT_TRUE(succeeded(run) && !run->deadlock) << (succeeded(run) ? run->describe() : "");
     // K2 reads what K1 wrote: q, the cache and the seam's streams and gates.
-    set(k2, "q", k1.values("q"));
+    setValues(k2, "q", k1.values("q"));
     setBytes(k2, "kv_cache", k1.bytes("kv_cache"));
-    set(k2, "ffn_residual", k1.values("residual_out"));
-    set(k2, "ffn_post_in", k1.values("post"));
-    set(k2, "ffn_comb_in", k1.values("comb"));
-    set(k2, "ffn_pre_in", k1.values("pre"));
-    set(k2, "positions", in.positions);
-    set(k2, "cos_sin", w.cosSin);
-    set(k2, "window_slots", in.windowSlots);
+    setValues(k2, "ffn_residual", k1.values("residual_out"));
+    setValues(k2, "ffn_post_in", k1.values("post"));
+    setValues(k2, "ffn_comb_in", k1.values("comb"));
+    setValues(k2, "ffn_pre_in", k1.values("pre"));
+    setValues(k2, "positions", in.positions);
+    setValues(k2, "cos_sin", w.cosSin);
+    setValues(k2, "window_slots", in.windowSlots);
     setBytes(k2, "compressed_cache", in.compressed.bytes);
-    set(k2, "compressed_slots", in.compressedSlots);
-    set(k2, "attn_sink", w.ranks[r].sinks);
+    setValues(k2, "compressed_slots", in.compressedSlots);
+    setValues(k2, "attn_sink", w.ranks[r].sinks);
     setBlock(k2, "wo_a", w.ranks[r].woA);
     setBlock(k2, "wo_b", w.ranks[r].woB);
     loadFfnHalf(k2, w, w.ranks[r]);
@@ -466,11 +461,11 @@ TEST(LayerNumerics, FfnLaunchAgainstTheReferenceFfnHalf) {
     for (int r = 0; r < tp; ++r) {
       memories.push_back(std::make_unique<sim::LaunchMemory>(launch));
       sim::LaunchMemory &m = *memories.back();
-      set(m, "partial", partials[r]);
-      set(m, "ffn_residual", in.residual);
-      set(m, "ffn_post_in", in.post);
-      set(m, "ffn_comb_in", in.comb);
-      set(m, "ffn_pre_in", in.pre);
+      setValues(m, "partial", partials[r]);
+      setValues(m, "ffn_residual", in.residual);
+      setValues(m, "ffn_post_in", in.post);
+      setValues(m, "ffn_comb_in", in.comb);
+      setValues(m, "ffn_pre_in", in.pre);
       loadFfnHalf(m, w, w.ranks[r]);
       pointers.push_back(&m);
     }

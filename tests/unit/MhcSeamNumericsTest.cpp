@@ -10,6 +10,7 @@
 #include "monodc/stages/Launches.h"
 
 #include "FusedLaunch.h"
+#include "MemoryInputs.h"
 #include "StageBounds.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 using namespace monodc;
 namespace ref = monodc::reference;
 using monodc::testing::expectWithinBounds;
+using monodc::testing::setValues;
 
 namespace {
 
@@ -62,19 +64,15 @@ SeamResult simulateSeam(const stages::ModelConfig &c, const ref::MhcInputs &in,
     return {};
   auto launch = monodc::testing::launchOf(*module);
   sim::LaunchMemory memory(launch);
-  auto set = [&](const char *name, const std::vector<float> &v) {
-    llvm::Error e = memory.setValues(name, v);
-    EXPECT_FALSE(static_cast<bool>(e)) << name << ": " << llvm::toString(std::move(e));
-  };
-  set("residual", in.residual);
-  set("x", in.x);
-  set("post_in", in.post);
-  set("comb_in", in.comb);
-  set("pre_in", in.preIn);
-  set("hc_fn", in.fn);
-  set("hc_base", in.base);
-  set("hc_scale", in.scale);
-  set("attn_norm", in.normWeight);
+  setValues(memory, "residual", in.residual);
+  setValues(memory, "x", in.x);
+  setValues(memory, "post_in", in.post);
+  setValues(memory, "comb_in", in.comb);
+  setValues(memory, "pre_in", in.preIn);
+  setValues(memory, "hc_fn", in.fn);
+  setValues(memory, "hc_base", in.base);
+  setValues(memory, "hc_scale", in.scale);
+  setValues(memory, "attn_norm", in.normWeight);
   auto run = sim::simulate(launch, memory, schedule);
   EXPECT_TRUE(succeeded(run));
   SeamResult result;

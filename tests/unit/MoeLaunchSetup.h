@@ -4,6 +4,7 @@
 #define MONODC_TESTS_MOELAUNCHSETUP_H
 
 #include "FusedLaunch.h"
+#include "MemoryInputs.h"
 
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/reference/Reference.h"
@@ -41,16 +42,13 @@ inline void loadRouterAndShared(sim::LaunchMemory &memory, const std::vector<flo
                                 const std::vector<float> &gate, const std::vector<float> &bias,
                                 const reference::BlockScaledE4m3 &gateUp,
                                 const reference::BlockScaledE4m3 &down) {
-  auto check = [](llvm::Error e) {
-    EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));
-  };
-  check(memory.setValues("x", x));
-  check(memory.setValues("gate", gate));
-  check(memory.setValues("gate_bias", bias));
-  check(memory.setBytes("shared_gate_up", gateUp.codes));
-  check(memory.setBytes("shared_gate_up_scale", gateUp.scales));
-  check(memory.setBytes("shared_down", down.codes));
-  check(memory.setBytes("shared_down_scale", down.scales));
+  setValues(memory, "x", x);
+  setValues(memory, "gate", gate);
+  setValues(memory, "gate_bias", bias);
+  setBytes(memory, "shared_gate_up", gateUp.codes);
+  setBytes(memory, "shared_gate_up_scale", gateUp.scales);
+  setBytes(memory, "shared_down", down.codes);
+  setBytes(memory, "shared_down_scale", down.scales);
 }
 
 } // namespace monodc::testing

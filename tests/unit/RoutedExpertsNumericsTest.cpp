@@ -25,6 +25,7 @@ namespace ref = monodc::reference;
 namespace fmts = monodc::formats;
 using monodc::testing::expectWithinBounds;
 using monodc::testing::normalValues;
+using monodc::testing::setBytes;
 
 namespace {
 
@@ -83,15 +84,14 @@ RoutedOutputs simulateRouted(const stages::ModelConfig &c, int tp, const RoutedI
   if (!built)
     return {};
   sim::LaunchMemory &memory = *built->memory;
-  auto check = [](llvm::Error e) { EXPECT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e)); };
   monodc::testing::loadRouterAndShared(memory, in.x, in.gate, in.bias, in.sharedGateUp,
                                        in.sharedDown);
   auto [w13, w13s] = shuffled(in.w13, shuffleW13);
   auto [w2, w2s] = shuffled(in.w2);
-  check(memory.setBytes("w13", w13));
-  check(memory.setBytes("w13_scale", w13s));
-  check(memory.setBytes("w2", w2));
-  check(memory.setBytes("w2_scale", w2s));
+  setBytes(memory, "w13", w13);
+  setBytes(memory, "w13_scale", w13s);
+  setBytes(memory, "w2", w2);
+  setBytes(memory, "w2_scale", w2s);
   auto run = sim::simulate(built->launch, memory, schedule);
   EXPECT_TRUE(succeeded(run) && !run->deadlock);
   return {memory.values("topk_indices"), memory.values("topk_weights"),
