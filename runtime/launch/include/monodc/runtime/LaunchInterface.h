@@ -57,7 +57,9 @@ struct LaunchInterface {
 
   const RegionSpec *argument(std::string_view name) const;
 
-  /// The manifest text, exactly as emit::kernelManifest prints it.
+  /// The manifest text: the lines emit::kernelManifest prints, in a fixed
+  /// order (arg lines, then scratch lines, then index lines, where the
+  /// emitter follows region order); parse(text()) gives this interface back.
   std::string text() const;
   /// The reverse; an unknown line is refused, naming it.
   static Result<LaunchInterface> parse(std::string_view text);
