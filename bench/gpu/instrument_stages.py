@@ -12,8 +12,9 @@ import re
 import sys
 
 STAGE = re.compile(r'^  // stage (\d+): ')
-WAIT = re.compile(r'^(\s+)(mono_wait_(?:peer_)?flags\(.*\);)$')
-GEMV = re.compile(r'^(\s+)(mono_gemv_\w+<.*\);)$')
+# Calls timed into a per-stage counter: mailbox polls and GEMVs.
+TIMED = [(re.compile(r'^(\s+)(mono_wait_(?:peer_)?flags\(.*\);)$'), 'mono_prof_wait'),
+         (re.compile(r'^(\s+)(mono_gemv_\w+<.*\);)$'), 'mono_prof_gemv')]
 
 
 def instrument(source):
@@ -51,15 +52,12 @@ def instrument(source):
             out.append(line)
             out.append('  mono_u64 mono_prof_enter = 0, mono_prof_wait = 0, mono_prof_gemv = 0;')
             continue
-        w = WAIT.match(line)
-        if w and current is not None:
-            out.append('%s{ const mono_u64 w0 = mono_now_ns(); %s mono_prof_wait += mono_now_ns() - w0; }'
-                       % (w.group(1), w.group(2)))
-            continue
-        g = GEMV.match(line)
-        if g and current is not None:
-            out.append('%s{ const mono_u64 g0 = mono_now_ns(); %s mono_prof_gemv += mono_now_ns() - g0; }'
-                       % (g.group(1), g.group(2)))
+        timed = [(p.match(line), counter) for p, counter in TIMED] if current is not None else []
+        call = next(((m, counter) for m, counter in timed if m), None)
+        if call:
+            m, counter = call
+            out.append('%s{ const mono_u64 mono_prof_t0 = mono_now_ns(); %s'
+                       ' %s += mono_now_ns() - mono_prof_t0; }' % (m.group(1), m.group(2), counter))
             continue
         out.append(line)
     text = '\n'.join(out)
