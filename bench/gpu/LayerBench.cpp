@@ -26,8 +26,8 @@ using gpu::Region;
 namespace {
 
 // Synthetic values by format, from a hash of (seed, index): e4m3-like bytes
-// never NaN (also for byte records and packed e2m1), E8M0 scales 2^-10..2^-6,
-// bf16 and f32 uniform in [-1, 1).
+// below 2 in magnitude (also for byte records and packed e2m1), E8M0 scales
+// 2^-10..2^-6, bf16 and f32 uniform in [-1, 1).
 const char *kFillSource = R"(
 __device__ unsigned long long mix(unsigned long long x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -43,8 +43,10 @@ extern "C" __global__ void fill(unsigned char *p, unsigned long long bytes,
     unsigned long long x = mix(seed * 0x100000001B3ull + i);
     float u = (float)(x >> 40) / 16777216.0f * 2.0f - 1.0f;
     if (kind == 0) {
-      unsigned char b = (unsigned char)x;
-      p[i] = (b & 0x7F) == 0x7F ? (unsigned char)(b ^ 1) : b;
+      // Bit 6 clear: below 2 in magnitude as e4m3 (never NaN), as a bf16
+      // high byte and as an E8M0 scale inside a byte record, so no record
+      // decodes to a huge value that would make the attention non-finite.
+      p[i] = (unsigned char)(x & 0xBF);
     } else if (kind == 1) {
       p[i] = (unsigned char)(117 + x % 5);
     } else if (kind == 2) {
