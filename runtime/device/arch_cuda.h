@@ -19,6 +19,11 @@ MONO_DEV float mono_sqrt(float v) { return sqrtf(v); }
 MONO_DEV float mono_exp2(float v) { return exp2f(v); }
 MONO_DEV float mono_log(float v) { return logf(v); }
 MONO_DEV float mono_exp(float v) { return expf(v); }
+// prmt: byte (s & 7) of hi:lo for each selector nibble s (s < 8 here).
+#define MONO_HAS_BYTE_PERM 1
+MONO_DEV mono_u32 mono_byte_perm(mono_u32 lo, mono_u32 hi, mono_u32 selector) {
+  return __byte_perm(lo, hi, selector);
+}
 
 MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {
   mono_u32 old;

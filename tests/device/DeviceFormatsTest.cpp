@@ -11,6 +11,7 @@
 #include <bit>
 #include <cstdint>
 #include <functional>
+#include <random>
 
 // clang-format off
 #include "prelude.h"
@@ -76,6 +77,33 @@ TEST(DeviceFormats, DecodersMatchTheFormatsLibraryOnEveryCode) {
   EXPECT_EQ(decoderMismatches(256, mono_e4m3_value, formats::e4m3Value), 0u);
   EXPECT_EQ(decoderMismatches(16, mono_e2m1_value, formats::e2m1Value), 0u);
   EXPECT_EQ(decoderMismatches(256, mono_e8m0_value, formats::e8m0Value), 0u);
+}
+
+// Values of packed e2m1 words decoded by `decode` (8 codes a word) that
+// differ from the formats library: every code at every position, in random
+// words.
+template <typename Decode>
+size_t packedE2m1Mismatches(Decode decode) {
+  std::mt19937 rng(7);
+  size_t mismatches = 0;
+  for (int n = 0; n < (1 << 18); ++n) {
+    const uint32_t w = n < 16 ? uint32_t(n) * 0x11111111u : uint32_t(rng());
+    float v[8];
+    decode(w, v);
+    for (int i = 0; i < 8; ++i)
+      mismatches += std::bit_cast<uint32_t>(v[i]) !=
+                    std::bit_cast<uint32_t>(formats::e2m1Value(uint8_t(w >> (4 * i))));
+  }
+  return mismatches;
+}
+
+// The routed weights' decoder, eight codes through byte permutes.
+TEST(DeviceFormats, PackedE2m1DecoderMatchesOnEveryCodeAndPosition) {
+  EXPECT_EQ(packedE2m1Mismatches([](uint32_t w, float *v) { mono_e2m1x8_values(w, v); }), 0u);
+  // ... and the comparison fails when the sign bits are lost.
+  EXPECT_GT(packedE2m1Mismatches(
+                [](uint32_t w, float *v) { mono_e2m1x8_values(w & 0x77777777u, v); }),
+            0u);
 }
 
 // The weights' branch-free e4m3 decoder: exact on every code but the two

@@ -38,6 +38,22 @@ MONO_DEV float mono_sqrt(float v) { return std::sqrt(v); }
 MONO_DEV float mono_exp2(float v) { return std::exp2(v); }
 MONO_DEV float mono_log(float v) { return std::log(v); }
 MONO_DEV float mono_exp(float v) { return std::exp(v); }
+// CUDA's prmt (as arch_cuda.h), so the byte-permute paths run here too:
+// byte k of the result is byte (s & 7) of hi:lo for selector nibble k, s;
+// with s & 8 it is that byte's top bit repeated.
+#define MONO_HAS_BYTE_PERM 1
+MONO_DEV mono_u32 mono_byte_perm(mono_u32 lo, mono_u32 hi, mono_u32 selector) {
+  const mono_u64 bytes = ((mono_u64)hi << 32) | lo;
+  mono_u32 out = 0;
+  for (int k = 0; k < 4; ++k) {
+    const mono_u32 s = (selector >> (4 * k)) & 15u;
+    mono_u32 b = (mono_u32)(bytes >> (8 * (s & 7u))) & 0xFFu;
+    if (s & 8u)
+      b = (b & 0x80u) ? 0xFFu : 0u;
+    out |= b << (8 * k);
+  }
+  return out;
+}
 MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {
   const mono_u32 old = *p;
   *p += v;

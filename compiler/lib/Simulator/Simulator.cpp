@@ -310,8 +310,10 @@ TileValues TaskInterpreter::gemv(GemvOp op, RegionOp weight, int64_t row0) {
 }
 
 // Mirrors mono_gemv_rows: activations rounded to bf16 as staged, weights
-// dequantized exactly, one fma chain per (output, thread part, token) over
-// the 16-value chunks p, p + TP, ..., then the TP parts added in order.
+// decoded exactly; per (output, thread part, token) each 16-value chunk of
+// p, p + TP, ... is summed unscaled in its own fma chain and joins the
+// part's sum by one fma with its block scale; then the TP parts are added
+// in order.
 TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xRegion,
                                      int64_t row0, int64_t t0) {
   const int64_t n = op.getOutputs(), tokens = op.getTokens(), k = weight.getCols();
@@ -332,7 +334,7 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
       staged[t * k + c] = fmts::roundToBf16(v);
     }
   TileValues out(tokens * n);
-  std::vector<float> dequantized(k);
+  std::vector<float> decoded(k), blockScale(k / 32, 1.0f);
   const bool mxfp4 = isa<Float4E2M1FNType>(weight.getElementType());
   for (int64_t j = 0; j < n; ++j) {
     const int64_t row = row0 + j;
@@ -340,20 +342,24 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
       if (mxfp4) {
         // AITER's shuffled layouts: the same offsets the project's shuffle uses.
         const uint8_t byte = w.bytes[fmts::shuffledWeightOffset(0, row, c / 2, weight.getRows(), k / 2)];
-        const uint8_t scale = ws->bytes[fmts::shuffledScaleOffset(row, c / 32, ws->cols)];
-        dequantized[c] = fmts::mxfp4Value(c % 2 ? byte >> 4 : byte & 15, scale);
-        continue;
+        decoded[c] = fmts::e2m1Value(c % 2 ? byte >> 4 : byte & 15);
+      } else {
+        decoded[c] = w.get(row * k + c);
       }
-      dequantized[c] = scaled ? w.get(row * k + c) * ws->get((row / 32) * ws->cols + c / 32)
-                              : w.get(row * k + c);
     }
+    for (int64_t b = 0; scaled && b < k / 32; ++b)
+      blockScale[b] = mxfp4 ? fmts::e8m0Value(ws->bytes[fmts::shuffledScaleOffset(row, b, ws->cols)])
+                            : ws->get((row / 32) * ws->cols + b);
     for (int64_t t = 0; t < tokens; ++t) {
       float sum = 0.0f;
       for (int64_t p = 0; p < parts; ++p) {
         float acc = 0.0f;
-        for (int64_t chunk = p; chunk < chunks; chunk += parts)
+        for (int64_t chunk = p; chunk < chunks; chunk += parts) {
+          float chunkSum = 0.0f;
           for (int64_t i = 0; i < 16; ++i)
-            acc = std::fma(staged[t * k + chunk * 16 + i], dequantized[chunk * 16 + i], acc);
+            chunkSum = std::fma(staged[t * k + chunk * 16 + i], decoded[chunk * 16 + i], chunkSum);
+          acc = std::fma(chunkSum, blockScale[chunk / 2], acc);
+        }
         sum += acc;
       }
       out[t * n + j] = sum;
