@@ -1,5 +1,7 @@
-// What the GPU programs of bench/gpu share: errors, files, and building the
-// emitted source through nvrtc (sm_90, no FMA contraction, as the simulator).
+// What the GPU programs of bench/gpu share: errors, files, building the
+// emitted source through nvrtc (sm_90, no FMA contraction, as the simulator),
+// binding and launching a manifest's kernel, TP ranks on one GPU (peer
+// buffers, residency, streams forked and joined) and comparing on the device.
 #ifndef MONODC_BENCH_GPU_CUDASUPPORT_H
 #define MONODC_BENCH_GPU_CUDASUPPORT_H
 
@@ -8,6 +10,7 @@
 #include <cuda.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -147,6 +150,123 @@ inline const Region &argument(const Manifest &m, const std::string &name) {
     die("manifest of " + m.kernelName + " has no argument " + name);
   return *r;
 }
+
+/// Refuses a persistent kernel whose grids, `ranks` of them at once, cannot
+/// all be resident: a CTA polling for one that is not yet scheduled would
+/// wait forever.
+inline void requireResident(CUfunction kernel, const Manifest &m, int ranks, int sms,
+                            const std::string &what) {
+  int perSm = 0;
+  check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, m.block, 0), "occupancy");
+  if (perSm < 1 || m.grid * ranks > sms * perSm)
+    die(what + ": " + std::to_string(ranks) + " ranks of " + std::to_string(m.grid) +
+        " CTAs cannot be resident together");
+}
+
+/// TP ranks on one GPU: each rank's peer buffer (2 epoch parities x ranks x
+/// the launch's slot bytes, zeroed) in the same device memory, and the
+/// device table of their addresses that every rank's launch takes.
+struct PeerBuffers {
+  std::vector<CUdeviceptr> buffers;
+  CUdeviceptr table = 0;
+};
+
+inline PeerBuffers allocatePeers(const Manifest &m, int ranks) {
+  PeerBuffers peers;
+  const size_t bytes = 2 * ranks * m.peerSlotBytes;
+  for (int r = 0; r < ranks; ++r) {
+    peers.buffers.push_back(alloc(bytes));
+    check(cuMemsetD8(peers.buffers.back(), 0, bytes), "zero peers");
+  }
+  peers.table = alloc(ranks * sizeof(CUdeviceptr));
+  check(cuMemcpyHtoD(peers.table, peers.buffers.data(), ranks * sizeof(CUdeviceptr)),
+        "peer table");
+  return peers;
+}
+
+inline void freePeers(PeerBuffers &peers) {
+  for (CUdeviceptr p : peers.buffers)
+    cuMemFree(p);
+  if (peers.table)
+    cuMemFree(peers.table);
+  peers = {};
+}
+
+/// A fused launch's kernel arguments: each region of the manifest in order
+/// (`bufferOf` it), then the scratch and epoch buffers and, for a launch
+/// with peer memory, the peer table.
+inline std::vector<CUdeviceptr>
+argumentValues(const Manifest &m, const std::function<CUdeviceptr(const Region &)> &bufferOf,
+               CUdeviceptr scratch, CUdeviceptr epoch, CUdeviceptr peerTable) {
+  std::vector<CUdeviceptr> values;
+  for (const Region &reg : m.arguments)
+    values.push_back(bufferOf(reg));
+  values.push_back(scratch);
+  values.push_back(epoch);
+  if (m.peerSlotBytes > 0)
+    values.push_back(peerTable);
+  return values;
+}
+
+/// cuLaunchKernel's parameters: pointers to `values`, then to the rank for
+/// a launch with peer memory (both must outlive the launches).
+inline std::vector<void *> kernelParams(std::vector<CUdeviceptr> &values, const Manifest &m,
+                                        int &rank) {
+  std::vector<void *> params;
+  for (CUdeviceptr &p : values)
+    params.push_back(&p);
+  if (m.peerSlotBytes > 0)
+    params.push_back(&rank);
+  return params;
+}
+
+/// Enqueues `body` between a fork of streams[1..] from streams[0] and their
+/// join into it, so that capturing streams[0] takes every rank's work, and
+/// work after it on streams[0] waits for all of it.
+inline void forkJoin(const std::vector<CUstream> &streams, CUevent fork, CUevent join,
+                     const std::function<void()> &body) {
+  check(cuEventRecord(fork, streams[0]), "fork");
+  for (size_t r = 1; r < streams.size(); ++r)
+    check(cuStreamWaitEvent(streams[r], fork, 0), "fork");
+  body();
+  for (size_t r = 1; r < streams.size(); ++r) {
+    check(cuEventRecord(join, streams[r]), "join");
+    check(cuStreamWaitEvent(streams[0], join, 0), "join");
+  }
+}
+
+/// Counts on the device the bytes in which two buffers differ, adding them
+/// to a u64 counter: each thread counts its bytes and adds once, so that
+/// even a buffer differing everywhere is counted quickly.
+class ByteCompare {
+public:
+  ByteCompare() {
+    check(cuModuleGetFunction(&kernel_, compileModule(kSource, "compare.cu"), "mono_compare"),
+          "compare kernel");
+  }
+
+  /// Enqueues on `stream`: *counter += the bytes of a and b (n each) that differ.
+  void enqueue(CUdeviceptr a, CUdeviceptr b, size_t n, CUdeviceptr counter,
+               CUstream stream) const {
+    unsigned long long bytes = n;
+    void *args[] = {&a, &b, &bytes, &counter};
+    const unsigned blocks = unsigned(std::clamp<size_t>((n + 255) / 256, 1, 64));
+    check(cuLaunchKernel(kernel_, blocks, 1, 1, 256, 1, 1, 0, stream, args, nullptr), "compare");
+  }
+
+private:
+  static constexpr const char *kSource = R"(
+extern "C" __global__ void mono_compare(const unsigned char *a, const unsigned char *b,
+                                        unsigned long long n, unsigned long long *mismatches) {
+  unsigned long long count = 0;
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    count += a[i] != b[i];
+  if (count) atomicAdd(mismatches, count);
+}
+)";
+  CUfunction kernel_ = nullptr;
+};
 
 /// Region `name` inside the scratch buffer.
 inline const Region &scratchRegion(const Manifest &m, const std::string &name) {

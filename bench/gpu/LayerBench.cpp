@@ -9,7 +9,7 @@
 //   layer_bench DIR CONFIG TP LAYERS WIDTH...
 //
 // reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,unfused.hip,manifest}.
-#include "CudaSupport.h"
+#include "SyntheticLayer.h"
 
 #include <algorithm>
 #include <cstring>
@@ -24,50 +24,6 @@ using gpu::Manifest;
 using gpu::Region;
 
 namespace {
-
-// Synthetic values by format, from a hash of (seed, index): e4m3-like bytes
-// below 2 in magnitude (also for byte records and packed e2m1), E8M0 scales
-// 2^-10..2^-6, bf16 and f32 uniform in [-1, 1).
-const char *kFillSource = R"(
-__device__ unsigned long long mix(unsigned long long x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-extern "C" __global__ void fill(unsigned char *p, unsigned long long bytes,
-                                unsigned long long seed, int kind) {
-  const unsigned long long unit = kind == 2 ? 2 : (kind == 3 ? 4 : 1);
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-       i < bytes / unit; i += (unsigned long long)gridDim.x * blockDim.x) {
-    unsigned long long x = mix(seed * 0x100000001B3ull + i);
-    float u = (float)(x >> 40) / 16777216.0f * 2.0f - 1.0f;
-    if (kind == 0) {
-      // Bit 6 clear: below 2 in magnitude as e4m3 (never NaN), as a bf16
-      // high byte and as an E8M0 scale inside a byte record, so no record
-      // decodes to a huge value that would make the attention non-finite.
-      p[i] = (unsigned char)(x & 0xBF);
-    } else if (kind == 1) {
-      p[i] = (unsigned char)(117 + x % 5);
-    } else if (kind == 2) {
-      unsigned int bits = __float_as_uint(u);
-      ((unsigned short *)p)[i] = (unsigned short)(bits >> 16);
-    } else {
-      ((float *)p)[i] = u;
-    }
-  }
-}
-)";
-
-int fillKind(const std::string &format) {
-  if (format == "e8m0")
-    return 1;
-  if (format == "bf16")
-    return 2;
-  if (format == "f32")
-    return 3;
-  return 0;  // e4m3, e2m1, byte
-}
 
 using gpu::alloc;
 
@@ -133,16 +89,7 @@ int main(int argc, char **argv) {
   for (int a = 5; a < argc; ++a)
     widths.push_back(std::atoi(argv[a]));
   const int sms = gpu::openDevice().sms;
-  CUfunction fill;
-  check(cuModuleGetFunction(&fill, gpu::compileModule(kFillSource, "fill.cu"), "fill"), "fill");
-  unsigned long long seed = 1;
-  auto fillBuffer = [&](CUdeviceptr p, size_t bytes, const std::string &format) {
-    int kind = fillKind(format);
-    unsigned long long n = bytes;
-    ++seed;
-    void *args[] = {&p, &n, &seed, &kind};
-    check(cuLaunchKernel(fill, 1024, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), "fill");
-  };
+  gpu::SyntheticFill fill;
   std::vector<CUstream> streams(tp);
   for (CUstream &s : streams)
     check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "stream");
@@ -171,8 +118,8 @@ int main(int argc, char **argv) {
     // Each rank: K1 and K2, one epoch buffer for both; K2's q and cache are
     // K1's. Peer buffers of K2 in the same device memory.
     std::vector<RankLaunch> k1(tp), k2(tp);
-    std::vector<CUdeviceptr> epochs(tp), peers(tp);
-    CUdeviceptr peerTable = 0;
+    std::vector<CUdeviceptr> epochs(tp);
+    gpu::PeerBuffers peers;
     for (int phase = 0; phase < 2; ++phase) {
       const std::string launchName = phase == 0 ? "k1" : "k2";
       const std::string stem = dir + "/" + launchName + "." + config + ".sm_90.r" +
@@ -182,14 +129,8 @@ int main(int argc, char **argv) {
       CUmodule unfusedModule =
           gpu::compileModule(gpu::readText(stem + ".unfused.hip"), stem + ".unfused.hip");
       const bool profiled = fileExists(stem + ".prof.hip");
-      if (phase == 1 && m.peerSlotBytes > 0) {
-        for (int r = 0; r < tp; ++r) {
-          peers[r] = alloc(2 * tp * m.peerSlotBytes);
-          check(cuMemsetD8(peers[r], 0, 2 * tp * m.peerSlotBytes), "zero peers");
-        }
-        peerTable = alloc(tp * sizeof(CUdeviceptr));
-        check(cuMemcpyHtoD(peerTable, peers.data(), tp * sizeof(CUdeviceptr)), "peer table");
-      }
+      if (phase == 1 && m.peerSlotBytes > 0)
+        peers = gpu::allocatePeers(m, tp);
       for (int r = 0; r < tp; ++r) {
         RankLaunch &l = (phase == 0 ? k1 : k2)[r];
         l.manifest = m;
@@ -202,11 +143,7 @@ int main(int argc, char **argv) {
           size_t bytes = 0;
           check(cuModuleGetGlobal(&l.profile, &bytes, module, "mono_prof"), "mono_prof");
         }
-        int perSm = 0;
-        check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, l.fused, m.block, 0), "occupancy");
-        if (perSm < 1 || m.grid * tp > sms * perSm)
-          die(launchName + ": " + std::to_string(tp) + " ranks of " + std::to_string(m.grid) +
-              " CTAs cannot be resident together");
+        gpu::requireResident(l.fused, m, tp, sms, launchName);
         for (size_t s = 0; s <= m.stages.size(); ++s) {
           CUfunction f;
           std::string name = m.kernelName + (s < m.stages.size() ? "_s" + std::to_string(s) : "_end");
@@ -217,13 +154,12 @@ int main(int argc, char **argv) {
           epochs[r] = alloc(m.epochWords * 4);
           check(cuMemsetD8(epochs[r], 0, m.epochWords * 4), "zero epoch");
         }
-        std::map<std::string, int64_t> bounds(m.indexBounds.begin(), m.indexBounds.end());
         l.weights.resize(layers);
         for (const Region &reg : m.arguments) {
           if (reg.kind == "weight") {
             for (int layer = 0; layer < layers; ++layer) {
               CUdeviceptr p = alloc(reg.bytes);
-              fillBuffer(p, reg.bytes, reg.format);
+              fill.values(p, reg.bytes, reg.format);
               l.weights[layer][reg.name] = p;
             }
             continue;
@@ -235,15 +171,7 @@ int main(int argc, char **argv) {
           }
           CUdeviceptr p = alloc(reg.bytes);
           l.shared[reg.name] = p;
-          if (bounds.count(reg.name)) {
-            // Whole numbers inside the bound; the step's slots distinct.
-            std::vector<float> v(reg.bytes / 4);
-            for (size_t i = 0; i < v.size(); ++i)
-              v[i] = float((i * (reg.name == "slot_mapping" ? 1 : 7919)) % bounds[reg.name]);
-            check(cuMemcpyHtoD(p, v.data(), reg.bytes), "index input");
-          } else {
-            fillBuffer(p, reg.bytes, reg.format);
-          }
+          fill.region(m, reg, p);
         }
         l.scratch = alloc(m.scratchBytes);
         l.unfusedScratch = alloc(m.scratchBytes);
@@ -254,15 +182,12 @@ int main(int argc, char **argv) {
         l.params.resize(layers);
         l.unfusedParams.resize(layers);
         for (int layer = 0; layer < layers; ++layer) {
-          for (int unfused = 0; unfused < 2; ++unfused) {
-            std::vector<CUdeviceptr> &values = unfused ? l.unfusedValues[layer] : l.values[layer];
-            for (const Region &reg : m.arguments)
-              values.push_back(reg.kind == "weight" ? l.weights[layer][reg.name] : l.shared[reg.name]);
-            values.push_back(unfused ? l.unfusedScratch : l.scratch);
-            values.push_back(epochs[r]);
-            if (m.peerSlotBytes > 0)
-              values.push_back(peerTable);
-          }
+          auto bufferOf = [&](const Region &reg) {
+            return reg.kind == "weight" ? l.weights[layer][reg.name] : l.shared[reg.name];
+          };
+          l.values[layer] = gpu::argumentValues(m, bufferOf, l.scratch, epochs[r], peers.table);
+          l.unfusedValues[layer] =
+              gpu::argumentValues(m, bufferOf, l.unfusedScratch, epochs[r], peers.table);
         }
       }
     }
@@ -275,11 +200,8 @@ int main(int argc, char **argv) {
         for (int layer = 0; layer < layers; ++layer)
           for (int unfused = 0; unfused < 2; ++unfused) {
             auto &values = unfused ? l.unfusedValues[layer] : l.values[layer];
-            auto &params = unfused ? l.unfusedParams[layer] : l.params[layer];
-            for (CUdeviceptr &p : values)
-              params.push_back(&p);
-            if (l.manifest.peerSlotBytes > 0)
-              params.push_back(&rankValues[l.rank]);
+            (unfused ? l.unfusedParams[layer] : l.params[layer]) =
+                gpu::kernelParams(values, l.manifest, rankValues[l.rank]);
           }
 
     // A layer: on each rank's stream, K1 then K2 (fused) or their stage
@@ -302,15 +224,7 @@ int main(int argc, char **argv) {
     };
     auto timeLayers = [&](bool unfused, bool k2Only) {
       const double ms = gpu::timeGraph(streams[0], [&] {
-        // The other ranks' streams fork from and join the capturing one.
-        check(cuEventRecord(fork, streams[0]), "fork");
-        for (int r = 1; r < tp; ++r)
-          check(cuStreamWaitEvent(streams[r], fork, 0), "fork");
-        enqueue(unfused, k2Only);
-        for (int r = 1; r < tp; ++r) {
-          check(cuEventRecord(join, streams[r]), "join");
-          check(cuStreamWaitEvent(streams[0], join, 0), "join");
-        }
+        gpu::forkJoin(streams, fork, join, [&] { enqueue(unfused, k2Only); });
       }, /*warmups=*/5, /*reps=*/20);
       return 1000.0 * ms / layers;
     };
@@ -427,13 +341,9 @@ int main(int argc, char **argv) {
         cuMemFree(l.scratch);
         cuMemFree(l.unfusedScratch);
       }
-    for (int r = 0; r < tp; ++r) {
-      cuMemFree(epochs[r]);
-      if (peers[r])
-        cuMemFree(peers[r]);
-    }
-    if (peerTable)
-      cuMemFree(peerTable);
+    for (CUdeviceptr epoch : epochs)
+      cuMemFree(epoch);
+    gpu::freePeers(peers);
   }
   return 0;
 }

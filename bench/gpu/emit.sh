@@ -5,7 +5,9 @@
 # simulated on random inputs, for the GPU to match; `layer` K1 and K2 of the
 # full config at TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with
 # their unfused baselines and a copy with per-stage timers
-# (instrument_stages.py), for the layer benchmark; no argument: front and
+# (instrument_stages.py), for the layer benchmark; `stress` K1 and K2 of
+# config tiny at TP 2 (grid 66) for rows 6 and 48, fused only, for the race
+# stress of the whole layer (LayerStress.cpp); no argument: front and
 # launches. What travels is capped at 64 MiB, so the launch list is chosen
 # to fit.
 set -euo pipefail
@@ -14,16 +16,30 @@ MONODC="${MONODC:-$ROOT/build/bin/monodc}"
 OUT="$ROOT/bench/gpu/emitted"
 WHAT="${1:-all}"
 rm -rf "$OUT" && mkdir -p "$OUT"
-if [ "$WHAT" = layer ]; then
-  for rows in 6 12 24 48; do
+# emit_k1_k2 DIR CONFIG "ROWS..." [OPTION...]: K1 and K2 at TP 2 with 66 CTAs
+# a rank (two ranks share the 132 SMs), sm_90 HIP source, into $OUT/DIR.
+emit_k1_k2() {
+  local dir="$1" config="$2" widths="$3"
+  shift 3
+  for rows in $widths; do
     for launch in k1 k2; do
-      "$MONODC" build --arch sm_90 --config dsv41 --rows "$rows" --tp 2 --grid 66 --emit hip \
-        --unfused --launch "$launch" --out "$OUT/layer" > /dev/null
-      stem="$OUT/layer/$launch.dsv41.sm_90.r$rows.tp2"
-      python3 "$ROOT/bench/gpu/instrument_stages.py" "$stem.hip" "$stem.prof.hip"
+      "$MONODC" build --arch sm_90 --config "$config" --rows "$rows" --tp 2 --grid 66 --emit hip \
+        "$@" --launch "$launch" --out "$OUT/$dir" > /dev/null
     done
   done
+}
+if [ "$WHAT" = layer ]; then
+  emit_k1_k2 layer dsv41 "6 12 24 48" --unfused
+  for source in "$OUT"/layer/k[12].*.hip; do
+    case "$source" in *.unfused.hip) continue ;; esac
+    python3 "$ROOT/bench/gpu/instrument_stages.py" "$source" "${source%.hip}.prof.hip"
+  done
   ls "$OUT/layer" | wc -l; du -sh "$OUT"
+  exit 0
+fi
+if [ "$WHAT" = stress ]; then
+  emit_k1_k2 stress tiny "6 48"
+  ls "$OUT/stress" | wc -l; du -sh "$OUT"
   exit 0
 fi
 if [ "$WHAT" != launches ]; then

@@ -19,10 +19,13 @@ g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/
   "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
   -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/launch_check" >> "$OUT/build.log" 2>&1 \
   || { cat "$OUT/build.log"; exit 1; }
-g++ -O2 -std=c++20 -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
-  "$ROOT/bench/gpu/LayerBench.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" \
-  -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/layer_bench" \
-  >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+# The layer harnesses need only the manifest parser: SOURCE:PROGRAM.
+for harness in LayerBench:layer_bench LayerStress:layer_stress; do
+  g++ -O2 -std=c++20 -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
+    "$ROOT/bench/gpu/${harness%%:*}.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" \
+    -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/${harness##*:}" \
+    >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+done
 status=0
 # The layer benchmark runs when `emit.sh layer` wrote its sources.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ]; then
@@ -30,6 +33,13 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ]; then
     > "$OUT/layer.log" 2>&1 || status=1
   echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
   cat "$OUT/layer.log"
+fi
+# The race stress runs when `emit.sh stress` wrote its sources.
+if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
+  "$OUT/layer_stress" "$ROOT/bench/gpu/emitted/stress" tiny 2 "${STRESS_REPLAYS:-100000}" 6 48 \
+    > "$OUT/stress.log" 2>&1 || status=1
+  echo "== race stress, K1 + K2 (tiny, TP 2) =="
+  cat "$OUT/stress.log"
 fi
 # The launch checks run when `emit.sh launches` wrote their inputs.
 if [ -d "$ROOT/bench/gpu/emitted/sim" ]; then
