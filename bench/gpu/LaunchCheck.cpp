@@ -8,6 +8,7 @@
 #include "monodc/reference/Reference.h"
 
 #include "CudaSupport.h"
+#include "RegionCodec.h"
 
 #include <cstdio>
 #include <cstring>
@@ -33,27 +34,6 @@ CUfunction compile(const std::string &source, const std::string &name, const std
   CUfunction f;
   gpu::check(cuModuleGetFunction(&f, module, kernel.c_str()), "cuModuleGetFunction");
   return f;
-}
-
-std::vector<float> decode(const std::string &format, const std::string &bytes) {
-  std::vector<float> v;
-  if (format == "f32") {
-    v.resize(bytes.size() / 4);
-    std::memcpy(v.data(), bytes.data(), v.size() * 4);
-  } else if (format == "bf16") {
-    for (size_t i = 0; i + 1 < bytes.size(); i += 2) {
-      uint16_t b;
-      std::memcpy(&b, bytes.data() + i, 2);
-      v.push_back(fmts::bf16Value(b));
-    }
-  } else if (format == "e4m3") {
-    for (unsigned char c : bytes)
-      v.push_back(fmts::e4m3Value(c));
-  } else {
-    for (unsigned char c : bytes)
-      v.push_back(fmts::e8m0Value(c));
-  }
-  return v;
 }
 
 } // namespace
@@ -192,7 +172,7 @@ int main(int argc, char **argv) {
         c.relativeError = got == want ? 0.0 : 1.0;
         c.cosine = got == want ? 1.0 : 0.0;
       } else {
-        c = ref::compare(decode(r.format, got), decode(r.format, want));
+        c = ref::compare(gpu::decodeRegion(r.format, got), gpu::decodeRegion(r.format, want));
       }
       bool ok = r.format == "byte" ? got == want : ref::withinStageBounds(c);
       allGood &= ok;

@@ -1,32 +1,13 @@
-// Random test values in the formats the stages read, shared by the numerics
-// tests: n draws from one distribution, optionally rounded to bf16.
+// Random test values (monodc/reference/RandomValues.h) under the names the
+// numerics tests use.
 #ifndef MONODC_TESTS_RANDOMVALUES_H
 #define MONODC_TESTS_RANDOMVALUES_H
 
-#include "monodc/formats/NumberFormats.h"
-
-#include <random>
-#include <vector>
+#include "monodc/reference/RandomValues.h"
 
 namespace monodc::testing {
-
-inline std::vector<float> normalValues(std::mt19937 &rng, size_t n, float mean, float stddev,
-                                       bool bf16 = false) {
-  std::normal_distribution<float> dist(mean, stddev);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = bf16 ? formats::roundToBf16(dist(rng)) : dist(rng);
-  return v;
-}
-
-inline std::vector<float> uniformValues(std::mt19937 &rng, size_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
+using reference::normalValues;
+using reference::uniformValues;
 } // namespace monodc::testing
 
 #endif

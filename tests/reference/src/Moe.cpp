@@ -5,8 +5,8 @@
 #include "monodc/formats/NumberFormats.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -91,12 +91,6 @@ void requireShape(bool condition, const char *function, const std::string &what)
     throw std::invalid_argument(std::string(function) + ": " + what);
 }
 
-// 2^(scale - 127) in double (exact, and free of the f32 overflow that the top
-// codes would hit); the E8M0 NaN code 255 gives NaN.
-double scaleValue(uint8_t scale) {
-  return scale == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, scale - 127);
-}
-
 // MXFP8r (the routed flavour) of one row, dequantized exactly.
 std::vector<double> routedActivation(const std::vector<float> &row) {
   const int width = int(row.size());
@@ -112,10 +106,20 @@ std::vector<double> routedActivation(const std::vector<float> &row) {
 float dotRow(const std::vector<double> &a, const Mxfp4Weights &w, int expert, int row) {
   const size_t base = (size_t(expert) * w.n + row) * w.k;
   const size_t scaleBase = (size_t(expert) * w.n + row) * (w.k / formats::kMxGroupSize);
+  // The 16 code values and each group's scale looked up once (the same
+  // products in the same order: the full-size layer's experts take seconds).
+  static const std::array<double, 16> values = [] {
+    std::array<double, 16> v;
+    for (int c = 0; c < 16; ++c)
+      v[c] = formats::e2m1Value(uint8_t(c));
+    return v;
+  }();
   double sum = 0.0;
-  for (int k = 0; k < w.k; ++k)
-    sum += a[k] * formats::e2m1Value(w.codes[base + k]) *
-           scaleValue(w.scales[scaleBase + k / formats::kMxGroupSize]);
+  for (int g = 0; g < w.k / int(formats::kMxGroupSize); ++g) {
+    const double scale = scaleValue(w.scales[scaleBase + g]);
+    for (int k = g * int(formats::kMxGroupSize); k < (g + 1) * int(formats::kMxGroupSize); ++k)
+      sum += a[k] * values[w.codes[base + k] & 15] * scale;
+  }
   return float(sum);
 }
 
@@ -169,25 +173,21 @@ RoutedExpertOutput routedExpert(const std::vector<float> &x, const Mxfp4Weights 
   return out;
 }
 
-std::vector<float> routedExperts(const std::vector<float> &x, int rows, const Routing &routing,
-                                 const Mxfp4Weights &w13, const Mxfp4Weights &w2,
-                                 const std::vector<float> &shared, double limit) {
-  const int hidden = w13.k;
-  requireShape(rows > 0 && routing.indices.size() % rows == 0 &&
+std::vector<float> combineRoutedExperts(const std::vector<float> &downs, int rows, int hidden,
+                                        const Routing &routing, const std::vector<float> &shared) {
+  requireShape(rows > 0 && hidden > 0 && routing.indices.size() % rows == 0 &&
                    routing.weights.size() == routing.indices.size(),
-               "routedExperts", "routing is not rows x k");
-  requireShape(x.size() == size_t(rows) * hidden && shared.size() == x.size(), "routedExperts",
-               "x and shared must be rows x H");
+               "combineRoutedExperts", "routing is not rows x k");
+  requireShape(downs.size() == routing.indices.size() * hidden &&
+                   shared.size() == size_t(rows) * hidden,
+               "combineRoutedExperts", "downs must be rows x k x H and shared rows x H");
   const size_t k = routing.indices.size() / rows;
-  std::vector<float> out(x.size());
+  std::vector<float> out(shared.size());
   for (int r = 0; r < rows; ++r) {
-    const std::vector<float> token(x.begin() + size_t(r) * hidden,
-                                   x.begin() + size_t(r + 1) * hidden);
     std::vector<float> routed(hidden, 0.0f);
     for (size_t slot = 0; slot < k; ++slot) {
-      const int expert = routing.indices[r * k + slot];
       const double weight = routing.weights[r * k + slot];
-      const std::vector<float> d = routedExpert(token, w13, w2, expert, limit).down;
+      const float *d = downs.data() + (r * k + slot) * hidden;
       // d * w (two f32) is exact in double, and so is the sum of two bf16 values
       // unless one lies below 2^-45 of the other, far under half a bf16 step:
       // each roundDoubleToBf16 is the contract's one rounding.
@@ -199,6 +199,27 @@ std::vector<float> routedExperts(const std::vector<float> &x, int rows, const Ro
           roundDoubleToBf16(double(routed[j]) + shared[size_t(r) * hidden + j]);
   }
   return out;
+}
+
+std::vector<float> routedExperts(const std::vector<float> &x, int rows, const Routing &routing,
+                                 const Mxfp4Weights &w13, const Mxfp4Weights &w2,
+                                 const std::vector<float> &shared, double limit) {
+  const int hidden = w13.k;
+  requireShape(rows > 0 && routing.indices.size() % rows == 0, "routedExperts",
+               "routing is not rows x k");
+  requireShape(x.size() == size_t(rows) * hidden, "routedExperts", "x must be rows x H");
+  const size_t k = routing.indices.size() / rows;
+  std::vector<float> downs;
+  for (int r = 0; r < rows; ++r) {
+    const std::vector<float> token(x.begin() + size_t(r) * hidden,
+                                   x.begin() + size_t(r + 1) * hidden);
+    for (size_t slot = 0; slot < k; ++slot) {
+      const std::vector<float> d =
+          routedExpert(token, w13, w2, routing.indices[r * k + slot], limit).down;
+      downs.insert(downs.end(), d.begin(), d.end());
+    }
+  }
+  return combineRoutedExperts(downs, rows, hidden, routing, shared);
 }
 
 } // namespace monodc::reference

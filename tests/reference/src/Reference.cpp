@@ -16,14 +16,30 @@ void require(bool condition, const char* function, const std::string& what) {
   if (!condition) throw std::invalid_argument(std::string(function) + ": " + what);
 }
 
-// A value of an e4m3 code under an E8M0 scale, exact in double (the product of
-// a 4-bit significand and a power of two in [2^-127, 2^127]).
-double dequantize(uint8_t code, uint8_t scale) {
-  if (scale == 0xFF) return std::numeric_limits<double>::quiet_NaN();
-  return static_cast<double>(formats::e4m3Value(code)) * std::ldexp(1.0, scale - 127);
+// Every e4m3 code's value and every E8M0 scale's power of two, in double:
+// looked up, so that the full-size layer's GEMVs take seconds, not minutes.
+struct DequantizeTables {
+  double code[256];
+  double scale[256];
+  DequantizeTables() {
+    for (int i = 0; i < 256; ++i) {
+      code[i] = formats::e4m3Value(static_cast<uint8_t>(i));
+      scale[i] = i == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, i - 127);
+    }
+  }
+  // A value of an e4m3 code under an E8M0 scale, exact in double (the product
+  // of a 4-bit significand and a power of two in [2^-127, 2^127]).
+  double dequantize(uint8_t c, uint8_t s) const { return code[c] * scale[s]; }
+};
+
+const DequantizeTables& dequantizeTables() {
+  static const DequantizeTables tables;
+  return tables;
 }
 
 }  // namespace
+
+double scaleValue(uint8_t scale) { return dequantizeTables().scale[scale]; }
 
 float roundDoubleToBf16(double v) {
   float narrowed = static_cast<float>(v);
@@ -113,14 +129,15 @@ std::vector<float> gemvMxfp8xE4m3(const Mxfp8Tensor& x, const BlockScaledE4m3& w
               w.scales.size() == static_cast<size_t>(w.n) / kMxGroupSize * groups,
           "gemvMxfp8xE4m3", "w's codes or scales have the wrong size");
 
+  const DequantizeTables& tables = dequantizeTables();
   std::vector<float> out(static_cast<size_t>(x.rows) * w.n);
   for (int r = 0; r < x.rows; ++r) {
     for (int j = 0; j < w.n; ++j) {
       double sum = 0.0;
       for (size_t kk = 0; kk < k; ++kk) {
         const size_t group = kk / kMxGroupSize;
-        const double xv = dequantize(x.codes[r * k + kk], x.scales[r * groups + group]);
-        const double wv = dequantize(w.codes[j * k + kk],
+        const double xv = tables.dequantize(x.codes[r * k + kk], x.scales[r * groups + group]);
+        const double wv = tables.dequantize(w.codes[j * k + kk],
                                      w.scales[(j / kMxGroupSize) * groups + group]);
         sum += xv * wv;
       }

@@ -60,6 +60,13 @@ struct RoutedExpertOutput {
 RoutedExpertOutput routedExpert(const std::vector<float> &x, const Mxfp4Weights &w13,
                                 const Mxfp4Weights &w2, int expert, double limit);
 
+/// The MoE output partial from each (token, slot)'s expert output d (downs
+/// [rows][k][H] f32, slots in routing order): per token, routed = 0, then
+/// routed = bf16(routed + bf16(d_k * w_k)) over its slots; out =
+/// bf16(routed + shared) (shared [rows][H]).
+std::vector<float> combineRoutedExperts(const std::vector<float> &downs, int rows, int hidden,
+                                        const Routing &routing, const std::vector<float> &shared);
+
 /// The MoE output partial for rows tokens (x bf16 [rows][H]): per token,
 /// routed = 0, then routed = bf16(routed + bf16(d_k * w_k)) over its top-k in
 /// routing order; out = bf16(routed + shared) (shared: the shared expert's ds

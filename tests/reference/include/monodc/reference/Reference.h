@@ -15,6 +15,10 @@
 
 namespace monodc::reference {
 
+// 2^(scale - 127) of an E8M0 scale byte, exact in double (free of the f32
+// overflow the top codes would hit); the NaN code 255 gives NaN.
+double scaleValue(uint8_t scale);
+
 // bf16 of a double with a single rounding (nearest even); going through f32
 // first could round twice.
 float roundDoubleToBf16(double v);

@@ -1,0 +1,184 @@
+// The host side of the GPU layer check (see LayerCase.h).
+#include "LayerCase.h"
+
+#include "monodc/reference/LaunchInputs.h"
+#include "monodc/reference/LayerComparison.h"
+#include "monodc/reference/LayerData.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace gpu {
+namespace {
+
+const monodc::runtime::RegionSpec &arg(const Manifest &m, const std::string &name) {
+  const monodc::runtime::RegionSpec *r = m.argument(name);
+  if (!r)
+    throw std::runtime_error("manifest of " + m.kernelName + " has no argument " + name);
+  return *r;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+OutputCheck stageCheck(const std::string &region, const ref::Comparison &c) {
+  return {region,          "stage: rel <= 1e-2, cos >= 0.9999",
+          c.relativeError, c.cosine,
+          c.nonFinite,     ref::withinStageBounds(c)};
+}
+
+} // namespace
+
+std::string layerStem(const std::string &dir, const std::string &launch, const std::string &config,
+                      int rows, int tp) {
+  return dir + "/" + launch + "." + config + ".sm_90.r" + std::to_string(rows) + ".tp" +
+         std::to_string(tp);
+}
+
+Manifest loadManifest(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto manifest = Manifest::parse(text.str());
+  if (!manifest)
+    throw std::runtime_error(path + ": " + manifest.message());
+  return *manifest;
+}
+
+ref::LayerDims layerDims(const Manifest &k1, const Manifest &k2) {
+  ref::LayerDims d;
+  d.hidden = int(arg(k1, "x").cols);
+  d.tp = int(k2.ranks);
+  d.headDim = int(arg(k1, "kv_norm").cols);
+  d.headsPerRank = int(arg(k1, "q").cols) / d.headDim;
+  d.ropeDim = int(arg(k1, "cos_sin").cols);
+  d.ropePositions = int(arg(k1, "cos_sin").rows);
+  d.qRank = int(arg(k1, "q_norm").cols);
+  d.headsPerGroup = int(arg(k2, "wo_a").cols) / d.headDim;
+  d.groupRank = int(arg(k2, "wo_a").rows) / (d.headsPerRank / d.headsPerGroup);
+  d.windowKeys = int(arg(k2, "window_slots").cols);
+  d.compressedKeys = int(arg(k2, "compressed_slots").cols);
+  d.experts = int(arg(k2, "gate").rows);
+  d.topK = int(arg(k2, "topk_indices").cols);
+  d.sharedPerRank = int(arg(k2, "shared_down").cols);
+  d.routedPerRank = int(arg(k2, "w2").cols);
+  d.cachePages = int(arg(k1, "kv_cache").rows);
+  if (arg(k1, "kv_cache").cols != d.kvLayout().pageBytes() ||
+      arg(k2, "compressed_cache").rows != d.cachePages)
+    throw std::runtime_error("the caches are not pages of 32 fp8_ds_mla records");
+  return d;
+}
+
+LayerCase makeLayerCase(const Manifest &k1, const Manifest &k2, int rows, unsigned seed) {
+  if (k1.rows != rows || k2.rows != rows)
+    throw std::runtime_error("the manifests are not for " + std::to_string(rows) + " rows");
+  LayerCase c;
+  c.dims = layerDims(k1, k2);
+  auto start = std::chrono::steady_clock::now();
+  c.weights = ref::randomLayerWeights(c.dims, seed);
+  c.experts = ref::randomExperts(c.dims, seed);
+  c.step = ref::randomStep(c.dims, rows, seed + 1000u + unsigned(rows));
+  const double inputSeconds = secondsSince(start);
+  start = std::chrono::steady_clock::now();
+  c.want = ref::referenceLayer(c.dims, c.weights, c.experts, c.step);
+  const double referenceSeconds = secondsSince(start);
+  start = std::chrono::steady_clock::now();
+  ref::LayerDims off = c.dims;
+  off.routedScaling *= kOffRoutedScaling;
+  const ref::MhcOutputs &seam = c.want.attnSeam;
+  c.wantOff = ref::referenceFfnHalf(off, c.weights, c.experts, rows, seam.residual, c.want.attnOut,
+                                    seam.post, seam.comb, seam.pre);
+  c.wantOff.attnSeam = c.want.attnSeam;
+  c.wantOff.attnOut = c.want.attnOut;
+  const double offSeconds = secondsSince(start);
+  const std::vector<bool> &ties = c.want.nearTie;
+  std::printf("rows %d: host weights and step %.1f s, reference layer %.1f s, FFN half with the "
+              "routed scaling off %.1f s; %zu of %d experts selected, %td near-ties\n",
+              rows, inputSeconds, referenceSeconds, offSeconds,
+              ref::selectedExperts(c.want.routing).size(), c.dims.experts,
+              std::count(ties.begin(), ties.end(), true));
+  std::fflush(stdout);
+  return c;
+}
+
+RegionOutputs referenceRegions(const ref::LayerOutputs &want) {
+  const std::vector<int> &indices = want.routing.indices;
+  return {{"residual_out", want.attnSeam.residual},
+          {"pre", want.attnSeam.pre},
+          {"post", want.attnSeam.post},
+          {"comb", want.attnSeam.comb},
+          {"attn_out", want.attnOut},
+          {"ffn_residual_out", want.residual},
+          {"ffn_pre", want.pre},
+          {"ffn_post", want.post},
+          {"ffn_comb", want.comb},
+          {"topk_indices", std::vector<float>(indices.begin(), indices.end())},
+          {"topk_weights", want.routing.weights},
+          {"x_out", want.x}};
+}
+
+bool LayerVerdict::pass() const {
+  for (const OutputCheck &c : checks)
+    if (!c.pass)
+      return false;
+  return true;
+}
+
+LayerVerdict checkLayer(const ref::LayerDims &dims, const RegionOutputs &got,
+                        const ref::LayerOutputs &want) {
+  LayerVerdict v;
+  const RegionOutputs expected = referenceRegions(want);
+  for (const char *region : {"residual_out", "pre", "post", "comb", "attn_out"})
+    v.checks.push_back(stageCheck(region, ref::compare(got.at(region), expected.at(region))));
+  const ref::LayerOutputs layer =
+      ref::layerOutputs([&](const std::string &name) { return got.at(name); });
+  const ref::LayerComparison l = ref::compareLayer(layer, want, dims.hidden);
+  v.checks.push_back(stageCheck("ffn_residual_out", l.residual));
+  v.checks.push_back(stageCheck("ffn_pre", l.pre));
+  v.checks.push_back(stageCheck("ffn_post", l.post));
+  v.checks.push_back(stageCheck("ffn_comb", l.comb));
+  // The routing of the compared tokens: indices exact, weights as a stage.
+  const size_t k = size_t(dims.topK);
+  const std::vector<float> &gotIndices = got.at("topk_indices"),
+                           &gotWeights = got.at("topk_weights");
+  std::vector<float> gotCompared, wantCompared;
+  size_t wrongIndices = 0;
+  for (size_t t = 0; t < want.nearTie.size(); ++t) {
+    if (want.nearTie[t])
+      continue;
+    for (size_t i = t * k; i < (t + 1) * k; ++i) {
+      wrongIndices += gotIndices[i] != float(want.routing.indices[i]);
+      gotCompared.push_back(gotWeights[i]);
+      wantCompared.push_back(want.routing.weights[i]);
+    }
+  }
+  v.checks.push_back({"topk_indices", "exact (" + std::to_string(wrongIndices) + " differ)",
+                      wrongIndices ? 1.0 : 0.0, wrongIndices ? 0.0 : 1.0, false,
+                      wrongIndices == 0});
+  v.checks.push_back(stageCheck("topk_weights", ref::compare(gotCompared, wantCompared)));
+  v.checks.push_back({"x_out", "every token cos >= 0.999", l.x.relativeError, l.minCosine(),
+                      l.x.nonFinite, l.xPasses()});
+  v.tokens = int(want.nearTie.size());
+  v.excluded = l.excludedCount();
+  return v;
+}
+
+void printVerdict(const LayerVerdict &verdict, int rows, const char *title) {
+  std::printf("rows %d, %s: %d tokens, %d excluded (routing near-ties)\n", rows, title,
+              verdict.tokens, verdict.excluded);
+  std::printf("  %-18s %-36s %10s %10s %s\n", "region", "bound", "rel err", "cosine", "result");
+  for (const OutputCheck &c : verdict.checks)
+    std::printf("  %-18s %-36s %10.2e %10.6f %s%s\n", c.region.c_str(), c.bound.c_str(),
+                c.relativeError, c.cosine, c.pass ? "PASS" : "FAIL",
+                c.nonFinite ? " (values not finite)" : "");
+  std::fflush(stdout);
+}
+
+} // namespace gpu

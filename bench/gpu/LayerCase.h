@@ -1,0 +1,86 @@
+// The host side of the GPU layer check (LayerCheck.cpp), without CUDA so it
+// also runs where there is no GPU (LayerReference.cpp): one step of a whole
+// layer at the dims its K1 and K2 manifests give, with random weights in the
+// real formats, the reference layer's outputs, and the comparison of a step's
+// output regions with them (DSV41.md section 6).
+#ifndef MONODC_BENCH_GPU_LAYERCASE_H
+#define MONODC_BENCH_GPU_LAYERCASE_H
+
+#include "monodc/reference/Layer.h"
+#include "monodc/runtime/LaunchInterface.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpu {
+
+namespace ref = monodc::reference;
+using Manifest = monodc::runtime::LaunchInterface;
+
+/// The routed scaling of the reference that the check must reject.
+inline constexpr double kOffRoutedScaling = 1.03;
+
+/// One width's case. The routed experts come from `experts`, made on demand.
+struct LayerCase {
+  ref::LayerDims dims;
+  ref::LayerWeights weights;
+  ref::ExpertSource experts;
+  ref::StepInputs step;
+  ref::LayerOutputs want;
+  /// The same step with the routed scaling kOffRoutedScaling times too high
+  /// (the FFN half recomputed from want's attention half, which it keeps).
+  ref::LayerOutputs wantOff;
+};
+
+/// DIR/LAUNCH.CONFIG.sm_90.r<ROWS>.tp<TP>, as `emit.sh layer` names them
+/// (add .hip or .manifest).
+std::string layerStem(const std::string &dir, const std::string &launch, const std::string &config,
+                      int rows, int tp);
+
+/// A manifest file read by the runtime library's parser; throws when it
+/// cannot be read or parsed.
+Manifest loadManifest(const std::string &path);
+
+/// A layer's dims read from its K1 and K2 manifests (region shapes); the
+/// contract's constants (eps, routed scaling, swiglu limit) are the same for
+/// every config.
+ref::LayerDims layerDims(const Manifest &k1, const Manifest &k2);
+
+/// Builds the case, printing how long each part took.
+LayerCase makeLayerCase(const Manifest &k1, const Manifest &k2, int rows, unsigned seed);
+
+/// Output regions of K1 and K2, decoded, by region name.
+using RegionOutputs = std::map<std::string, std::vector<float>>;
+
+/// The regions the check compares, as the reference gives them.
+RegionOutputs referenceRegions(const ref::LayerOutputs &want);
+
+/// One line of the check's table.
+struct OutputCheck {
+  std::string region;
+  std::string bound; ///< what it must meet
+  double relativeError = 0, cosine = 1;
+  bool nonFinite = false; ///< some value is NaN or infinite (the statistics skip it)
+  bool pass = false;
+};
+
+struct LayerVerdict {
+  std::vector<OutputCheck> checks;
+  int tokens = 0, excluded = 0;
+  bool pass() const;
+};
+
+/// got against want: K1's attention seam and K2's reduced attention output
+/// and FFN seam within the stage bounds; for the tokens that are not routing
+/// near-ties, the top-6 indices exact, their weights within the stage bounds
+/// and every token's x_out cosine >= 0.999 (x_out's relative error shown, not
+/// bounded: a whole layer is held to the cosine).
+LayerVerdict checkLayer(const ref::LayerDims &dims, const RegionOutputs &got,
+                        const ref::LayerOutputs &want);
+
+void printVerdict(const LayerVerdict &verdict, int rows, const char *title);
+
+} // namespace gpu
+
+#endif

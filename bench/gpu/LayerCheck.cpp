@@ -1,0 +1,229 @@
+// A whole decode layer on the GPU against the CPU reference layer at the dims
+// of the emitted launches: one step of K1 then K2 on every TP rank, the ranks
+// concurrently on their own streams with their peer buffers in the same
+// memory (as LayerBench), on random weights and inputs in the real formats
+// (LayerCase.h). Outputs are poisoned before the step. What the step writes
+// is compared with the reference (DSV41.md section 6: the seams, the reduced
+// attention output and the routing weights as stages, the top-6 exactly,
+// every token's x_out cosine >= 0.999, routing near-ties excluded and
+// counted); the compared outputs must be bit-identical on every rank and in a
+// second step on the same inputs, and the same comparison against a
+// reference with the routed scaling 3% high must fail.
+//
+// The routed experts are gigabytes a rank at full size: only those that the
+// reference's routing selects are made and uploaded; the rest of w13 and w2
+// holds zero codes under unit scales (finite, and never read unless a token
+// routes elsewhere than the reference).
+//
+//   layer_check DIR CONFIG TP WIDTH...
+//
+// reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,manifest} (emit.sh layer).
+#include "CudaSupport.h"
+#include "LayerCase.h"
+#include "RegionCodec.h"
+
+#include "monodc/reference/LaunchInputs.h"
+
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <set>
+
+using gpu::check;
+using gpu::die;
+using gpu::Manifest;
+using gpu::Region;
+namespace ref = monodc::reference;
+
+namespace {
+
+constexpr unsigned kSeed = 1;
+const char *const kLaunchNames[2] = {"k1", "k2"};
+const char *const kRoutedRegions[4] = {"w13", "w13_scale", "w2", "w2_scale"};
+
+/// One launch of one rank: its buffers by region name.
+using Buffers = std::map<std::string, CUdeviceptr>;
+
+/// Writes `inputs` into a launch's buffers, each checked against its region
+/// in the manifest, and records which regions it wrote.
+void upload(const Manifest &m, const Buffers &buffers, const ref::LaunchInputs &inputs,
+            std::set<std::string> &written) {
+  auto put = [&](const std::string &name, size_t offset, const std::vector<uint8_t> &bytes,
+                 bool whole) {
+    const Region &reg = gpu::argument(m, name);
+    if (whole ? bytes.size() != size_t(reg.bytes) : offset + bytes.size() > size_t(reg.bytes))
+      die(m.kernelName + ": " + std::to_string(bytes.size()) + " bytes at " +
+          std::to_string(offset) + " do not fit region " + name + " of " +
+          std::to_string(reg.bytes));
+    check(cuMemcpyHtoD(buffers.at(name) + offset, bytes.data(), bytes.size()), "upload");
+    written.insert(name);
+  };
+  for (const ref::RegionValues &v : inputs.values)
+    put(v.region, 0, gpu::encodeRegion(gpu::argument(m, v.region).format, v.values), true);
+  for (const ref::RegionBytes &b : inputs.bytes)
+    put(b.region, 0, b.bytes, true);
+  for (const ref::RegionSlice &s : inputs.slices)
+    put(s.region, s.offset, s.bytes, false);
+}
+
+std::string download(CUdeviceptr p, int64_t bytes) {
+  std::string out(bytes, '\0');
+  check(cuMemcpyDtoH(out.data(), p, bytes), "download");
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  gpu::programName = "layer_check";
+  if (argc < 5)
+    die("usage: layer_check DIR CONFIG TP WIDTH...");
+  const std::string dir = argv[1], config = argv[2];
+  const int tp = std::atoi(argv[3]);
+  const gpu::Device device = gpu::openDevice();
+  std::vector<CUstream> streams(tp);
+  for (CUstream &s : streams)
+    check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "stream");
+  std::vector<int> rankValues(tp);
+  for (int r = 0; r < tp; ++r)
+    rankValues[r] = r;
+  bool allGood = true;
+
+  for (int a = 4; a < argc; ++a) {
+    const int rows = std::atoi(argv[a]);
+    Manifest manifests[2];
+    CUfunction kernels[2];
+    for (int phase = 0; phase < 2; ++phase) {
+      const std::string stem = gpu::layerStem(dir, kLaunchNames[phase], config, rows, tp);
+      manifests[phase] = gpu::readManifest(stem + ".manifest");
+      CUmodule module = gpu::compileModule(gpu::readText(stem + ".hip"), stem + ".hip");
+      check(cuModuleGetFunction(&kernels[phase], module, manifests[phase].kernelName.c_str()),
+            "kernel");
+      gpu::requireResident(kernels[phase], manifests[phase], tp, device.sms, stem);
+    }
+    const Manifest &k1 = manifests[0], &k2 = manifests[1];
+    if (k2.ranks != tp)
+      die("K2 is built for " + std::to_string(k2.ranks) + " ranks, not " + std::to_string(tp));
+    gpu::LayerCase c;
+    try {
+      c = gpu::makeLayerCase(k1, k2, rows, kSeed);
+    } catch (const std::exception &e) {
+      die(e.what());
+    }
+    const std::vector<int> experts = ref::selectedExperts(c.want.routing);
+
+    // Each rank: K1's buffers, then K2's (those K2 reads from K1 are K1's),
+    // one epoch buffer for both, a scratch buffer each; K2's peer buffers.
+    std::vector<Buffers> buffers[2];
+    std::vector<CUdeviceptr> owned;
+    auto alloc = [&](int64_t bytes) { return owned.emplace_back(gpu::alloc(bytes)); };
+    std::map<std::string, std::string> fromK1(ref::k2RegionsFromK1().begin(),
+                                              ref::k2RegionsFromK1().end());
+    gpu::PeerBuffers peers[2];
+    std::vector<std::vector<CUdeviceptr>> values[2];
+    std::vector<std::vector<void *>> params[2];
+    for (int phase = 0; phase < 2; ++phase) {
+      const Manifest &m = manifests[phase];
+      if (m.peerSlotBytes > 0)
+        peers[phase] = gpu::allocatePeers(m, tp);
+      buffers[phase].resize(tp);
+      values[phase].resize(tp);
+    }
+    std::vector<CUdeviceptr> epochs(tp);
+    for (int r = 0; r < tp; ++r) {
+      const int64_t epochBytes = 4 * std::max(k1.epochWords, k2.epochWords);
+      epochs[r] = alloc(epochBytes);
+      check(cuMemsetD8(epochs[r], 0, epochBytes), "zero epoch");
+      std::set<std::string> written[2];
+      for (int phase = 0; phase < 2; ++phase) {
+        const Manifest &m = manifests[phase];
+        for (const Region &reg : m.arguments) {
+          if (phase == 1 && fromK1.count(reg.name)) {
+            const Region &source = gpu::argument(k1, fromK1[reg.name]);
+            if (source.bytes != reg.bytes || source.format != reg.format)
+              die("K2's " + reg.name + " is not K1's " + source.name);
+            buffers[1][r][reg.name] = buffers[0][r].at(source.name);
+            written[1].insert(reg.name);
+            continue;
+          }
+          buffers[phase][r][reg.name] = alloc(reg.bytes);
+        }
+        const CUdeviceptr scratch = alloc(m.scratchBytes);
+        check(cuMemsetD8(scratch, 0, m.scratchBytes ? m.scratchBytes : 1), "zero scratch");
+        values[phase][r] = gpu::argumentValues(
+            m, [&](const Region &reg) { return buffers[phase][r].at(reg.name); }, scratch,
+            epochs[r], peers[phase].table);
+      }
+      upload(k1, buffers[0][r], ref::k1Inputs(c.weights, r, c.step), written[0]);
+      upload(k2, buffers[1][r], ref::k2Inputs(c.weights, r, c.step), written[1]);
+      for (const char *name : kRoutedRegions) {
+        const Region &reg = gpu::argument(k2, name);
+        check(cuMemsetD8(buffers[1][r].at(name), reg.format == "e8m0" ? 127 : 0, reg.bytes),
+              "routed filler");
+      }
+      for (int e : experts)
+        upload(k2, buffers[1][r], ref::expertInputs(c.experts(r, e), e), written[1]);
+      for (int phase = 0; phase < 2; ++phase)
+        for (const Region &reg : manifests[phase].arguments)
+          if (reg.kind != "output" && !written[phase].count(reg.name))
+            die(std::string(kLaunchNames[phase]) + ": nothing written to input " + reg.name);
+    }
+    for (int phase = 0; phase < 2; ++phase)
+      for (int r = 0; r < tp; ++r)
+        params[phase].push_back(
+            gpu::kernelParams(values[phase][r], manifests[phase], rankValues[r]));
+
+    // A step: outputs poisoned (not the KV cache, K1's state), K1 then K2 on
+    // each rank's stream; then the compared regions of every rank.
+    const gpu::RegionOutputs expected = gpu::referenceRegions(c.want);
+    auto step = [&] {
+      for (int phase = 0; phase < 2; ++phase)
+        for (int r = 0; r < tp; ++r)
+          for (const Region &reg : manifests[phase].arguments)
+            if (reg.kind == "output" && reg.format != "byte")
+              check(cuMemsetD8(buffers[phase][r].at(reg.name), 0xFF, reg.bytes), "poison");
+      check(cuCtxSynchronize(), "uploads");
+      for (int r = 0; r < tp; ++r)
+        for (int phase = 0; phase < 2; ++phase)
+          gpu::launchOnGrid(kernels[phase], manifests[phase], streams[r], params[phase][r].data(),
+                            kLaunchNames[phase]);
+      check(cuCtxSynchronize(), "layer step");
+      std::vector<std::map<std::string, std::string>> got(tp);
+      for (int r = 0; r < tp; ++r)
+        for (const auto &[name, values] : expected) {
+          const int phase = k1.argument(name) ? 0 : 1;
+          got[r][name] =
+              download(buffers[phase][r].at(name), gpu::argument(manifests[phase], name).bytes);
+        }
+      return got;
+    };
+    const auto first = step(), second = step();
+    bool ranksAgree = true;
+    for (int r = 1; r < tp; ++r)
+      ranksAgree &= first[r] == first[0];
+    const bool repeatAgrees = second == first;
+    gpu::RegionOutputs decoded;
+    for (const auto &[name, bytes] : first[0]) {
+      const int phase = k1.argument(name) ? 0 : 1;
+      decoded[name] = gpu::decodeRegion(gpu::argument(manifests[phase], name).format, bytes);
+    }
+    const gpu::LayerVerdict verdict = gpu::checkLayer(c.dims, decoded, c.want);
+    const gpu::LayerVerdict off = gpu::checkLayer(c.dims, decoded, c.wantOff);
+    gpu::printVerdict(verdict, rows, "K1 + K2 against the reference layer");
+    std::printf("  (ranks)  %s\n  (repeat) %s\n  (negative) %s\n",
+                ranksAgree ? "PASS: every rank bit-identical" : "FAIL: ranks differ",
+                repeatAgrees ? "PASS: a second step bit-identical"
+                             : "FAIL: the second step differs",
+                off.pass() ? "FAIL: the check passes a reference with the routed scaling 3% high"
+                           : "PASS: the check rejects a reference with the routed scaling 3% high");
+    std::fflush(stdout);
+    allGood &= verdict.pass() && ranksAgree && repeatAgrees && !off.pass();
+
+    for (CUdeviceptr p : owned)
+      cuMemFree(p);
+    for (gpu::PeerBuffers &p : peers)
+      gpu::freePeers(p);
+  }
+  std::printf("%s\n", allGood ? "LAYER CHECK PASSED" : "LAYER CHECK FAILED");
+  return allGood ? 0 : 1;
+}

@@ -1,0 +1,112 @@
+// A whole decode layer composed from the reference's stages (DSV41.md
+// sections 3-5) on every TP rank: the attention seam, the front (the key
+// inserted into the window cache), the attention back per rank, the
+// all-reduce, the FFN seam, the router, the shared and the routed experts per
+// rank, the all-reduce. What K1 then K2 of every rank must produce.
+//
+// Tokens, (token, rank) pairs and (rank, expert) pairs are independent, so
+// they run on host threads; each is the same computation as the whole batch
+// (every stage is row-wise), so the results do not depend on the threads.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "monodc/reference/Attention.h"
+#include "monodc/reference/Mhc.h"
+#include "monodc/reference/Moe.h"
+
+namespace monodc::reference {
+
+// A layer's shapes (the model's, or a narrower config of the same structure)
+// and one rank's share of them under TP. The last four are the contract's
+// constants, the same for every config.
+struct LayerDims {
+  int hidden = 0;
+  int tp = 0;
+  int headsPerRank = 0;
+  int headDim = 0;  // = the kv latent (K = V)
+  int ropeDim = 0;
+  int qRank = 0;
+  int headsPerGroup = 0;
+  int groupRank = 0;
+  int windowKeys = 0;
+  int compressedKeys = 0;  // the index top-k
+  int experts = 0;
+  int topK = 0;
+  int sharedPerRank = 0;
+  int routedPerRank = 0;  // padded (DSV41.md section 1)
+  int ropePositions = 0;  // rows of the cos/sin table
+  int cachePages = 0;     // of the window and of the compressed cache
+  int pageTokens = 32;
+  double routedScaling = 1.5;
+  double swigluLimit = 10.0;
+  double normEps = 1e-20;
+
+  int qkvWidth() const { return qRank + headDim; }
+  KvRecordLayout kvLayout() const { return {headDim - ropeDim, ropeDim, pageTokens}; }
+};
+
+// The weights one rank holds besides the replicated ones and the routed
+// experts.
+struct RankWeights {
+  BlockScaledE4m3 wqb, woA, woB, sharedGateUp, sharedDown;
+  std::vector<float> sinks;
+};
+
+struct LayerWeights {
+  std::vector<float> attnFn, attnBase, attnScale, attnNorm;
+  std::vector<float> ffnFn, ffnBase, ffnScale, ffnNorm;
+  std::vector<float> qNorm, kvNorm, cosSin, gate, bias;
+  BlockScaledE4m3 wqkv;
+  std::vector<RankWeights> ranks;
+};
+
+// One routed expert's share on one rank: w13 [1][2I][H] (gate and up
+// interleaved in 16-row tiles) and w2 [1][H][I].
+struct ExpertWeights {
+  Mxfp4Weights w13, w2;
+};
+
+// The routed experts' weights, an expert of a rank at a time: at full size
+// they are gigabytes a rank, so the layer asks only for the experts its
+// routing selects. Called from several threads at once.
+using ExpertSource = std::function<ExpertWeights(int rank, int expert)>;
+
+// One step's inputs (the same on every rank). Index inputs hold whole numbers
+// as floats, as the launches read them.
+struct StepInputs {
+  int rows = 0;
+  std::vector<float> residual, x, post, comb, pre;
+  std::vector<float> positions, slots, windowSlots, compressedSlots;
+  KvCache window, compressed;
+};
+
+// What a layer step produces (the same on every rank): x_out and the FFN
+// seam's streams and gates, and per token whether its routing is a near-tie
+// (DSV41.md section 6: excluded from comparisons after the router). The
+// reference also gives the attention seam, the reduced attention output and
+// the routing.
+struct LayerOutputs {
+  std::vector<float> x, residual, pre, post, comb;
+  std::vector<bool> nearTie;
+  MhcOutputs attnSeam;
+  std::vector<float> attnOut;
+  Routing routing;
+};
+
+// The experts a routing selects, ascending, each once.
+std::vector<int> selectedExperts(const Routing& routing);
+
+LayerOutputs referenceLayer(const LayerDims& dims, const LayerWeights& weights,
+                            const ExpertSource& experts, const StepInputs& in);
+
+// The FFN half on the reduced attention output: seam, MoE per rank,
+// all-reduce (attnSeam and attnOut of the result are left empty).
+LayerOutputs referenceFfnHalf(const LayerDims& dims, const LayerWeights& weights,
+                              const ExpertSource& experts, int rows,
+                              const std::vector<float>& residual, const std::vector<float>& attnOut,
+                              const std::vector<float>& post, const std::vector<float>& comb,
+                              const std::vector<float>& pre);
+
+}  // namespace monodc::reference

@@ -1,0 +1,41 @@
+// Random weights and step inputs of a whole layer in the real formats, for
+// the layer tests (the simulator at the tiny config, the GPU at full size):
+// deterministic in the seed, with magnitudes that keep every stage in range.
+#pragma once
+
+#include <random>
+#include <vector>
+
+#include "monodc/reference/Layer.h"
+
+namespace monodc::reference {
+
+// f32 [positions][ropeDim]: row p holds cos(p w_j) for j < ropeDim / 2, then
+// sin(p w_j), w_j = 10000^(-2j / ropeDim).
+std::vector<float> ropeTable(int ropeDim, int positions);
+
+// A cache whose every slot holds the record of a random bf16 key.
+KvCache randomKvCache(const KvRecordLayout& layout, int pages, std::mt19937& rng);
+
+// Everything but the routed experts (randomExperts gives those).
+LayerWeights randomLayerWeights(const LayerDims& dims, unsigned seed);
+
+// Expert `expert` of rank `rank`: uniformly random e2m1 codes under E8M0
+// scales drawn around the magnitude of a well-scaled layer, from a generator
+// of its own (seed, rank, expert), so any subset of the experts can be made.
+ExpertWeights randomExpert(const LayerDims& dims, unsigned seed, int rank, int expert);
+ExpertSource randomExperts(const LayerDims& dims, unsigned seed);
+
+// The compressed keys a step's tokens read are those of a ratio-2 layer.
+inline constexpr int kCompressRatio = 2;
+
+// One step of `rows` tokens of separate requests: token 0 at position 0 (one
+// key, no compressed row), the others anywhere in the RoPE table. Each token
+// owns min(5, pages / rows) cache pages (a 128-key window spans at most 5)
+// around which its newest logical pages wrap, so its key, inserted at its
+// position, lands where no other token writes; older window pages, where the
+// token owns fewer than 5, are read from pages owned by none (or any, when
+// all are owned). Compressed keys are random slots of the compressed cache.
+StepInputs randomStep(const LayerDims& dims, int rows, unsigned seed);
+
+}  // namespace monodc::reference
