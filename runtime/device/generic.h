@@ -619,9 +619,11 @@ struct mono_gemv_weights {
   static constexpr int CHUNKS = K / 16;
   static constexpr int CPT = (CHUNKS + TP - 1) / TP;  // chunks per thread
   static constexpr bool RESIDENT = CPT * (4 * mono_weight_chunk<K, WKIND>::VECTORS + 1) <= 40;
-  // Chunks a streaming group: f32 chunks are four times an e4m3 one, so
-  // they stream two at a time (double-buffered, 4 chunks x 17 registers).
-  static constexpr int D = mono_weight_chunk<K, WKIND>::VECTORS >= 4 ? 2 : 4;
+  // Chunks a streaming group: 4, except MXFP4's chunks of 8 bytes go 8 at a
+  // time (64 bytes in flight a thread, like 4 e4m3 chunks), and f32 chunks,
+  // four times an e4m3 one, 2 (double-buffered, 4 chunks x 17 registers).
+  static constexpr int D =
+      WKIND == 3 ? 8 : (mono_weight_chunk<K, WKIND>::VECTORS >= 4 ? 2 : 4);
   static constexpr int HELD = RESIDENT ? CPT : (CPT < D ? CPT : D);
   mono_weight_chunk<K, WKIND> held[HELD];
   MONO_DEV void prefetch(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0) {

@@ -93,22 +93,25 @@ RoutedExpertRegions monodc::stages::declareRoutedExperts(Launch &l, const ModelC
 
 void monodc::stages::addRoutedExperts(Launch &l, const ModelConfig &c, int64_t inter,
                                       const RoutedExpertRegions &r) {
-  constexpr int64_t kTile = 16;       // gate/up rows of a w13 tile
-  constexpr int64_t kDownRows = 128;  // w2 rows a task
+  constexpr int64_t kTile = 16;        // w13 interleaves gate and up in 16-row tiles
+  constexpr int64_t kTilesPerTask = 2; // 64 weight rows a task: fewer per-task costs
+  constexpr int64_t kDownRows = 128;   // w2 rows a task
   const int64_t topK = c.topK, h = c.hidden;
   addMxfp8Rows(l, "routed.xr", r.x, r.xCodes, r.xScales, Mxfp8Flavour::Routed);
-  // One task a (token, k, 16 intermediate columns): the expert's gate tile
-  // and the up tile after it, for that token alone.
-  const int64_t tiles = inter / kTile;
-  l.stage("routed.ug", l.options().rows * topK * tiles, [&](Task &t) {
-    Index pair = t.id() / tiles, tile = t.id() % tiles;
+  // One task a (token, k, 32 intermediate columns): two of the expert's gate
+  // tiles, each with the up tile after it, for that token alone.
+  const int64_t tasksPerPair = inter / (kTile * kTilesPerTask);
+  l.stage("routed.ug", l.options().rows * topK * tasksPerPair, [&](Task &t) {
+    Index pair = t.id() / tasksPerPair, part = t.id() % tasksPerPair;
     Index expert = t.toIndex(t.load(r.indices, pair / topK, pair % topK, 1));
-    Tile gu = t.gemvRows(r.w13, r.w13Scales, expert * (2 * inter) + tile * (2 * kTile), 2 * kTile,
-                         r.xCodes, r.xScales, pair / topK, 1);
-    Tile g = min(gu.slice(0, kTile), t.constant(c.swigluLimit));
-    Tile u = max(min(gu.slice(kTile, kTile), t.constant(c.swigluLimit)),
-                 t.constant(-c.swigluLimit));
-    t.store(r.h, pair, tile * kTile, (g * sigmoid(g) * u).to(bf16));
+    Tile gu = t.gemvRows(r.w13, r.w13Scales, expert * (2 * inter) + part * (2 * kTile * kTilesPerTask),
+                         2 * kTile * kTilesPerTask, r.xCodes, r.xScales, pair / topK, 1);
+    for (int64_t j = 0; j < kTilesPerTask; ++j) {
+      Tile g = min(gu.slice(2 * kTile * j, kTile), t.constant(c.swigluLimit));
+      Tile u = max(min(gu.slice(2 * kTile * j + kTile, kTile), t.constant(c.swigluLimit)),
+                   t.constant(-c.swigluLimit));
+      t.store(r.h, pair, (part * kTilesPerTask + j) * kTile, (g * sigmoid(g) * u).to(bf16));
+    }
   }, /*dynamic=*/true);
   addMxfp8Rows(l, "routed.hq", r.h, r.hCodes, r.hScales, Mxfp8Flavour::Routed);
   const int64_t blocks = h / kDownRows;
