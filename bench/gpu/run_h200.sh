@@ -26,7 +26,28 @@ for harness in LayerBench:layer_bench LayerStress:layer_stress; do
     -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/${harness##*:}" \
     >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
 done
+# The layer check builds the whole CPU reference layer (threads, no FMA
+# contraction, as the reference's own build).
+g++ -O2 -std=c++20 -ffp-contract=off -pthread -I "$ROOT/runtime/formats/include" \
+  -I "$ROOT/tests/reference/include" -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" \
+  -I "$CUDA/include" "$ROOT/bench/gpu/LayerCheck.cpp" "$ROOT/bench/gpu/LayerCase.cpp" \
+  "$ROOT"/runtime/formats/src/*.cpp "$ROOT"/tests/reference/src/*.cpp "$ROOT/runtime/launch/LaunchInterface.cpp" \
+  -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/layer_check" \
+  >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
 status=0
+# The whole layer against the CPU reference: full size on the `emit.sh layer`
+# sources, tiny on the `emit.sh stress` ones.
+if [ -d "$ROOT/bench/gpu/emitted/layer" ]; then
+  "$OUT/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 2 ${CHECK_WIDTHS:-6 48} \
+    > "$OUT/layer_check.log" 2>&1 || status=1
+  echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), dsv41 =="
+  cat "$OUT/layer_check.log"
+fi
+if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
+  "$OUT/layer_check" "$ROOT/bench/gpu/emitted/stress" tiny 2 6 48 > "$OUT/layer_check.tiny.log" 2>&1 || status=1
+  echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), tiny =="
+  cat "$OUT/layer_check.tiny.log"
+fi
 # The layer benchmark runs when `emit.sh layer` wrote its sources.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ]; then
   "$OUT/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
