@@ -72,12 +72,17 @@ struct LayerVerdict {
 };
 
 /// got against want: K1's attention seam and K2's reduced attention output
-/// and FFN seam within the stage bounds; for the tokens that are not routing
-/// near-ties, the top-6 indices exact, their weights within the stage bounds
-/// and every token's x_out cosine >= 0.999 (x_out's relative error shown, not
-/// bounded: a whole layer is held to the cosine).
-LayerVerdict checkLayer(const ref::LayerDims &dims, const RegionOutputs &got,
-                        const ref::LayerOutputs &want);
+/// and FFN seam within the stage bounds; the routing as a stage on got's own
+/// ffn_y (the router of `weights`, dims' routed scaling): for the tokens that
+/// are not near-ties there, the top-6 indices exact and their weights within
+/// the stage bounds; every token's x_out cosine >= 0.999 but for want's
+/// near-ties (x_out's relative error shown, not bounded: a whole layer is held
+/// to the cosine).
+LayerVerdict checkLayer(const ref::LayerDims &dims, const ref::LayerWeights &weights,
+                        const RegionOutputs &got, const ref::LayerOutputs &want);
+
+/// dims with the routed scaling of the case the check must reject.
+ref::LayerDims offDims(ref::LayerDims dims);
 
 void printVerdict(const LayerVerdict &verdict, int rows, const char *title);
 

@@ -207,8 +207,9 @@ int main(int argc, char **argv) {
       const int phase = k1.argument(name) ? 0 : 1;
       decoded[name] = gpu::decodeRegion(gpu::argument(manifests[phase], name).format, bytes);
     }
-    const gpu::LayerVerdict verdict = gpu::checkLayer(c.dims, decoded, c.want);
-    const gpu::LayerVerdict off = gpu::checkLayer(c.dims, decoded, c.wantOff);
+    const gpu::LayerVerdict verdict = gpu::checkLayer(c.dims, c.weights, decoded, c.want);
+    const gpu::LayerVerdict off =
+        gpu::checkLayer(gpu::offDims(c.dims), c.weights, decoded, c.wantOff);
     gpu::printVerdict(verdict, rows, "K1 + K2 against the reference layer");
     std::printf("  (ranks)  %s\n  (repeat) %s\n  (negative) %s\n",
                 ranksAgree ? "PASS: every rank bit-identical" : "FAIL: ranks differ",

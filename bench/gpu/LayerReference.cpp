@@ -43,8 +43,9 @@ int main(int argc, char **argv) {
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                   double(bytes) / 1e9);
       const gpu::RegionOutputs itself = gpu::referenceRegions(c.want);
-      const gpu::LayerVerdict same = gpu::checkLayer(c.dims, itself, c.want);
-      const gpu::LayerVerdict off = gpu::checkLayer(c.dims, itself, c.wantOff);
+      const gpu::LayerVerdict same = gpu::checkLayer(c.dims, c.weights, itself, c.want);
+      const gpu::LayerVerdict off =
+          gpu::checkLayer(gpu::offDims(c.dims), c.weights, itself, c.wantOff);
       gpu::printVerdict(off, rows, "the reference against the one with the routed scaling 3% high");
       std::printf("rows %d: the reference against itself %s; against the routed scaling off %s\n",
                   rows, same.pass() ? "passes" : "FAILS",

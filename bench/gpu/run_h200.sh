@@ -1,29 +1,32 @@
 #!/usr/bin/env bash
 # On the GPU machine (CUDA 13, g++, no LLVM): builds the harness against the
 # LLVM-free number formats and CPU reference, runs it on the emitted sources
-# for each config, keeps full logs in $OUT and prints the tables last.
+# for each config, keeps full logs in $OUT (the programs in $BIN, so that $OUT
+# holds only the few files the device tool brings back) and prints the
+# tables last. LAYER_BENCH=0 skips the layer benchmark.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="${OUT:-/tmp/monodc-gpu}"
+BIN="${BIN:-/tmp/monodc-gpu-bin}"
 CUDA="${CUDA_HOME:-/usr/local/cuda}"
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$BIN"
 g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
   -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
   "$ROOT/bench/gpu/FrontHarness.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
   "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
-  -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/front_harness" > "$OUT/build.log" 2>&1 \
+  -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/front_harness" > "$OUT/build.log" 2>&1 \
   || { cat "$OUT/build.log"; exit 1; }
 g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
   -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
   "$ROOT/bench/gpu/LaunchCheck.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
   "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
-  -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/launch_check" >> "$OUT/build.log" 2>&1 \
+  -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/launch_check" >> "$OUT/build.log" 2>&1 \
   || { cat "$OUT/build.log"; exit 1; }
 # The layer harnesses need only the manifest parser: SOURCE:PROGRAM.
 for harness in LayerBench:layer_bench LayerStress:layer_stress; do
   g++ -O2 -std=c++20 -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
     "$ROOT/bench/gpu/${harness%%:*}.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" \
-    -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/${harness##*:}" \
+    -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/${harness##*:}" \
     >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
 done
 # The layer check builds the whole CPU reference layer (threads, no FMA
@@ -32,32 +35,32 @@ g++ -O2 -std=c++20 -ffp-contract=off -pthread -I "$ROOT/runtime/formats/include"
   -I "$ROOT/tests/reference/include" -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" \
   -I "$CUDA/include" "$ROOT/bench/gpu/LayerCheck.cpp" "$ROOT/bench/gpu/LayerCase.cpp" \
   "$ROOT"/runtime/formats/src/*.cpp "$ROOT"/tests/reference/src/*.cpp "$ROOT/runtime/launch/LaunchInterface.cpp" \
-  -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$OUT/layer_check" \
+  -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/layer_check" \
   >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
 status=0
 # The whole layer against the CPU reference: full size on the `emit.sh layer`
 # sources, tiny on the `emit.sh stress` ones.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ]; then
-  "$OUT/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 2 ${CHECK_WIDTHS:-6 48} \
+  "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 2 ${CHECK_WIDTHS:-6 48} \
     > "$OUT/layer_check.log" 2>&1 || status=1
   echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), dsv41 =="
   cat "$OUT/layer_check.log"
 fi
 if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
-  "$OUT/layer_check" "$ROOT/bench/gpu/emitted/stress" tiny 2 6 48 > "$OUT/layer_check.tiny.log" 2>&1 || status=1
+  "$BIN/layer_check" "$ROOT/bench/gpu/emitted/stress" tiny 2 6 48 > "$OUT/layer_check.tiny.log" 2>&1 || status=1
   echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), tiny =="
   cat "$OUT/layer_check.tiny.log"
 fi
 # The layer benchmark runs when `emit.sh layer` wrote its sources.
-if [ -d "$ROOT/bench/gpu/emitted/layer" ]; then
-  "$OUT/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
+if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ]; then
+  "$BIN/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
     > "$OUT/layer.log" 2>&1 || status=1
   echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
   cat "$OUT/layer.log"
 fi
 # The race stress runs when `emit.sh stress` wrote its sources.
 if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
-  "$OUT/layer_stress" "$ROOT/bench/gpu/emitted/stress" tiny 2 "${STRESS_REPLAYS:-100000}" 6 48 \
+  "$BIN/layer_stress" "$ROOT/bench/gpu/emitted/stress" tiny 2 "${STRESS_REPLAYS:-100000}" 6 48 \
     > "$OUT/stress.log" 2>&1 || status=1
   echo "== race stress, K1 + K2 (tiny, TP 2) =="
   cat "$OUT/stress.log"
@@ -65,12 +68,12 @@ fi
 # The launch checks run when `emit.sh launches` wrote their inputs.
 if [ -d "$ROOT/bench/gpu/emitted/sim" ]; then
   stems=$(cd "$ROOT/bench/gpu/emitted/sim" && ls *.manifest | sed 's/\.manifest$//')
-  "$OUT/launch_check" "$ROOT/bench/gpu/emitted/sim" $stems > "$OUT/launches.log" 2>&1 || status=1
+  "$BIN/launch_check" "$ROOT/bench/gpu/emitted/sim" $stems > "$OUT/launches.log" 2>&1 || status=1
 else
   echo "no launch checks (run emit.sh launches for them)" > "$OUT/launches.log"
 fi
 for config in ${CONFIGS:-tiny dsv41}; do
-  "$OUT/front_harness" "$ROOT/bench/gpu/emitted" "$config" > "$OUT/front.$config.log" 2>&1 || status=1
+  "$BIN/front_harness" "$ROOT/bench/gpu/emitted" "$config" > "$OUT/front.$config.log" 2>&1 || status=1
 done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1 || true
 echo "== every launch against the simulator =="

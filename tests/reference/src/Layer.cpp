@@ -106,6 +106,7 @@ LayerOutputs referenceFfnHalf(const LayerDims& d, const LayerWeights& w,
   out.pre = std::move(seam.pre);
   out.post = std::move(seam.post);
   out.comb = std::move(seam.comb);
+  out.y = std::move(seam.y);
   out.nearTie = routing.nearTie;
   out.routing = std::move(routing);
   return out;

@@ -89,6 +89,7 @@ struct StepInputs {
 // the routing.
 struct LayerOutputs {
   std::vector<float> x, residual, pre, post, comb;
+  std::vector<float> y;  // the FFN seam's normed output, the MoE's input
   std::vector<bool> nearTie;
   MhcOutputs attnSeam;
   std::vector<float> attnOut;
