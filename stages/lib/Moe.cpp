@@ -95,7 +95,7 @@ void monodc::stages::addRoutedExperts(Launch &l, const ModelConfig &c, int64_t i
                                       const RoutedExpertRegions &r) {
   constexpr int64_t kTile = 16;        // w13 interleaves gate and up in 16-row tiles
   constexpr int64_t kTilesPerTask = 2; // 64 weight rows a task: fewer per-task costs
-  constexpr int64_t kDownRows = 128;   // w2 rows a task
+  constexpr int64_t kDownRows = 256;   // w2 rows a task: one a thread
   const int64_t topK = c.topK, h = c.hidden;
   addMxfp8Rows(l, "routed.xr", r.x, r.xCodes, r.xScales, Mxfp8Flavour::Routed);
   // One task a (token, k, 32 intermediate columns): two of the expert's gate
