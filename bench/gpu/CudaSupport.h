@@ -87,6 +87,13 @@ inline Device openDevice() {
   return d;
 }
 
+/// `bytes` of device memory at `p`, copied to the host.
+inline std::string download(CUdeviceptr p, size_t bytes) {
+  std::string out(bytes, '\0');
+  check(cuMemcpyDtoH(out.data(), p, bytes), "download");
+  return out;
+}
+
 /// Device memory (at least one byte, so a zero-size region still binds).
 inline CUdeviceptr alloc(size_t bytes) {
   CUdeviceptr p;

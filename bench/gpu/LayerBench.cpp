@@ -278,17 +278,12 @@ int main(int argc, char **argv) {
     // Sanity: the reduced layer output agrees across ranks. The floor: every
     // weight byte a rank reads once, the routed experts only for the
     // experts the step's tokens chose.
-    auto download = [&](CUdeviceptr p, size_t bytes) {
-      std::string out(bytes, '\0');
-      check(cuMemcpyDtoH(out.data(), p, bytes), "download");
-      return out;
-    };
     const Manifest &m2 = k2[0].manifest;
-    std::string x0 = download(k2[0].shared["x_out"], gpu::argument(m2, "x_out").bytes);
+    std::string x0 = gpu::download(k2[0].shared["x_out"], gpu::argument(m2, "x_out").bytes);
     for (int r = 1; r < tp; ++r)
-      if (download(k2[r].shared["x_out"], gpu::argument(m2, "x_out").bytes) != x0)
+      if (gpu::download(k2[r].shared["x_out"], gpu::argument(m2, "x_out").bytes) != x0)
         die("rows " + std::to_string(rows) + ": x_out differs across ranks");
-    std::string topk = download(k2[0].shared["topk_indices"], gpu::argument(m2, "topk_indices").bytes);
+    std::string topk = gpu::download(k2[0].shared["topk_indices"], gpu::argument(m2, "topk_indices").bytes);
     std::set<int> used;
     for (size_t i = 0; i + 4 <= topk.size(); i += 4) {
       float v;
@@ -315,7 +310,7 @@ int main(int argc, char **argv) {
     // same experts suggests that the logits are not all finite).
     auto nonFinite = [&](const std::string &name) {
       const Region &reg = gpu::argument(m2, name);
-      const std::string data = download(k2[0].shared[name], reg.bytes);
+      const std::string data = gpu::download(k2[0].shared[name], reg.bytes);
       const size_t unit = reg.format == "bf16" ? 2 : 4;
       size_t bad = 0;
       for (size_t i = 0; i + unit <= data.size(); i += unit) {

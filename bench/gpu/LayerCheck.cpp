@@ -66,12 +66,6 @@ void upload(const Manifest &m, const Buffers &buffers, const ref::LaunchInputs &
     put(s.region, s.offset, s.bytes, false);
 }
 
-std::string download(CUdeviceptr p, int64_t bytes) {
-  std::string out(bytes, '\0');
-  check(cuMemcpyDtoH(out.data(), p, bytes), "download");
-  return out;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -193,7 +187,7 @@ int main(int argc, char **argv) {
         for (const auto &[name, values] : expected) {
           const int phase = k1.argument(name) ? 0 : 1;
           got[r][name] =
-              download(buffers[phase][r].at(name), gpu::argument(manifests[phase], name).bytes);
+              gpu::download(buffers[phase][r].at(name), gpu::argument(manifests[phase], name).bytes);
         }
       return got;
     };
