@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
 # Emits what the GPU harnesses run into bench/gpu/emitted (carried to the GPU
-# machine, not committed): `front` the sm_90 sources, unfused baselines and
-# manifests of the attention front at every width; `launches` launches
-# simulated on random inputs, for the GPU to match; `layer` K1 and K2 of the
-# full config at TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with
-# their unfused baselines and a copy with per-stage timers
-# (instrument_stages.py), for the layer benchmark; `stress` K1 and K2 of
-# config tiny at TP 2 (grid 66) for rows 6 and 48, fused only, for the race
-# stress of the whole layer (LayerStress.cpp); no argument: front and
-# launches. What travels is capped at 64 MiB, so the launch list is chosen
-# to fit.
+# machine, not committed), cleared first:
+#   emit.sh [MODE...]   (no mode: front launches)
+# `front` the sm_90 sources, unfused baselines and manifests of the attention
+# front at every width; `launches` launches simulated on random inputs, for
+# the GPU to match (emitted/sim); `layer` K1 and K2 of the full config at
+# TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with their unfused
+# baselines and a copy with per-stage timers (instrument_stages.py), for the
+# layer benchmark and the layer check (emitted/layer; LAYER_WIDTHS, default
+# "6 12 24 48"); `stress` K1 and K2 of config tiny at TP 2 (grid 66) for rows
+# 6 and 48, fused only, for the race stress of the whole layer
+# (LayerStress.cpp) and the tiny layer check (emitted/stress).
+# What travels is capped at 64 MiB: `launches` alone is about 59 MiB (the
+# dsv41 attention back's inputs, attention_back.dsv41.*, are 22 MiB of it),
+# `layer` about 1.3 MiB a width, `stress` under 1 MiB.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 MONODC="${MONODC:-$ROOT/build/bin/monodc}"
 OUT="$ROOT/bench/gpu/emitted"
-WHAT="${1:-all}"
+MODES=("$@")
+[ ${#MODES[@]} -gt 0 ] || MODES=(front launches)
+for mode in "${MODES[@]}"; do
+  case "$mode" in
+    front | launches | layer | stress) ;;
+    *) echo "emit.sh: unknown mode '$mode' (modes: front, launches, layer, stress)" >&2; exit 2 ;;
+  esac
+done
 rm -rf "$OUT" && mkdir -p "$OUT"
+
 # emit_k1_k2 DIR CONFIG "ROWS..." [OPTION...]: K1 and K2 at TP 2 with 66 CTAs
 # a rank (two ranks share the 132 SMs), sm_90 HIP source, into $OUT/DIR.
 emit_k1_k2() {
@@ -28,29 +40,25 @@ emit_k1_k2() {
     done
   done
 }
-if [ "$WHAT" = layer ]; then
-  emit_k1_k2 layer dsv41 "6 12 24 48" --unfused
+
+emit_layer() {
+  emit_k1_k2 layer dsv41 "${LAYER_WIDTHS:-6 12 24 48}" --unfused
   for source in "$OUT"/layer/k[12].*.hip; do
-    case "$source" in *.unfused.hip) continue ;; esac
+    case "$source" in *.unfused.hip | *.prof.hip) continue ;; esac
     python3 "$ROOT/bench/gpu/instrument_stages.py" "$source" "${source%.hip}.prof.hip"
   done
-  ls "$OUT/layer" | wc -l; du -sh "$OUT"
-  exit 0
-fi
-if [ "$WHAT" = stress ]; then
-  emit_k1_k2 stress tiny "6 48"
-  ls "$OUT/stress" | wc -l; du -sh "$OUT"
-  exit 0
-fi
-if [ "$WHAT" != launches ]; then
+}
+
+emit_front() {
   for config in tiny dsv41; do
     for rows in 6 12 24 48; do
       "$MONODC" build --arch sm_90 --config "$config" --rows "$rows" --emit hip --unfused \
         --launch attention_front --out "$OUT" > /dev/null
     done
   done
-fi
-if [ "$WHAT" != front ]; then
+}
+
+emit_launches() {
   # config rows TP: launches. At full size only the attention back fits (the
   # routed experts alone are 2.6 GB a rank).
   for spec in "tiny 6 2: k1 attention_back moe k2 ffn allreduce" "tiny 48 2: k1 k2" \
@@ -61,5 +69,14 @@ if [ "$WHAT" != front ]; then
         --schedules 2 --dump "$OUT/sim" > /dev/null
     done
   done
-fi
-ls "$OUT" | wc -l; du -sh "$OUT"
+}
+
+for mode in "${MODES[@]}"; do
+  case "$mode" in
+    front) emit_front ;;
+    launches) emit_launches ;;
+    layer) emit_layer ;;
+    stress) emit_k1_k2 stress tiny "6 48" ;;
+  esac
+done
+du -sh "$OUT"
