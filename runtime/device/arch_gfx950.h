@@ -56,4 +56,19 @@ MONO_DEV void mono_store_release_system_u64(mono_u64 *p, mono_u64 v) {
 MONO_DEV void mono_fence_release_system() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, ""); }
 MONO_DEV void mono_fence_acquire_system() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, ""); }
 MONO_DEV void mono_poll_pause() { __builtin_amdgcn_s_sleep(1); }
+
+#if defined(__gfx950__)
+// gfx950 converts the two FP4 codes of a byte (low nibble first) to f32 in
+// one instruction; with scale 1 the values are exact.
+#define MONO_HAS_E2M1_CVT 1
+MONO_DEV void mono_e2m1x8_convert(mono_u32 w, float *v) {
+  typedef float f32x2 __attribute__((ext_vector_type(2)));
+  const f32x2 b0 = __builtin_amdgcn_cvt_scalef32_pk_f32_fp4(w, 1.0f, 0);
+  const f32x2 b1 = __builtin_amdgcn_cvt_scalef32_pk_f32_fp4(w, 1.0f, 1);
+  const f32x2 b2 = __builtin_amdgcn_cvt_scalef32_pk_f32_fp4(w, 1.0f, 2);
+  const f32x2 b3 = __builtin_amdgcn_cvt_scalef32_pk_f32_fp4(w, 1.0f, 3);
+  v[0] = b0.x; v[1] = b0.y; v[2] = b1.x; v[3] = b1.y;
+  v[4] = b2.x; v[5] = b2.y; v[6] = b3.x; v[7] = b3.y;
+}
+#endif
 #endif

@@ -71,14 +71,17 @@ MONO_DEV float mono_e2m1_value(mono_u8 c) {
 MONO_DEV float mono_round_e2m1(float v) { return mono_e2m1_value(mono_e2m1_bits(v)); }
 
 // Eight packed e2m1 codes (code i in bits 4i..4i+3) to their exact values.
-// Where the arch has a byte permute (MONO_HAS_BYTE_PERM: mono_byte_perm
+// Where the arch converts FP4 itself (MONO_HAS_E2M1_CVT, gfx950), through
+// that. Where it has a byte permute (MONO_HAS_BYTE_PERM: mono_byte_perm
 // picks byte (s & 7) of hi:lo for each selector nibble s, as CUDA's prmt),
 // four codes at a time index two 8-byte tables, of the high and the low
 // byte of the magnitude's bf16, the sign bits join the high bytes, and one
 // more permute pairs them into two bf16 values: about 3 operations a value
 // instead of 6 (the routed experts' GEMVs are bound by instruction count).
 MONO_DEV void mono_e2m1x8_values(mono_u32 w, float *v) {
-#if defined(MONO_HAS_BYTE_PERM)
+#if defined(MONO_HAS_E2M1_CVT)
+  mono_e2m1x8_convert(w, v);  // the arch's own FP4 conversion (gfx950)
+#elif defined(MONO_HAS_BYTE_PERM)
   // bf16 of 0, .5, 1, 1.5, 2, 3, 4, 6: high bytes 00 3F 3F 3F 40 40 40 40,
   // low bytes 00 00 80 C0 00 40 80 C0 (tables little-endian, entry 0 first).
   const mono_u32 highLo = 0x3F3F3F00u, highHi = 0x40404040u;
