@@ -58,17 +58,25 @@ MONO_DEV void mono_fence_acquire_system() { __builtin_amdgcn_fence(__ATOMIC_ACQU
 MONO_DEV void mono_poll_pause() { __builtin_amdgcn_s_sleep(1); }
 
 #if defined(__gfx950__)
-// gfx950 converts the two FP4 codes of a byte (low nibble first) to f32 in
-// one instruction; with scale 1 the values are exact.
+// gfx950 converts the two FP4 codes of a byte (low nibble first), or the two
+// OCP e4m3 codes of a 16-bit half, to f32 in one instruction; with scale 1
+// the values are exact.
+typedef float mono_f32x2 __attribute__((ext_vector_type(2)));
 #define MONO_HAS_E2M1_CVT 1
 MONO_DEV void mono_e2m1x8_convert(mono_u32 w, float *v) {
-  typedef float f32x2 __attribute__((ext_vector_type(2)));
+  typedef mono_f32x2 f32x2;
   const f32x2 b0 = __builtin_amdgcn_cvt_scalef32_pk_f32_fp4(w, 1.0f, 0);
   const f32x2 b1 = __builtin_amdgcn_cvt_scalef32_pk_f32_fp4(w, 1.0f, 1);
   const f32x2 b2 = __builtin_amdgcn_cvt_scalef32_pk_f32_fp4(w, 1.0f, 2);
   const f32x2 b3 = __builtin_amdgcn_cvt_scalef32_pk_f32_fp4(w, 1.0f, 3);
   v[0] = b0.x; v[1] = b0.y; v[2] = b1.x; v[3] = b1.y;
   v[4] = b2.x; v[5] = b2.y; v[6] = b3.x; v[7] = b3.y;
+}
+#define MONO_HAS_E4M3_CVT 1
+MONO_DEV void mono_e4m3x4_convert(mono_u32 w, float *v) {
+  const mono_f32x2 lo = __builtin_amdgcn_cvt_scalef32_pk_f32_fp8(w, 1.0f, false);
+  const mono_f32x2 hi = __builtin_amdgcn_cvt_scalef32_pk_f32_fp8(w, 1.0f, true);
+  v[0] = lo.x; v[1] = lo.y; v[2] = hi.x; v[3] = hi.y;
 }
 #endif
 #endif

@@ -524,6 +524,18 @@ MONO_DEV float mono_e4m3_fast(mono_u32 b) {
   return mono_as_float(((b & 0x80u) << 24) | ((b & 0x7Fu) << 20)) * mono_exp2i(120);
 }
 
+// Four packed e4m3 weight codes (code i in bits 8i..8i+7), exactly: the
+// arch's own conversion where it has one (MONO_HAS_E4M3_CVT, gfx950),
+// otherwise mono_e4m3_fast each (weights hold no NaN).
+MONO_DEV void mono_e4m3x4_values(mono_u32 w, float *v) {
+#if defined(MONO_HAS_E4M3_CVT)
+  mono_e4m3x4_convert(w, v);
+#else
+#pragma unroll
+  for (int i = 0; i < 4; ++i) v[i] = mono_e4m3_fast(w >> (8 * i));
+#endif
+}
+
 // Byte offsets into AITER's shuffled MXFP4 layouts (DSV41.md section 2):
 // byte kb of a row of KB bytes, inside its 16-row group stored k block (32
 // bytes) by k block, each as two 16-row x 16-byte halves; and the scale
@@ -576,11 +588,14 @@ struct mono_weight_chunk {
       mono_e2m1x8_values(words[1], wv + 8);
       return;
     }
+    if (WKIND == 0) {
+#pragma unroll
+      for (int v = 0; v < 4; ++v) mono_e4m3x4_values(words[v], wv + 4 * v);
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
-      if (WKIND == 0)
-        wv[i] = mono_e4m3_fast(words[i / 4] >> (8 * (i % 4)));
-      else if (WKIND == 1)
+      if (WKIND == 1)
         wv[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
       else
         wv[i] = mono_as_float(words[i]);
