@@ -22,13 +22,13 @@ MONO_DEV float mono_exp2i(int k) {
 MONO_DEV mono_u16 mono_bf16_bits(float v) {
   const mono_u32 b = mono_as_u32(v);
   const mono_u32 rounded = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;  // nearest even
-  const mono_u32 quiet = (b >> 16) | 0x40u;                         // a NaN stays one
+  const mono_u32 quiet = ((b >> 16) & 0x8000u) | 0x7FC0u;           // NaN: canonical, sign kept
   return (mono_u16)((b & 0x7FFFFFFFu) > 0x7F800000u ? quiet : rounded);
 }
 MONO_DEV float mono_bf16_value(mono_u16 bits) { return mono_as_float((mono_u32)bits << 16); }
 MONO_DEV float mono_round_bf16(float v) { return mono_bf16_value(mono_bf16_bits(v)); }
 
-// OCP e4m3fn: saturate to +-448, then round to nearest even; NaN -> 0x7F.
+// OCP e4m3fn: saturate to +-448, then round to nearest even; NaN -> sign | 0x7F.
 // Below 2^-6 the grid is 2^-9 (subnormals; code 8 is 2^-6).
 MONO_DEV mono_u8 mono_e4m3_bits(float v) {
   const mono_u32 sign = (mono_as_u32(v) >> 31) << 7;
@@ -37,7 +37,7 @@ MONO_DEV mono_u8 mono_e4m3_bits(float v) {
   const mono_u32 b = mono_as_u32(a) + 0x7FFFFu + ((mono_as_u32(a) >> 20) & 1u);  // 3 bits, even
   const mono_u32 normal = ((((b >> 23) & 0xFFu) - 120u) << 3) | ((b >> 20) & 7u);
   const mono_u32 code = a < 0.015625f ? subnormal : normal;
-  return v != v ? (mono_u8)0x7F : (mono_u8)(sign | code);
+  return (mono_u8)(sign | (v != v ? 0x7Fu : code));
 }
 // Decoding likewise: both magnitudes, chosen by a select.
 MONO_DEV float mono_e4m3_value(mono_u8 c) {
