@@ -334,7 +334,8 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
       staged[t * k + c] = fmts::roundToBf16(v);
     }
   TileValues out(tokens * n);
-  std::vector<float> decoded(k), blockScale(k / 32, 1.0f);
+  // One scale a 32-wide block; an unscaled weight may end in half a block.
+  std::vector<float> decoded(k), blockScale((k + 31) / 32, 1.0f);
   const bool mxfp4 = isa<Float4E2M1FNType>(weight.getElementType());
   for (int64_t j = 0; j < n; ++j) {
     const int64_t row = row0 + j;
