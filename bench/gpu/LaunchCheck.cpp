@@ -51,39 +51,25 @@ int main(int argc, char **argv) {
     const std::string stem = argv[a], base = dir + "/" + stem;
     Manifest m = readManifest(base + ".manifest");
     CUfunction f = compile(readText(base + ".hip"), stem + ".hip", m.kernelName);
-    int perSm = 0;
-    check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, f, m.block, 0), "occupancy");
-    if (perSm < 1 || m.grid > sms * perSm)
-      die(stem + ": grid " + std::to_string(m.grid) + " cannot be resident");
     // Each rank: its buffers, scratch, epoch and stream; the ranks of a TP
     // launch run at once on one GPU, each with its share of the SMs, their
     // peer buffers in the same device memory.
     const int ranks = m.ranks;
-    if (perSm * sms < m.grid * ranks)
-      die(stem + ": " + std::to_string(ranks) + " ranks of " + std::to_string(m.grid) +
-          " CTAs cannot be resident together");
+    gpu::requireResident(f, m, ranks, sms, stem);
     auto rankTag = [&](int r) { return ranks > 1 ? "r" + std::to_string(r) + "." : std::string(); };
     std::vector<std::map<std::string, CUdeviceptr>> buffers(ranks);
     std::vector<std::vector<CUdeviceptr>> values(ranks);
-    std::vector<CUdeviceptr> peers(ranks);
     std::vector<CUstream> streams(ranks);
     std::vector<CUdeviceptr> epochs;
     std::vector<int> rankValues(ranks);
-    CUdeviceptr peerTable = 0;
-    if (m.peerSlotBytes > 0) {
-      for (int r = 0; r < ranks; ++r) {
-        check(cuMemAlloc(&peers[r], 2 * ranks * m.peerSlotBytes), "peer buffer");
-        check(cuMemsetD8(peers[r], 0, 2 * ranks * m.peerSlotBytes), "zero peer buffer");
-      }
-      check(cuMemAlloc(&peerTable, ranks * sizeof(CUdeviceptr)), "peer table");
-      check(cuMemcpyHtoD(peerTable, peers.data(), ranks * sizeof(CUdeviceptr)), "peer table");
-    }
+    gpu::PeerBuffers peers;
+    if (m.peerSlotBytes > 0)
+      peers = gpu::allocatePeers(m, ranks);
     std::vector<std::vector<void *>> params(ranks);
     for (int k = 0; k < ranks; ++k) {
       check(cuStreamCreate(&streams[k], CU_STREAM_NON_BLOCKING), "stream");
       for (const Region &r : m.arguments) {
-        CUdeviceptr p;
-        check(cuMemAlloc(&p, r.bytes), "cuMemAlloc");
+        const CUdeviceptr p = gpu::alloc(r.bytes);
         buffers[k][r.name] = p;
         if (r.kind != "output") {
           std::string bytes = readText(base + ".in." + rankTag(k) + r.name + ".bin");
@@ -91,26 +77,17 @@ int main(int argc, char **argv) {
             die(stem + ": input " + r.name + " has " + std::to_string(bytes.size()) + " bytes");
           check(cuMemcpyHtoD(p, bytes.data(), bytes.size()), "upload");
         }
-        values[k].push_back(p);
       }
-      CUdeviceptr scratch, epoch;
-      check(cuMemAlloc(&scratch, m.scratchBytes ? m.scratchBytes : 1), "scratch");
+      const CUdeviceptr scratch = gpu::alloc(m.scratchBytes), epoch = gpu::alloc(m.epochWords * 4);
       check(cuMemsetD8(scratch, 0, m.scratchBytes ? m.scratchBytes : 1), "zero scratch");
-      check(cuMemAlloc(&epoch, m.epochWords * 4), "epoch");
       check(cuMemsetD8(epoch, 0, m.epochWords * 4), "zero epoch");
-      values[k].push_back(scratch);
-      values[k].push_back(epoch);
       epochs.push_back(epoch);
-      if (m.peerSlotBytes > 0)
-        values[k].push_back(peerTable);
+      values[k] = gpu::argumentValues(
+          m, [&](const Region &r) { return buffers[k].at(r.name); }, scratch, epoch, peers.table);
       rankValues[k] = k;
     }
-    for (int k = 0; k < ranks; ++k) {
-      for (CUdeviceptr &p : values[k])
-        params[k].push_back(&p);
-      if (m.peerSlotBytes > 0)
-        params[k].push_back(&rankValues[k]);
-    }
+    for (int k = 0; k < ranks; ++k)
+      params[k] = gpu::kernelParams(values[k], m, rankValues[k]);
     // A launch that does not end the step (K1) is followed by one that does
     // (K2); standing in for it, the host moves each rank's e on between runs.
     auto advanceEpochs = [&] {
@@ -141,8 +118,7 @@ int main(int argc, char **argv) {
         for (const Region &r : m.arguments) {
           if (r.kind != "output")
             continue;
-          std::string got(r.bytes, '\0');
-          check(cuMemcpyDtoH(got.data(), buffers[k][r.name], r.bytes), "download");
+          const std::string got = gpu::download(buffers[k][r.name], r.bytes);
           if (run == 0)
             firstRun[k][r.name] = got;
           else
