@@ -5,7 +5,7 @@
 #ifndef MONODC_BENCH_GPU_CUDASUPPORT_H
 #define MONODC_BENCH_GPU_CUDASUPPORT_H
 
-#include "monodc/runtime/LaunchInterface.h"
+#include "LayerFiles.h"
 
 #include <cuda.h>
 #include <nvrtc.h>
@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -131,16 +132,21 @@ inline double timeGraph(CUstream stream, const std::function<void()> &body, int 
   return double(ms) / reps;
 }
 
-/// The kernel manifest monodc wrote beside a source, read by the runtime
-/// library's own parser.
-using Manifest = monodc::runtime::LaunchInterface;
-using Region = monodc::runtime::RegionSpec;
-
+/// A manifest file (LayerFiles.h); the program stops when it cannot be read
+/// or parsed.
 inline Manifest readManifest(const std::string &path) {
-  auto manifest = Manifest::parse(readText(path));
-  if (!manifest)
-    die(path + ": " + manifest.message());
-  return *manifest;
+  try {
+    return loadManifest(path);
+  } catch (const std::exception &e) {
+    die(e.what());
+  }
+}
+
+/// Kernel `name` of the source file at `path`, compiled and loaded.
+inline CUfunction compileKernel(const std::string &path, const std::string &name) {
+  CUfunction f;
+  check(cuModuleGetFunction(&f, compileModule(readText(path), path), name.c_str()), "kernel");
+  return f;
 }
 
 /// Launches `kernel` (the fused kernel or one of its unfused stages) on the

@@ -29,12 +29,6 @@ using gpu::Manifest;
 using gpu::Region;
 using gpu::readManifest;
 
-CUfunction compile(const std::string &source, const std::string &name, const std::string &kernel) {
-  CUmodule module = gpu::compileModule(source, name);
-  CUfunction f;
-  gpu::check(cuModuleGetFunction(&f, module, kernel.c_str()), "cuModuleGetFunction");
-  return f;
-}
 
 } // namespace
 
@@ -50,7 +44,7 @@ int main(int argc, char **argv) {
   for (int a = 2; a < argc; ++a) {
     const std::string stem = argv[a], base = dir + "/" + stem;
     Manifest m = readManifest(base + ".manifest");
-    CUfunction f = compile(readText(base + ".hip"), stem + ".hip", m.kernelName);
+    CUfunction f = gpu::compileKernel(base + ".hip", m.kernelName);
     // Each rank: its buffers, scratch, epoch and stream; the ranks of a TP
     // launch run at once on one GPU, each with its share of the SMs, their
     // peer buffers in the same device memory.

@@ -34,24 +34,6 @@ OutputCheck stageCheck(const std::string &region, const ref::Comparison &c) {
 
 } // namespace
 
-std::string layerStem(const std::string &dir, const std::string &launch, const std::string &config,
-                      int rows, int tp) {
-  return dir + "/" + launch + "." + config + ".sm_90.r" + std::to_string(rows) + ".tp" +
-         std::to_string(tp);
-}
-
-Manifest loadManifest(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::runtime_error("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto manifest = Manifest::parse(text.str());
-  if (!manifest)
-    throw std::runtime_error(path + ": " + manifest.message());
-  return *manifest;
-}
-
 ref::LayerDims layerDims(const Manifest &k1, const Manifest &k2) {
   ref::LayerDims d;
   d.hidden = int(arg(k1, "x").cols);

@@ -6,8 +6,9 @@
 #ifndef MONODC_BENCH_GPU_LAYERCASE_H
 #define MONODC_BENCH_GPU_LAYERCASE_H
 
+#include "LayerFiles.h"
+
 #include "monodc/reference/Layer.h"
-#include "monodc/runtime/LaunchInterface.h"
 
 #include <map>
 #include <string>
@@ -16,7 +17,6 @@
 namespace gpu {
 
 namespace ref = monodc::reference;
-using Manifest = monodc::runtime::LaunchInterface;
 
 /// The routed scaling of the reference that the check must reject.
 inline constexpr double kOffRoutedScaling = 1.03;
@@ -32,15 +32,6 @@ struct LayerCase {
   /// (the FFN half recomputed from want's attention half, which it keeps).
   ref::LayerOutputs wantOff;
 };
-
-/// DIR/LAUNCH.CONFIG.sm_90.r<ROWS>.tp<TP>, as `emit.sh layer` names them
-/// (add .hip or .manifest).
-std::string layerStem(const std::string &dir, const std::string &launch, const std::string &config,
-                      int rows, int tp);
-
-/// A manifest file read by the runtime library's parser; throws when it
-/// cannot be read or parsed.
-Manifest loadManifest(const std::string &path);
 
 /// A layer's dims read from its K1 and K2 manifests (region shapes); the
 /// contract's constants (eps, routed scaling, swiglu limit) are the same for

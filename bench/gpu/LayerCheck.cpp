@@ -90,9 +90,7 @@ int main(int argc, char **argv) {
     for (int phase = 0; phase < 2; ++phase) {
       const std::string stem = gpu::layerStem(dir, kLaunchNames[phase], config, rows, tp);
       manifests[phase] = gpu::readManifest(stem + ".manifest");
-      CUmodule module = gpu::compileModule(gpu::readText(stem + ".hip"), stem + ".hip");
-      check(cuModuleGetFunction(&kernels[phase], module, manifests[phase].kernelName.c_str()),
-            "kernel");
+      kernels[phase] = gpu::compileKernel(stem + ".hip", manifests[phase].kernelName);
       gpu::requireResident(kernels[phase], manifests[phase], tp, device.sms, stem);
     }
     const Manifest &k1 = manifests[0], &k2 = manifests[1];

@@ -81,16 +81,14 @@ int main(int argc, char **argv) {
   for (int rows : stepRows) {
     Width &w = widths[rows];
     for (int phase = 0; phase < 2; ++phase) {
-      const std::string stem = dir + "/" + kLaunchNames[phase] + "." + config + ".sm_90.r" +
-                               std::to_string(rows) + ".tp" + std::to_string(tp);
+      const std::string stem = gpu::layerStem(dir, kLaunchNames[phase], config, rows, tp);
       Manifest &m = w.manifests[phase];
       if (!w.kernels[phase]) {
         m = gpu::readManifest(stem + ".manifest");
         if (m.rows != rows || (m.peerSlotBytes > 0 && m.ranks != tp))
           die(stem + ".manifest: rows " + std::to_string(m.rows) + ", ranks " +
               std::to_string(m.ranks) + " do not match the file name");
-        CUmodule module = gpu::compileModule(gpu::readText(stem + ".hip"), stem + ".hip");
-        check(cuModuleGetFunction(&w.kernels[phase], module, m.kernelName.c_str()), "kernel");
+        w.kernels[phase] = gpu::compileKernel(stem + ".hip", m.kernelName);
         gpu::requireResident(w.kernels[phase], m, tp, device.sms, stem);
       }
       epochWords = std::max(epochWords, m.epochWords);

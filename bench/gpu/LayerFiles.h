@@ -1,0 +1,44 @@
+// The files `emit.sh` writes for the GPU harnesses and reading their
+// manifests, without CUDA (the host-only layer reference uses them too).
+#ifndef MONODC_BENCH_GPU_LAYERFILES_H
+#define MONODC_BENCH_GPU_LAYERFILES_H
+
+#include "monodc/runtime/LaunchInterface.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace gpu {
+
+/// The kernel manifest monodc wrote beside a source, read by the runtime
+/// library's own parser.
+using Manifest = monodc::runtime::LaunchInterface;
+using Region = monodc::runtime::RegionSpec;
+
+/// DIR/LAUNCH.CONFIG.sm_90.r<ROWS>.tp<TP>, as `emit.sh layer` and `emit.sh
+/// stress` name K1's and K2's files (add .hip, .unfused.hip, .prof.hip or
+/// .manifest).
+inline std::string layerStem(const std::string &dir, const std::string &launch,
+                             const std::string &config, int rows, int tp) {
+  return dir + "/" + launch + "." + config + ".sm_90.r" + std::to_string(rows) + ".tp" +
+         std::to_string(tp);
+}
+
+/// A manifest file; throws, naming the file, when it cannot be read or parsed.
+inline Manifest loadManifest(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto manifest = Manifest::parse(text.str());
+  if (!manifest)
+    throw std::runtime_error(path + ": " + manifest.message());
+  return *manifest;
+}
+
+} // namespace gpu
+
+#endif
