@@ -113,10 +113,7 @@ int main(int argc, char **argv) {
     auto [it, fresh] = buffers[rank].try_emplace(BufferKey{reg.name, reg.bytes}, 0);
     if (fresh) {
       it->second = gpu::alloc(reg.bytes);
-      if (reg.kind == "weight")
-        fill.values(it->second, reg.bytes, reg.format);
-      else
-        fill.region(m, reg, it->second);
+      fill.region(m, reg, it->second);
     }
     return it->second;
   };

@@ -25,8 +25,8 @@ public:
     check(cuLaunchKernel(kernel_, 1024, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), "fill");
   }
 
-  /// A region that is not a weight: an index input gets whole numbers inside
-  /// its bound (a step's cache slots distinct), anything else values.
+  /// A region's contents: an index input gets whole numbers inside its
+  /// bound (a step's cache slots distinct), anything else (weights too) values.
   void region(const Manifest &m, const Region &reg, CUdeviceptr p) {
     for (const auto &[name, bound] : m.indexBounds)
       if (name == reg.name) {
