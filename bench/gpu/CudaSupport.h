@@ -16,6 +16,7 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -151,9 +152,24 @@ inline CUfunction compileKernel(const std::string &path, const std::string &name
 
 /// Launches `kernel` (the fused kernel or one of its unfused stages) on the
 /// grid and block its manifest names.
+/// Lets `kernel` have the dynamic shared memory its manifest names (past
+/// CUDA's default 48 KB a CTA, only after this opt-in).
+inline void allowDynamicShared(CUfunction kernel, const Manifest &m) {
+  static std::map<CUfunction, int64_t> allowed;
+  if (m.dynamicSharedBytes > 0 && allowed[kernel] < m.dynamicSharedBytes) {
+    check(cuFuncSetAttribute(kernel, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             int(m.dynamicSharedBytes)),
+          "cuFuncSetAttribute (dynamic shared memory)");
+    allowed[kernel] = m.dynamicSharedBytes;
+  }
+}
+
 inline void launchOnGrid(CUfunction kernel, const Manifest &m, CUstream stream, void **params,
                          const char *what) {
-  check(cuLaunchKernel(kernel, m.grid, 1, 1, m.block, 1, 1, 0, stream, params, nullptr), what);
+  allowDynamicShared(kernel, m);
+  check(cuLaunchKernel(kernel, m.grid, 1, 1, m.block, 1, 1, unsigned(m.dynamicSharedBytes), stream,
+                       params, nullptr),
+        what);
 }
 
 /// Kernel argument `name` of a manifest.
@@ -170,7 +186,10 @@ inline const Region &argument(const Manifest &m, const std::string &name) {
 inline void requireResident(CUfunction kernel, const Manifest &m, int ranks, int sms,
                             const std::string &what) {
   int perSm = 0;
-  check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, m.block, 0), "occupancy");
+  allowDynamicShared(kernel, m);
+  check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, m.block,
+                                                    size_t(m.dynamicSharedBytes)),
+        "occupancy");
   if (perSm < 1 || m.grid * ranks > sms * perSm)
     die(what + ": " + std::to_string(ranks) + " ranks of " + std::to_string(m.grid) +
         " CTAs cannot be resident together");

@@ -229,11 +229,7 @@ int main(int argc, char **argv) {
       w.unfused.push_back(f);
     }
     // Residency: one CTA per SM, the whole grid at once, or a poll may never end.
-    int perSm = 0;
-    check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, w.fused, m.block, 0), "occupancy");
-    if (perSm < 1 || m.grid > sms * perSm)
-      die("grid " + std::to_string(m.grid) + " cannot be resident (" + std::to_string(perSm) +
-          " CTA per SM, " + std::to_string(sms) + " SMs)");
+    gpu::requireResident(w.fused, m, 1, sms, m.kernelName);
     if (!epoch) {
       epoch = alloc(m.epochWords * 4);
       check(cuMemsetD8(epoch, 0, m.epochWords * 4), "zero epoch");

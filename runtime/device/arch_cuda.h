@@ -63,4 +63,28 @@ MONO_DEV void mono_store_release_system_u64(mono_u64 *p, mono_u64 v) {
 MONO_DEV void mono_fence_release_system() { __threadfence_system(); }
 MONO_DEV void mono_fence_acquire_system() { __threadfence_system(); }
 MONO_DEV void mono_poll_pause() { __nanosleep(64); }
+// Asynchronous copies to shared memory (cp.async, sm_80 on): the weight
+// rings of gemv_rows. Small copies go through L1 (.ca); 16 bytes bypass it.
+#define MONO_HAS_ASYNC_COPY 1
+MONO_DEV mono_u32 mono_shared_address(const void *p) {
+  mono_u32 a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+MONO_DEV void mono_async_copy4(void *lds, const void *global) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(mono_shared_address(lds)), "l"(global) : "memory");
+}
+MONO_DEV void mono_async_copy8(void *lds, const void *global) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" :: "r"(mono_shared_address(lds)), "l"(global) : "memory");
+}
+MONO_DEV void mono_async_copy16(void *lds, const void *global) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(mono_shared_address(lds)), "l"(global) : "memory");
+}
+MONO_DEV void mono_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// This thread's copies of all but the newest N groups are complete and visible to it.
+template <int N>
+MONO_DEV void mono_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+// Launches whose shared memory passes CUDA's 48 KB of static shared memory
+// take it as dynamic shared memory (the manifest's dynamic_shared_bytes).
+#define MONO_DYNAMIC_LDS(name) extern __shared__ __align__(16) float name[]
 #endif

@@ -603,6 +603,83 @@ struct mono_weight_chunk {
   }
 };
 
+// The byte of an AITER-shuffled scale (row, col) inside its aligned 4-byte
+// word: the padded width is a multiple of 8, so every other term of
+// mono_aiter_scale_offset is a multiple of 4.
+MONO_DEV int mono_aiter_scale_byte(mono_i64 row, int col) {
+  return ((col / 4) % 2) * 2 + (int)((row / 16) % 2);
+}
+
+// A gemv_rows' weight chunks streamed through shared memory by asynchronous
+// copies (arches that define MONO_HAS_ASYNC_COPY): RING bytes hold STAGES
+// groups of D chunks a thread, so STAGES - 1 groups are in flight while one
+// is computed, and bytes in flight cost no registers. A thread copies and
+// reads only its own slots, so its own waits order them; no barrier. A
+// chunk's scale byte travels as the aligned word that holds it.
+#if defined(MONO_HAS_ASYNC_COPY)
+template <int K, int WKIND, int D, int RING>
+struct mono_weight_ring {
+  typedef mono_weight_chunk<K, WKIND> chunk_t;
+  static constexpr bool SCALED = WKIND == 0 || WKIND == 3;
+  static constexpr int CB = WKIND == 3 ? 8 : 16 * chunk_t::VECTORS;  // weight bytes a chunk
+  static constexpr int SLOT = CB + (SCALED ? 4 : 0);
+  static constexpr int STAGE = D * MONO_BLOCK * SLOT;
+  static constexpr int STAGES = RING / STAGE;
+  static_assert(RING % STAGE == 0 && STAGES >= 2, "a ring holds whole stages, two at least");
+  mono_u8 *base;  // 16-byte aligned
+  // Through the ring's type, so that arches without these never look them up.
+  MONO_DEV static void commit() { mono_async_commit(); }
+  template <int N>
+  MONO_DEV static void wait() { mono_async_wait<N>(); }
+  MONO_DEV mono_u8 *weightSlot(int s, int d) const {
+    return base + ((s * D + d) * MONO_BLOCK + mono_tid()) * CB;
+  }
+  MONO_DEV mono_u32 *scaleSlot(int s, int d) const {
+    return (mono_u32 *)(base + STAGES * D * MONO_BLOCK * CB) + (s * D + d) * MONO_BLOCK + mono_tid();
+  }
+  MONO_DEV void issue(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 row, int c, int s,
+                      int d) const {
+    mono_u8 *slot = weightSlot(s, d);
+    if (WKIND == 3) {
+      mono_async_copy8(slot, w + mono_aiter_weight_offset(row, 8 * c, K / 2));
+    } else {
+      const int bytesPerValue = WKIND == 0 ? 1 : (WKIND == 1 ? 2 : 4);
+      const mono_u8 *src = w + (row * K + 16 * c) * bytesPerValue;
+#pragma unroll
+      for (int v = 0; v < chunk_t::VECTORS; ++v) mono_async_copy16(slot + 16 * v, src + 16 * v);
+    }
+    if (SCALED) {
+      const mono_i64 offset = WKIND == 3 ? mono_aiter_scale_offset(row, c / 2, wsCols)
+                                         : (row / 32) * wsCols + c / 2;
+      mono_async_copy4(scaleSlot(s, d), ws + (offset & ~(mono_i64)3));
+    }
+  }
+  MONO_DEV void read(chunk_t &chunk, int wsCols, mono_i64 row, int c, int s, int d) const {
+    const mono_u8 *slot = weightSlot(s, d);
+    if (WKIND == 3) {
+      const mono_u32 *q = (const mono_u32 *)slot;
+      chunk.q[0].x = q[0];
+      chunk.q[0].y = q[1];
+    } else {
+#pragma unroll
+      for (int v = 0; v < chunk_t::VECTORS; ++v) chunk.q[v] = ((const mono_u32x4 *)slot)[v];
+    }
+    chunk.scale = 1.0f;
+    if (SCALED) {
+      const int byte = WKIND == 3 ? mono_aiter_scale_byte(row, c / 2)
+                                  : (int)(((row / 32) * wsCols + c / 2) & 3);
+      chunk.scale = mono_e8m0_value((mono_u8)(*scaleSlot(s, d) >> (8 * byte)));
+    }
+  }
+};
+#else
+// Without asynchronous copies the compiler gives no gemv_rows a ring.
+template <int K, int WKIND, int D, int RING>
+struct mono_weight_ring {
+  static_assert(RING == 0, "this arch has no asynchronous copies");
+};
+#endif
+
 // acc[t] += (x[t][16c .. 16c + 16) . wv) * scale for the staged tokens: the
 // chunk's own fma chain, then one fma with its scale (a power of two, so
 // the product is exact). x is read from shared memory with two 16-byte
@@ -653,7 +730,7 @@ struct mono_gemv_weights {
   }
 };
 
-template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32>
+template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32, int RING = 0>
 MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
                                  const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
                                  const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
@@ -722,6 +799,50 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
           mono_gemv_chunk<K, TC>(wv, resident[q].scale, xl, p + q * TP, tcn, acc);
         }
       }
+    } else if constexpr (RING > 0) {
+      // The ring: groups from g0 on are copied STAGES - 1 ahead; the first
+      // group, when prefetch loaded it, is computed from registers meanwhile.
+      typedef mono_weight_ring<K, WKIND, D, RING> ring_t;
+      constexpr int STAGES = ring_t::STAGES;
+      // After the gemv's own words, 16-byte aligned.
+      const ring_t ring{(mono_u8 *)(lds + ((TC * K / 2 + TC * MONO_BLOCK + TOKENS * N + 3) & ~3))};
+      const int g0 = tc0 == 0 ? 1 : 0;
+      auto issueGroup = [&](int g) {
+        if (g < GROUPS) {
+#pragma unroll
+          for (int d = 0; d < D; ++d) {
+            const int c = p + (g * D + d) * TP;
+            if (c < CHUNKS) ring.issue(w, ws, wsCols, row, c, g % STAGES, d);
+          }
+        }
+        ring_t::commit();  // empty past the end: every wait counts STAGES - 1 groups
+      };
+#pragma unroll 1
+      for (int g = g0; g < g0 + STAGES - 1; ++g) issueGroup(g);
+      if (g0 == 1) {
+#pragma unroll
+        for (int d = 0; d < D; ++d)
+          if (d < slice_t::HELD && p + d * TP < CHUNKS) {
+            weights.held[d].decode(wv);
+            mono_gemv_chunk<K, TC>(wv, weights.held[d].scale, xl, p + d * TP, tcn, acc);
+          }
+      }
+#pragma unroll 1
+      for (int g = g0; g < GROUPS; ++g) {
+        issueGroup(g + STAGES - 1);  // into the stage group g - 1 left
+        ring_t::template wait<STAGES - 1>();
+#pragma unroll
+        for (int d = 0; d < D; ++d) {
+          const int c = p + (g * D + d) * TP;
+          if (c < CHUNKS) {
+            chunk_t chunk;
+            ring.read(chunk, wsCols, row, c, g % STAGES, d);
+            chunk.decode(wv);
+            mono_gemv_chunk<K, TC>(wv, chunk.scale, xl, c, tcn, acc);
+          }
+        }
+      }
+      ring_t::template wait<0>();
     } else {
       // The first group was loaded by prefetch; the next tokens' pass
       // reloads it.
@@ -775,14 +896,14 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
 }
 
 // The whole GEMV when nothing is waited for in between.
-template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32>
+template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32, int RING = 0>
 MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
                              const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
                              float *lds) {
   mono_gemv_weights<N, K, WKIND> weights;
   weights.prefetch(w, ws, wsCols, n0);
-  mono_gemv_rows_run<SO, N, K, TOKENS, TC, WKIND, XF32>(weights, w, ws, wsCols, n0, x, xs, t0,
-                                                         out, lds);
+  mono_gemv_rows_run<SO, N, K, TOKENS, TC, WKIND, XF32, RING>(weights, w, ws, wsCols, n0, x, xs,
+                                                               t0, out, lds);
 }
 
 // ---- mailboxes: (value, tag) pairs written with one 8-byte store ----

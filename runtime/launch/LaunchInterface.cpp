@@ -54,6 +54,8 @@ std::string LaunchInterface::text() const {
   out << "kernel " << kernelName << "\ngrid " << grid << "\nblock " << block << "\nrows "
       << rows << "\nscratch_bytes " << scratchBytes << "\nepoch_words " << epochWords
       << "\nstep_tag " << stepTag << "\nends_step " << (endsStep ? 1 : 0) << "\n";
+  if (dynamicSharedBytes > 0)
+    out << "dynamic_shared_bytes " << dynamicSharedBytes << "\n";
   if (peerSlotBytes > 0)
     out << "ranks " << ranks << "\npeer_slot_bytes " << peerSlotBytes << "\n";
   for (const StageSpec &s : stages)
@@ -95,6 +97,8 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       ok = w.size() == 2 && toInt(w[1], result.rows);
     } else if (tag == "scratch_bytes") {
       ok = w.size() == 2 && toInt(w[1], result.scratchBytes);
+    } else if (tag == "dynamic_shared_bytes") {
+      ok = w.size() == 2 && toInt(w[1], result.dynamicSharedBytes) && result.dynamicSharedBytes > 0;
     } else if (tag == "ranks") {
       ok = w.size() == 2 && toInt(w[1], result.ranks) && result.ranks >= 1;
     } else if (tag == "peer_slot_bytes") {
@@ -126,7 +130,8 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +
                        ": unknown line '" + line +
                        "' (known: kernel, grid, block, rows, scratch_bytes, epoch_words, "
-                       "step_tag, ends_step, ranks, peer_slot_bytes, stage, arg, index, scratch)");
+                       "step_tag, ends_step, dynamic_shared_bytes, ranks, peer_slot_bytes, stage, arg, "
+                       "index, scratch)");
     }
     if (!ok)
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +

@@ -97,17 +97,28 @@ Weight mxfp4Weight(int N, int K, std::mt19937 &rng) {
   return w;
 }
 
-/// mono_gemv_rows on one block: outputs [TOKENS][N].
-template <int N, int K, int TOKENS, int TC, int WKIND>
+/// Bytes of one stage of a weight ring: D chunks a thread, each with its
+/// scale word when the weight is scaled.
+template <int N, int K, int WKIND>
+constexpr int ringStageBytes() {
+  constexpr int chunk = WKIND == 3 ? 8 : 16 * mono_weight_chunk<K, WKIND>::VECTORS;
+  constexpr int scale = WKIND == 0 || WKIND == 3 ? 4 : 0;
+  return mono_gemv_weights<N, K, WKIND>::D * MONO_BLOCK * (chunk + scale);
+}
+
+/// mono_gemv_rows on one block: outputs [TOKENS][N]; with RING bytes of
+/// weight ring after its own shared memory (16-byte aligned).
+template <int N, int K, int TOKENS, int TC, int WKIND, int RING = 0>
 std::vector<float> deviceGemv(const Weight &w, const Activations &x) {
   constexpr int SO = (TOKENS * N + MONO_BLOCK - 1) / MONO_BLOCK;
-  std::vector<float> lds(TC * K / 2 + TC * MONO_BLOCK + TOKENS * N);
+  constexpr int own = (TC * K / 2 + TC * MONO_BLOCK + TOKENS * N + 3) & ~3;
+  std::vector<mono_u32x4> lds((own * 4 + RING) / 16);
   std::vector<float> out(TOKENS * N);
   host_arch::runBlock([&] {
     float o[SO];
-    mono_gemv_rows<SO, N, K, TOKENS, TC, WKIND, 0>(w.bytes.data(), w.scales.data(), w.scaleCols,
-                                                   0, x.codes.data(), x.scales.data(), 0, o,
-                                                   lds.data());
+    mono_gemv_rows<SO, N, K, TOKENS, TC, WKIND, 0, RING>(
+        w.bytes.data(), w.scales.data(), w.scaleCols, 0, x.codes.data(), x.scales.data(), 0, o,
+        reinterpret_cast<float *>(lds.data()));
     for (int s = 0; s < SO; ++s)
       if (s * MONO_BLOCK + mono_tid() < TOKENS * N)
         out[s * MONO_BLOCK + mono_tid()] = o[s];
@@ -163,6 +174,34 @@ TEST(DeviceGemvRows, Mxfp4InAiterLayoutsForOneAndThreeTokens) {
   EXPECT_LT(worstRelativeError(deviceGemv<32, 1024, 1, 1, 3>(w, one), w, one, 1, 32, 1024), kBound);
   EXPECT_LT(worstRelativeError(deviceGemv<32, 1024, 3, 3, 3>(w, three), w, three, 3, 32, 1024),
             kBound);
+}
+
+// Weights streamed through a ring of shared memory by asynchronous copies
+// (the host arch copies only when a thread waits, as cp.async may) give the
+// register path's results bit for bit: the same chunks in the same order.
+TEST(DeviceGemvRows, RingStreamsTheSameSumsAsRegisters) {
+  std::mt19937 rng(5);
+  // routed.ug's shape: 64 MXFP4 rows of 5120, one token, 10 groups.
+  const Weight m = mxfp4Weight(64, 5120, rng);
+  const Activations one = randomActivations(1, 5120, rng);
+  const std::vector<float> viaRegisters = deviceGemv<64, 5120, 1, 1, 3>(m, one);
+  const std::vector<float> viaRing =
+      deviceGemv<64, 5120, 1, 1, 3, 4 * ringStageBytes<64, 5120, 3>()>(m, one);
+  EXPECT_EQ(viaRing, viaRegisters);
+  EXPECT_LT(worstRelativeError(viaRing, m, one, 1, 64, 5120), kBound);
+  // e4m3 in two passes of three tokens: the second pass streams every
+  // group through the ring, the first one too; three stages.
+  const Weight e = e4m3Weight(16, 4096, rng);
+  const Activations six = randomActivations(6, 4096, rng);
+  const std::vector<float> ringE4m3 =
+      deviceGemv<16, 4096, 6, 3, 0, 3 * ringStageBytes<16, 4096, 0>()>(e, six);
+  EXPECT_EQ(ringE4m3, (deviceGemv<16, 4096, 6, 3, 0>(e, six)));
+  EXPECT_LT(worstRelativeError(ringE4m3, e, six, 6, 16, 4096), kBound);
+  // A wrong scale is seen through the ring too.
+  Weight doubled = m;
+  ++doubled.scales[7];
+  EXPECT_NE((deviceGemv<64, 5120, 1, 1, 3, 4 * ringStageBytes<64, 5120, 3>()>(doubled, one)),
+            viaRegisters);
 }
 
 // The comparison can fail: one weight block's scale a step up (that block

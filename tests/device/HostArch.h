@@ -10,7 +10,11 @@
 #include <barrier>
 #include <bit>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <deque>
 #include <functional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -71,6 +75,40 @@ MONO_DEV void mono_store_release_system_u64(mono_u64 *p, mono_u64 v) { *p = v; }
 MONO_DEV void mono_fence_release_system() {}
 MONO_DEV void mono_fence_acquire_system() {}
 MONO_DEV void mono_poll_pause() {}
+
+// Asynchronous copies as CUDA's cp.async: a thread's copies happen only when
+// it waits for their group, so a read that comes before its wait sees stale
+// bytes; and both addresses must be aligned to the copy's size.
+#define MONO_HAS_ASYNC_COPY 1
+namespace host_arch {
+struct PendingCopy {
+  void *to;
+  const void *from;
+  int bytes;
+};
+inline thread_local std::vector<PendingCopy> openGroup;
+inline thread_local std::deque<std::vector<PendingCopy>> committedGroups;
+inline void queueCopy(void *to, const void *from, int bytes) {
+  if (reinterpret_cast<uintptr_t>(to) % bytes || reinterpret_cast<uintptr_t>(from) % bytes)
+    throw std::logic_error("misaligned asynchronous copy");
+  openGroup.push_back({to, from, bytes});
+}
+} // namespace host_arch
+MONO_DEV void mono_async_copy4(void *lds, const void *global) { host_arch::queueCopy(lds, global, 4); }
+MONO_DEV void mono_async_copy8(void *lds, const void *global) { host_arch::queueCopy(lds, global, 8); }
+MONO_DEV void mono_async_copy16(void *lds, const void *global) { host_arch::queueCopy(lds, global, 16); }
+MONO_DEV void mono_async_commit() {
+  host_arch::committedGroups.push_back(std::move(host_arch::openGroup));
+  host_arch::openGroup.clear();
+}
+template <int N>
+MONO_DEV void mono_async_wait() {
+  while (host_arch::committedGroups.size() > size_t(N)) {
+    for (const host_arch::PendingCopy &c : host_arch::committedGroups.front())
+      std::memcpy(c.to, c.from, size_t(c.bytes));
+    host_arch::committedGroups.pop_front();
+  }
+}
 
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting

@@ -53,6 +53,20 @@ TEST(LaunchInterface, ReadsAKernelManifest) {
   EXPECT_EQ(again->text(), interface->text());
 }
 
+TEST(LaunchInterface, ReadsTheDynamicSharedMemoryOfAnSm90Launch) {
+  EXPECT_EQ(LaunchInterface::parse(kManifest)->dynamicSharedBytes, 0); // all static
+  auto interface = LaunchInterface::parse(std::string(kManifest) + "dynamic_shared_bytes 99712\n");
+  ASSERT_TRUE(interface.ok()) << interface.message();
+  EXPECT_EQ(interface->dynamicSharedBytes, 99712);
+  auto again = LaunchInterface::parse(interface->text());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->dynamicSharedBytes, 99712);
+  EXPECT_NE(LaunchInterface::parse(std::string(kManifest) + "dynamic_shared_bytes 0\n")
+                .message()
+                .find("cannot read 'dynamic_shared_bytes 0'"),
+            std::string::npos);
+}
+
 TEST(LaunchInterface, RefusesWhatItCannotRead) {
   EXPECT_NE(LaunchInterface::parse(std::string(kManifest) + "sync 2\n")
                 .message()

@@ -96,13 +96,14 @@ private:
     const int64_t k = weight.getCols();
     const bool scaled = static_cast<bool>(g.getWeightScales());
     RegionOp ws = scaled ? lookupRegion(g, g.getWeightScalesAttr()) : RegionOp();
-    const int wkind = scaled ? (isa<Float4E2M1FNType>(weight.getElementType()) ? 3 : 0)
-                             : (weight.getElementType().isBF16() ? 1 : 2);
+    const int64_t wkind = gemvRowsWeightKind(g);
+    auto ring = g->getAttrOfType<IntegerAttr>("mono.ring_bytes");
     GemvRowsShape shape;
     shape.args = std::to_string(g.getOutputs()) + ", " + std::to_string(k) + ", " +
                  std::to_string(g.getTokens()) + ", " +
                  std::to_string(gemvRowsChunkTokens(k, g.getTokens(), block)) + ", " +
-                 std::to_string(wkind) + ", " + (x.getElementType().isF32() ? "1" : "0");
+                 std::to_string(wkind) + ", " + (x.getElementType().isF32() ? "1" : "0") +
+                 (ring ? ", " + std::to_string(ring.getInt()) : "");
     shape.weightArgs = "(const mono_u8 *)" + regionPointer(weight.getSymName()) + ", " +
                        (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr") +
                        ", " + std::to_string(scaled ? ws.getCols() : 0) + ", " + nameOf(g.getRow());
@@ -235,7 +236,10 @@ LogicalResult LaunchPrinter::print() {
     if (peerSlotBytes() > 0)
       os << ", mono_u8 *const *mono_peers, int mono_rank";
     os << ") {\n";
-    os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
+    if (usesDynamicShared(launch.getArch(), lds.getInt()))
+      os << "  MONO_DYNAMIC_LDS(mono_lds);  // " << lds.getInt() << " bytes\n";
+    else
+      os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
     os << "  MONO_SHARED mono_u32 mono_claim;  // a dynamic stage's claimed task\n"
        << "  (void)mono_claim;\n";
     os << "  const int mono_t = mono_tid();\n";
@@ -644,6 +648,9 @@ std::string emit::kernelManifest(LaunchOp launch) {
   auto ends = launch->getAttrOfType<BoolAttr>("mono.advance_epoch");
   os << "step_tag " << (tag ? tag.getInt() : 1) << "\nends_step "
      << (!ends || ends.getValue() ? 1 : 0) << "\n";
+  if (auto lds = launch->getAttrOfType<IntegerAttr>("mono.lds_bytes");
+      lds && usesDynamicShared(launch.getArch(), lds.getInt()))
+    os << "dynamic_shared_bytes " << lds.getInt() << "\n";
   int64_t index = 0;
   for (auto stage : launch.getBodyBlock().getOps<StageOp>())
     os << "stage " << index++ << " " << stage.getSymName() << " " << stage.getTasks() << "\n";

@@ -17,7 +17,41 @@ bool monodc::mono::isSupportedArch(llvm::StringRef arch) {
       .Default(false);
 }
 
-int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block) {
+int64_t monodc::mono::maxSharedBytes(llvm::StringRef arch) {
+  // sm_90: 227 KB a CTA (dynamic, opted in); gfx950: the CU's 160 KB of LDS.
+  return llvm::StringSwitch<int64_t>(arch)
+      .Case("sm_90", 227 * 1024)
+      .Case("gfx950", 160 * 1024)
+      .Default(64 * 1024);
+}
+
+int64_t monodc::mono::gemvRowsWeightKind(GemvRowsOp g) {
+  Type element = lookupRegion(g, g.getWeightAttr()).getElementType();
+  if (g.getWeightScales())
+    return isa<Float4E2M1FNType>(element) ? 3 : 0;
+  return element.isBF16() ? 1 : 2;
+}
+
+int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
+  if (arch != "sm_90") // the arches whose device layer has MONO_HAS_ASYNC_COPY
+    return 0;
+  constexpr int64_t kStages = 4;
+  // mono_gemv_weights' group (D) and mono_weight_ring's slot, per WKIND; and
+  // its RESIDENT rule: a slice of at most 40 registers a thread stays in
+  // registers and needs no ring (a mismatch would only waste or forgo one).
+  const int64_t kind = gemvRowsWeightKind(g);
+  const int64_t group[] = {4, 4, 2, 8};
+  const int64_t slot[] = {16 + 4, 32, 64, 8 + 4};
+  const int64_t vectors[] = {1, 2, 4, 1};
+  const int64_t chunks = lookupRegion(g, g.getWeightAttr()).getCols() / 16;
+  const int64_t threadsPerRow = std::max<int64_t>(1, block / g.getOutputs());
+  const int64_t chunksPerThread = (chunks + threadsPerRow - 1) / threadsPerRow;
+  if (chunksPerThread * (4 * vectors[kind] + 1) <= 40)
+    return 0;
+  return kStages * group[kind] * block * slot[kind];
+}
+
+int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringRef arch) {
   auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
   // Every building block works in f32 words of shared memory.
   if (auto r = dyn_cast<ReduceOp>(op))
@@ -34,7 +68,9 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block) {
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
     int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
-    return chunk * k * 2 + chunk * block * 4 + size(g.getResult()) * 4;
+    int64_t own = chunk * k * 2 + chunk * block * 4 + size(g.getResult()) * 4;
+    int64_t ring = gemvRowsRingBytes(g, block, arch);
+    return ring ? llvm::alignTo(own, 16) + ring : own;
   }
   if (auto a = dyn_cast<AttendChunkOp>(op))
     return (a.getKeys() + AttendChunkOp::kKeyBatch * a.getHeadDim() +
@@ -82,7 +118,18 @@ struct PrepareEmission
                           << block << ")";
           failed = true;
         }
-        shared = std::max(shared, sharedBytesFor(op, block));
+        if (auto g = dyn_cast<GemvRowsOp>(op))
+          if (int64_t ring = gemvRowsRingBytes(g, block, launch.getArch()))
+            g->setAttr("mono.ring_bytes",
+                       IntegerAttr::get(IntegerType::get(&getContext(), 64), ring));
+        int64_t bytes = sharedBytesFor(op, block, launch.getArch());
+        if (bytes > maxSharedBytes(launch.getArch())) {
+          op->emitOpError() << "needs " << bytes << " bytes of shared memory; a CTA of "
+                            << launch.getArch() << " has at most "
+                            << maxSharedBytes(launch.getArch());
+          failed = true;
+        }
+        shared = std::max(shared, bytes);
       });
       launch->setAttr("mono.lds_bytes",
                       IntegerAttr::get(IntegerType::get(&getContext(), 64),

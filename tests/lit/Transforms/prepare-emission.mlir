@@ -29,3 +29,61 @@ mono.launch @big attributes {arch = "gfx950", grid = 4 : i64, block = 32 : i64, 
     %y = mono.constant 1.0 : !mono.tile<4096, f32>
   }
 }
+
+// -----
+
+// On sm_90 a gemv_rows whose weights stream (32 rows of 2048 MXFP4: 8
+// threads a row, 16 chunks each, 80 registers) streams them through a ring
+// of shared memory (asynchronous copies): 4 stages x 8 chunks x 256 threads
+// x (8 + 4) bytes = 98304, after its own 5248 bytes (1 token x 2048 bf16,
+// 256 partials, 32 outputs). One whose weights stay in registers (32
+// rows of 128) has none.
+// CHECK: mono.launch @ring attributes {{{.*}}mono.lds_bytes = 103552 : i64
+// CHECK: mono.gemv_rows @w {{.*}}mono.ring_bytes = 98304 : i64
+// CHECK-NOT: mono.ring_bytes
+mono.launch @ring attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : f4E2M1FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [256, 64]
+  mono.region @x input : f8E4M3FN [1, 2048]
+  mono.region @xs input : f8E8M0FNU [1, 64]
+  mono.region @v weight : f4E2M1FN [32, 128]
+  mono.region @vs weight : f8E8M0FNU [256, 8]
+  mono.region @u input : f8E4M3FN [1, 128]
+  mono.region @us input : f8E8M0FNU [1, 4]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<32, f32>
+    %z = mono.gemv_rows @v scaled @vs[%c0], @u scaled @us[%c0] tokens 1 : !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+// gfx950 has no such copies: no ring, only the gemv's own bytes.
+// CHECK: mono.launch @noring attributes {{{.*}}mono.lds_bytes = 1408 : i64
+// CHECK-NOT: mono.ring_bytes
+mono.launch @noring attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : f4E2M1FN [32, 128]
+  mono.region @ws weight : f8E8M0FNU [256, 8]
+  mono.region @x input : f8E4M3FN [1, 128]
+  mono.region @xs input : f8E8M0FNU [1, 4]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+// A slice goes through shared memory whole: 32768 f32 are 128 KB, more than
+// a gfx942 CTA has.
+mono.launch @toomuch attributes {arch = "gfx942", grid = 4 : i64, block = 512 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %y = mono.constant 1.0 : !mono.tile<32768, f32>
+    // expected-error @+1 {{'mono.slice' op needs 131072 bytes of shared memory; a CTA of gfx942 has at most 65536}}
+    %z = mono.slice %y[0] : !mono.tile<32768, f32> -> !mono.tile<16, f32>
+  }
+}

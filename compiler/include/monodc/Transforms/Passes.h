@@ -78,8 +78,27 @@ inline int64_t gemvRowsChunkTokens(int64_t k, int64_t tokens, int64_t block) {
       1, std::min({tokens, kMaxChunkTokens, 40960 / (2 * k + 4 * block)}));
 }
 
-/// Shared memory (bytes) the building block of `op` needs, 0 for none.
-int64_t sharedBytesFor(mlir::Operation *op, int64_t block);
+/// How a gemv_rows' weight is stored (the device library's WKIND): 0 e4m3
+/// with 32x32 E8M0 blocks, 1 bf16, 2 f32, 3 MXFP4 in AITER's layouts.
+int64_t gemvRowsWeightKind(GemvRowsOp g);
+
+/// Bytes of the ring through which a gemv_rows streams its weights with
+/// asynchronous copies (mono_weight_ring: 4 stages of a streaming group's
+/// chunks, each with its scale word); 0 on an arch without such copies.
+int64_t gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch);
+
+/// Shared memory (bytes) the building block of `op` needs on `arch`, 0 for
+/// none.
+int64_t sharedBytesFor(mlir::Operation *op, int64_t block, llvm::StringRef arch);
+
+/// The most shared memory one CTA of `arch` may have.
+int64_t maxSharedBytes(llvm::StringRef arch);
+
+/// Whether a launch with `bytes` of shared memory takes it as dynamic shared
+/// memory: on sm_90, past CUDA's 48 KB of static shared memory.
+inline bool usesDynamicShared(llvm::StringRef arch, int64_t bytes) {
+  return arch == "sm_90" && bytes > 48 * 1024;
+}
 
 } // namespace monodc::mono
 

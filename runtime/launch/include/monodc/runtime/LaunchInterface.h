@@ -46,6 +46,9 @@ struct LaunchInterface {
   /// by one that does before it runs again.
   int64_t stepTag = 1;
   bool endsStep = true;
+  /// Shared memory the launcher passes as dynamic (sm_90 launches past
+  /// CUDA's 48 KB of static shared memory); 0: all static.
+  int64_t dynamicSharedBytes = 0;
   /// Inputs that hold indices: whole numbers in [0, bound) or -1 (a pad).
   std::vector<std::pair<std::string, int64_t>> indexBounds;
   /// Tensor parallelism through peer memory: each rank's peer buffer is
