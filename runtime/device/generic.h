@@ -683,20 +683,35 @@ struct mono_weight_ring {
 // acc[t] += (x[t][16c .. 16c + 16) . wv) * scale for the staged tokens: the
 // chunk's own fma chain, then one fma with its scale (a power of two, so
 // the product is exact). x is read from shared memory with two 16-byte
-// loads per token.
-template <int K, int TC>
-MONO_DEV void mono_gemv_chunk(const float (&wv)[16], float scale, const mono_u16 *xl, int c,
-                              int tcn, float (&acc)[TC]) {
+// loads per token, or four where it is staged as f32 (X32: no unpacking in
+// the loop, for arches with shared memory to spare).
+template <int K, int TC, int X32>
+MONO_DEV void mono_gemv_chunk(const float (&wv)[16], float scale, const void *xl, int c, int tcn,
+                              float (&acc)[TC]) {
 #pragma unroll
   for (int t = 0; t < TC; ++t) {
     if (t < tcn) {
-      const mono_u32x4 *xr = (const mono_u32x4 *)(xl + t * K + 16 * c);
-      const mono_u32x4 a = xr[0], b = xr[1];
-      const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+      float xv[16];
+      if (X32) {
+        const mono_u32x4 *xr = (const mono_u32x4 *)((const float *)xl + t * K + 16 * c);
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const mono_u32x4 q = xr[v];
+          xv[4 * v] = mono_as_float(q.x);
+          xv[4 * v + 1] = mono_as_float(q.y);
+          xv[4 * v + 2] = mono_as_float(q.z);
+          xv[4 * v + 3] = mono_as_float(q.w);
+        }
+      } else {
+        const mono_u32x4 *xr = (const mono_u32x4 *)((const mono_u16 *)xl + t * K + 16 * c);
+        const mono_u32x4 a = xr[0], b = xr[1];
+        const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int i = 0; i < 16; ++i) xv[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
+      }
       float sum = 0.0f;
 #pragma unroll
-      for (int i = 0; i < 16; ++i)
-        sum = mono_fma(mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2)))), wv[i], sum);
+      for (int i = 0; i < 16; ++i) sum = mono_fma(xv[i], wv[i], sum);
       acc[t] = mono_fma(sum, scale, acc[t]);
     }
   }
@@ -730,7 +745,8 @@ struct mono_gemv_weights {
   }
 };
 
-template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32, int RING = 0>
+template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32, int RING = 0,
+          int X32 = 0>
 MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
                                  const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
                                  const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
@@ -742,8 +758,10 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
   constexpr int D = slice_t::D;
   constexpr int GROUPS = (CPT + D - 1) / D;
   typedef mono_weight_chunk<K, WKIND> chunk_t;
-  mono_u16 *xl = (mono_u16 *)lds;
-  float *partial = lds + TC * K / 2;
+  // The staged tokens: TC rows of K bf16, or of K f32 (X32).
+  constexpr int XWORDS = X32 ? TC * K : TC * K / 2;
+  void *xl = lds;
+  float *partial = lds + XWORDS;
   float *outL = partial + TC * MONO_BLOCK;
   const int tid = mono_tid(), p = tid % TP;
   const mono_i64 row = n0 + tid / TP;
@@ -782,9 +800,17 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
 #pragma unroll
         for (int h = 0; h < 8; ++h) packed[h] = words[h];
       }
-      mono_u32x4 *dst = (mono_u32x4 *)(xl + t * K + k);
-      dst[0] = mono_u32x4{packed[0], packed[1], packed[2], packed[3]};
-      dst[1] = mono_u32x4{packed[4], packed[5], packed[6], packed[7]};
+      if (X32) {
+        mono_u32x4 *dst = (mono_u32x4 *)((float *)xl + t * K + k);
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          dst[v] = mono_u32x4{packed[2 * v] << 16, packed[2 * v] & 0xFFFF0000u,
+                              packed[2 * v + 1] << 16, packed[2 * v + 1] & 0xFFFF0000u};
+      } else {
+        mono_u32x4 *dst = (mono_u32x4 *)((mono_u16 *)xl + t * K + k);
+        dst[0] = mono_u32x4{packed[0], packed[1], packed[2], packed[3]};
+        dst[1] = mono_u32x4{packed[4], packed[5], packed[6], packed[7]};
+      }
     }
     mono_block_sync();
     float acc[TC];
@@ -796,7 +822,7 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
       for (int q = 0; q < CPT; ++q) {
         if (p + q * TP < CHUNKS) {
           resident[q].decode(wv);
-          mono_gemv_chunk<K, TC>(wv, resident[q].scale, xl, p + q * TP, tcn, acc);
+          mono_gemv_chunk<K, TC, X32>(wv, resident[q].scale, xl, p + q * TP, tcn, acc);
         }
       }
     } else if constexpr (RING > 0) {
@@ -805,7 +831,7 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
       typedef mono_weight_ring<K, WKIND, D, RING> ring_t;
       constexpr int STAGES = ring_t::STAGES;
       // After the gemv's own words, 16-byte aligned.
-      const ring_t ring{(mono_u8 *)(lds + ((TC * K / 2 + TC * MONO_BLOCK + TOKENS * N + 3) & ~3))};
+      const ring_t ring{(mono_u8 *)(lds + ((XWORDS + TC * MONO_BLOCK + TOKENS * N + 3) & ~3))};
       const int g0 = tc0 == 0 ? 1 : 0;
       auto issueGroup = [&](int g) {
         if (g < GROUPS) {
@@ -824,7 +850,7 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
         for (int d = 0; d < D; ++d)
           if (d < slice_t::HELD && p + d * TP < CHUNKS) {
             weights.held[d].decode(wv);
-            mono_gemv_chunk<K, TC>(wv, weights.held[d].scale, xl, p + d * TP, tcn, acc);
+            mono_gemv_chunk<K, TC, X32>(wv, weights.held[d].scale, xl, p + d * TP, tcn, acc);
           }
       }
 #pragma unroll 1
@@ -838,7 +864,7 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
             chunk_t chunk;
             ring.read(chunk, wsCols, row, c, g % STAGES, d);
             chunk.decode(wv);
-            mono_gemv_chunk<K, TC>(wv, chunk.scale, xl, c, tcn, acc);
+            mono_gemv_chunk<K, TC, X32>(wv, chunk.scale, xl, c, tcn, acc);
           }
         }
       }
@@ -869,7 +895,7 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
           const int c = p + (g * D + d) * TP;
           if (c < CHUNKS) {
             current[d].decode(wv);
-            mono_gemv_chunk<K, TC>(wv, current[d].scale, xl, c, tcn, acc);
+            mono_gemv_chunk<K, TC, X32>(wv, current[d].scale, xl, c, tcn, acc);
           }
         }
 #pragma unroll
@@ -896,14 +922,15 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
 }
 
 // The whole GEMV when nothing is waited for in between.
-template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32, int RING = 0>
+template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32, int RING = 0,
+          int X32 = 0>
 MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
                              const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
                              float *lds) {
   mono_gemv_weights<N, K, WKIND> weights;
   weights.prefetch(w, ws, wsCols, n0);
-  mono_gemv_rows_run<SO, N, K, TOKENS, TC, WKIND, XF32, RING>(weights, w, ws, wsCols, n0, x, xs,
-                                                               t0, out, lds);
+  mono_gemv_rows_run<SO, N, K, TOKENS, TC, WKIND, XF32, RING, X32>(weights, w, ws, wsCols, n0, x,
+                                                                    xs, t0, out, lds);
 }
 
 // ---- mailboxes: (value, tag) pairs written with one 8-byte store ----

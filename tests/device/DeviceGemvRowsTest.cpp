@@ -107,16 +107,17 @@ constexpr int ringStageBytes() {
 }
 
 /// mono_gemv_rows on one block: outputs [TOKENS][N]; with RING bytes of
-/// weight ring after its own shared memory (16-byte aligned).
-template <int N, int K, int TOKENS, int TC, int WKIND, int RING = 0>
+/// weight ring after its own shared memory (16-byte aligned), and the
+/// tokens staged as f32 with X32.
+template <int N, int K, int TOKENS, int TC, int WKIND, int RING = 0, int X32 = 0>
 std::vector<float> deviceGemv(const Weight &w, const Activations &x) {
   constexpr int SO = (TOKENS * N + MONO_BLOCK - 1) / MONO_BLOCK;
-  constexpr int own = (TC * K / 2 + TC * MONO_BLOCK + TOKENS * N + 3) & ~3;
+  constexpr int own = ((X32 ? TC * K : TC * K / 2) + TC * MONO_BLOCK + TOKENS * N + 3) & ~3;
   std::vector<mono_u32x4> lds((own * 4 + RING) / 16);
   std::vector<float> out(TOKENS * N);
   host_arch::runBlock([&] {
     float o[SO];
-    mono_gemv_rows<SO, N, K, TOKENS, TC, WKIND, 0, RING>(
+    mono_gemv_rows<SO, N, K, TOKENS, TC, WKIND, 0, RING, X32>(
         w.bytes.data(), w.scales.data(), w.scaleCols, 0, x.codes.data(), x.scales.data(), 0, o,
         reinterpret_cast<float *>(lds.data()));
     for (int s = 0; s < SO; ++s)
@@ -178,7 +179,8 @@ TEST(DeviceGemvRows, Mxfp4InAiterLayoutsForOneAndThreeTokens) {
 
 // Weights streamed through a ring of shared memory by asynchronous copies
 // (the host arch copies only when a thread waits, as cp.async may) give the
-// register path's results bit for bit: the same chunks in the same order.
+// register path's results bit for bit: the same chunks in the same order;
+// so do tokens staged as f32 (X32) instead of bf16.
 TEST(DeviceGemvRows, RingStreamsTheSameSumsAsRegisters) {
   std::mt19937 rng(5);
   // routed.ug's shape: 64 MXFP4 rows of 5120, one token, 10 groups.
@@ -197,6 +199,11 @@ TEST(DeviceGemvRows, RingStreamsTheSameSumsAsRegisters) {
       deviceGemv<16, 4096, 6, 3, 0, 3 * ringStageBytes<16, 4096, 0>()>(e, six);
   EXPECT_EQ(ringE4m3, (deviceGemv<16, 4096, 6, 3, 0>(e, six)));
   EXPECT_LT(worstRelativeError(ringE4m3, e, six, 6, 16, 4096), kBound);
+  // As sm_90 runs it: the ring, with the tokens staged as f32.
+  EXPECT_EQ((deviceGemv<64, 5120, 1, 1, 3, 4 * ringStageBytes<64, 5120, 3>(), 1>(m, one)),
+            viaRegisters);
+  EXPECT_EQ((deviceGemv<16, 4096, 6, 3, 0, 3 * ringStageBytes<16, 4096, 0>(), 1>(e, six)),
+            ringE4m3);
   // A wrong scale is seen through the ring too.
   Weight doubled = m;
   ++doubled.scales[7];

@@ -87,6 +87,11 @@ int64_t gemvRowsWeightKind(GemvRowsOp g);
 /// chunks, each with its scale word); 0 on an arch without such copies.
 int64_t gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch);
 
+/// Whether a gemv_rows on `arch` stages its tokens in shared memory as f32
+/// rather than bf16 (twice the bytes, no unpacking in the loop): sm_90,
+/// whose 227 KB of shared memory a CTA leave room for it.
+inline bool gemvRowsStagesF32(llvm::StringRef arch) { return arch == "sm_90"; }
+
 /// Shared memory (bytes) the building block of `op` needs on `arch`, 0 for
 /// none.
 int64_t sharedBytesFor(mlir::Operation *op, int64_t block, llvm::StringRef arch);
