@@ -103,7 +103,7 @@ private:
                  std::to_string(g.getTokens()) + ", " +
                  std::to_string(gemvRowsChunkTokens(k, g.getTokens(), block)) + ", " +
                  std::to_string(wkind) + ", " + (x.getElementType().isF32() ? "1" : "0") +
-                 (gemvRowsStagesF32(launch.getArch())
+                 (gemvRowsStagesF32(g.getOutputs(), block, launch.getArch())
                       ? ", " + std::to_string(ring ? ring.getInt() : 0) + ", 1"
                       : (ring ? ", " + std::to_string(ring.getInt()) : ""));
     shape.weightArgs = "(const mono_u8 *)" + regionPointer(weight.getSymName()) + ", " +

@@ -68,7 +68,7 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
     int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
-    int64_t own = chunk * k * (gemvRowsStagesF32(arch) ? 4 : 2) + chunk * block * 4 +
+    int64_t own = chunk * k * (gemvRowsStagesF32(g.getOutputs(), block, arch) ? 4 : 2) + chunk * block * 4 +
                   size(g.getResult()) * 4;
     int64_t ring = gemvRowsRingBytes(g, block, arch);
     return ring ? llvm::alignTo(own, 16) + ring : own;

@@ -35,10 +35,10 @@ mono.launch @big attributes {arch = "gfx950", grid = 4 : i64, block = 32 : i64, 
 // On sm_90 a gemv_rows whose weights stream (32 rows of 2048 MXFP4: 8
 // threads a row, 16 chunks each, 80 registers) streams them through a ring
 // of shared memory (asynchronous copies): 4 stages x 8 chunks x 256 threads
-// x (8 + 4) bytes = 98304, after its own 9344 bytes (1 token x 2048 f32, as
-// sm_90 stages tokens, 256 partials, 32 outputs). One whose weights stay in registers (32
+// x (8 + 4) bytes = 98304, after its own 5248 bytes (1 token x 2048 bf16,
+// 256 partials, 32 outputs). One whose weights stay in registers (32
 // rows of 128) has none.
-// CHECK: mono.launch @ring attributes {{{.*}}mono.lds_bytes = 107648 : i64
+// CHECK: mono.launch @ring attributes {{{.*}}mono.lds_bytes = 103552 : i64
 // CHECK: mono.gemv_rows @w {{.*}}mono.ring_bytes = 98304 : i64
 // CHECK-NOT: mono.ring_bytes
 mono.launch @ring attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
@@ -60,8 +60,7 @@ mono.launch @ring attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64,
 
 // -----
 
-// gfx950 has no such copies: no ring, only the gemv's own bytes (its
-// token staged as bf16).
+// gfx950 has no such copies: no ring, only the gemv's own bytes.
 // CHECK: mono.launch @noring attributes {{{.*}}mono.lds_bytes = 1408 : i64
 // CHECK-NOT: mono.ring_bytes
 mono.launch @noring attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
@@ -73,6 +72,22 @@ mono.launch @noring attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
     %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+// With one thread a row (256 outputs at block 256) sm_90 stages the token as
+// f32: 64 x 4 + 256 partials + 256 outputs, 2304 bytes (2176 as bf16). The
+// weight (4 chunks of bf16 a thread) stays in registers: no ring.
+// CHECK: mono.launch @f32tokens attributes {{{.*}}mono.lds_bytes = 2304 : i64
+mono.launch @f32tokens attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : bf16 [256, 64]
+  mono.region @x input : bf16 [1, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %y = mono.gemv_rows @w[%c0], @x[%c0] tokens 1 : !mono.tile<256, f32>
   }
 }
 

@@ -87,10 +87,16 @@ int64_t gemvRowsWeightKind(GemvRowsOp g);
 /// chunks, each with its scale word); 0 on an arch without such copies.
 int64_t gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch);
 
-/// Whether a gemv_rows on `arch` stages its tokens in shared memory as f32
-/// rather than bf16 (twice the bytes, no unpacking in the loop): sm_90,
-/// whose 227 KB of shared memory a CTA leave room for it.
-inline bool gemvRowsStagesF32(llvm::StringRef arch) { return arch == "sm_90"; }
+/// Whether a gemv_rows stages its tokens in shared memory as f32 rather than
+/// bf16 (no unpacking in the loop, twice the bytes read): on sm_90, whose
+/// 227 KB of shared memory a CTA leave room for it, and only with one
+/// thread a row, where every thread of a warp reads the same words (a
+/// broadcast). With several threads a row the reads are distinct and the
+/// doubled bytes make the loop wait on shared memory (the H200 measured
+/// wo_a 101 -> 152 us with f32 staging, routed.down 189 -> 172).
+inline bool gemvRowsStagesF32(int64_t outputs, int64_t block, llvm::StringRef arch) {
+  return arch == "sm_90" && outputs == block;
+}
 
 /// Shared memory (bytes) the building block of `op` needs on `arch`, 0 for
 /// none.
