@@ -35,6 +35,13 @@ int64_t monodc::mono::gemvRowsWeightKind(GemvRowsOp g) {
 int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
   if (arch != "sm_90") // the arches whose device layer has MONO_HAS_ASYNC_COPY
     return 0;
+  // One token only: with several, the loop already waits on shared memory
+  // (each of a warp's threads reads its own token words) and the ring's
+  // reads made it slower on the H200 (wo_a 82 -> 102 us at rows 6, wqkv,
+  // wo_b and the shared expert's gate_up alike) while the routed experts'
+  // one-token GEMVs gained (routed.ug 588 -> 400).
+  if (g.getTokens() != 1)
+    return 0;
   constexpr int64_t kStages = 4;
   // mono_gemv_weights' group (D) and mono_weight_ring's slot, per WKIND; and
   // its RESIDENT rule: a slice of at most 40 registers a thread stays in

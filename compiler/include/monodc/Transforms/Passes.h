@@ -84,7 +84,8 @@ int64_t gemvRowsWeightKind(GemvRowsOp g);
 
 /// Bytes of the ring through which a gemv_rows streams its weights with
 /// asynchronous copies (mono_weight_ring: 4 stages of a streaming group's
-/// chunks, each with its scale word); 0 on an arch without such copies.
+/// chunks, each with its scale word); 0 on an arch without such copies,
+/// for weights that stay in registers, and for more than one token.
 int64_t gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch);
 
 /// Whether a gemv_rows stages its tokens in shared memory as f32 rather than
