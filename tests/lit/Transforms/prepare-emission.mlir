@@ -60,6 +60,25 @@ mono.launch @ring attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64,
 
 // -----
 
+// Two tokens: no ring (the loop of several tokens already waits on shared
+// memory, and the ring made it slower); 2 x 2048 bf16 + 2 x 256 partials +
+// 64 outputs.
+// CHECK: mono.launch @tokens attributes {{{.*}}mono.lds_bytes = 10496 : i64
+// CHECK-NOT: mono.ring_bytes
+mono.launch @tokens attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f4E2M1FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [256, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
 // gfx950 has no such copies: no ring, only the gemv's own bytes.
 // CHECK: mono.launch @noring attributes {{{.*}}mono.lds_bytes = 1408 : i64
 // CHECK-NOT: mono.ring_bytes
