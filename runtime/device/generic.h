@@ -691,27 +691,25 @@ MONO_DEV void mono_gemv_chunk(const float (&wv)[16], float scale, const void *xl
 #pragma unroll
   for (int t = 0; t < TC; ++t) {
     if (t < tcn) {
-      float xv[16];
+      float sum = 0.0f;
       if (X32) {
         const mono_u32x4 *xr = (const mono_u32x4 *)((const float *)xl + t * K + 16 * c);
 #pragma unroll
         for (int v = 0; v < 4; ++v) {
           const mono_u32x4 q = xr[v];
-          xv[4 * v] = mono_as_float(q.x);
-          xv[4 * v + 1] = mono_as_float(q.y);
-          xv[4 * v + 2] = mono_as_float(q.z);
-          xv[4 * v + 3] = mono_as_float(q.w);
+          sum = mono_fma(mono_as_float(q.x), wv[4 * v], sum);
+          sum = mono_fma(mono_as_float(q.y), wv[4 * v + 1], sum);
+          sum = mono_fma(mono_as_float(q.z), wv[4 * v + 2], sum);
+          sum = mono_fma(mono_as_float(q.w), wv[4 * v + 3], sum);
         }
       } else {
         const mono_u32x4 *xr = (const mono_u32x4 *)((const mono_u16 *)xl + t * K + 16 * c);
         const mono_u32x4 a = xr[0], b = xr[1];
         const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
-        for (int i = 0; i < 16; ++i) xv[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
+        for (int i = 0; i < 16; ++i)
+          sum = mono_fma(mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2)))), wv[i], sum);
       }
-      float sum = 0.0f;
-#pragma unroll
-      for (int i = 0; i < 16; ++i) sum = mono_fma(xv[i], wv[i], sum);
       acc[t] = mono_fma(sum, scale, acc[t]);
     }
   }
