@@ -69,7 +69,9 @@ mlir::LogicalResult runFusionPipeline(mlir::ModuleOp module, const FusionOptions
 
 /// Tokens of activations a gemv_rows stages in shared memory at once: bf16
 /// activations and f32 partials of a chunk take 40 KB at most, which keeps
-/// the launch within CUDA's 48 KB of static shared memory; and at most 8, so
+/// a launch without weight rings within CUDA's 48 KB of static shared
+/// memory (sm_90's rings and f32 tokens add to it, as dynamic shared
+/// memory); and at most 8, so
 /// the per-token accumulators of a short k do not crowd out registers (the
 /// dsv41 K2 at 48 rows and TP 4 spilled with 18).
 inline int64_t gemvRowsChunkTokens(int64_t k, int64_t tokens, int64_t block) {
