@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     std::vector<std::map<std::string, CUdeviceptr>> buffers(ranks);
     std::vector<std::vector<CUdeviceptr>> values(ranks);
     std::vector<CUstream> streams(ranks);
-    std::vector<CUdeviceptr> epochs;
+    std::vector<CUdeviceptr> epochs, scratches;
     std::vector<int> rankValues(ranks);
     gpu::PeerBuffers peers;
     if (m.peerSlotBytes > 0)
@@ -76,6 +76,7 @@ int main(int argc, char **argv) {
       check(cuMemsetD8(scratch, 0, m.scratchBytes ? m.scratchBytes : 1), "zero scratch");
       check(cuMemsetD8(epoch, 0, m.epochWords * 4), "zero epoch");
       epochs.push_back(epoch);
+      scratches.push_back(scratch);
       values[k] = gpu::argumentValues(
           m, [&](const Region &r) { return buffers[k].at(r.name); }, scratch, epoch, peers.table);
       rankValues[k] = k;
@@ -92,7 +93,7 @@ int main(int argc, char **argv) {
         check(cuMemcpyHtoD(epoch, &e, 4), "advance epoch");
       }
     };
-    std::vector<std::map<std::string, std::string>> firstRun(ranks);
+    std::vector<std::map<std::string, std::string>> firstRun(ranks), firstScratch(ranks);
     bool deterministic = true, ranksAgree = true;
     for (int run = 0; run < 3; ++run) {
       // Outputs are poisoned, except byte records (a KV cache): a step writes
@@ -118,6 +119,14 @@ int main(int argc, char **argv) {
           else
             deterministic &= got == firstRun[k][r.name];
         }
+      // The scratch regions the simulator dumped: what the stages handed
+      // each other, after the first run.
+      if (run == 0)
+        for (int k = 0; k < ranks; ++k)
+          for (const Region &r : m.scratch)
+            if (r.kind == "scratch" &&
+                std::ifstream(base + ".scratch." + rankTag(k) + r.name + ".bin").good())
+              firstScratch[k][r.name] = gpu::download(scratches[k] + r.offset, r.bytes);
     }
     // Outputs the simulator reduced (equal on every rank) must agree on the
     // GPU too; rank-local ones differ with each rank's own inputs.
@@ -127,16 +136,12 @@ int main(int argc, char **argv) {
           if (readText(base + ".out." + rankTag(k) + name + ".bin") ==
               readText(base + ".out." + rankTag(0) + name + ".bin"))
             ranksAgree &= bytes == firstRun[0][name];
-    for (int k = 0; k < ranks; ++k)
-    for (const Region &r : m.arguments) {
-      if (r.kind != "output")
-        continue;
-      std::string want = readText(base + ".out." + rankTag(k) + r.name + ".bin");
-      const std::string &got = firstRun[k][r.name];
+    // Byte records exact; values within the stage bounds. Prints a line.
+    auto compareRegion = [&](const Region &r, const std::string &label, const std::string &got,
+                             const std::string &want) {
       size_t equal = 0, units = r.format == "f32" ? 4 : (r.format == "bf16" ? 2 : 1);
       for (size_t i = 0; i + units <= got.size() && i + units <= want.size(); i += units)
         equal += std::memcmp(got.data() + i, want.data() + i, units) == 0;
-      // Byte records are exact; values within the stage bounds.
       ref::Comparison c;
       if (r.format == "byte") {
         c.relativeError = got == want ? 0.0 : 1.0;
@@ -146,9 +151,19 @@ int main(int argc, char **argv) {
       }
       bool ok = r.format == "byte" ? got == want : ref::withinStageBounds(c);
       allGood &= ok;
-      std::string label = r.name + (ranks > 1 ? " r" + std::to_string(k) : "");
       std::printf("%-40s %-14s %5zu/%-6zu %10.2e %10.6f %s\n", stem.c_str(), label.c_str(), equal,
                   got.size() / units, c.relativeError, c.cosine, ok ? "PASS" : "FAIL");
+    };
+    for (int k = 0; k < ranks; ++k) {
+      const std::string suffix = ranks > 1 ? " r" + std::to_string(k) : "";
+      for (const Region &r : m.arguments)
+        if (r.kind == "output")
+          compareRegion(r, r.name + suffix, firstRun[k][r.name],
+                        readText(base + ".out." + rankTag(k) + r.name + ".bin"));
+      for (const Region &r : m.scratch)
+        if (firstScratch[k].count(r.name))
+          compareRegion(r, "(s) " + r.name + suffix, firstScratch[k][r.name],
+                        readText(base + ".scratch." + rankTag(k) + r.name + ".bin"));
     }
     if (ranks > 1) {
       std::printf("%-40s %-14s %s\n", stem.c_str(), "(ranks)",

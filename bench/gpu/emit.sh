@@ -4,7 +4,9 @@
 #   emit.sh [MODE...]   (no mode: front launches)
 # `front` the sm_90 sources, unfused baselines and manifests of the attention
 # front at every width; `launches` launches simulated on random inputs, for
-# the GPU to match (emitted/sim); `layer` K1 and K2 of the full config at
+# the GPU to match (emitted/sim); `rings` the same for the moe launch of
+# config moe16 (DSV41 dims, 16 experts), whose routed GEMVs stream through
+# sm_90's weight rings, with its scratch regions (--dump-scratch); `layer` K1 and K2 of the full config at
 # TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with their unfused
 # baselines and a copy with per-stage timers (instrument_stages.py), for the
 # layer benchmark and the layer check (emitted/layer; LAYER_WIDTHS, default
@@ -13,7 +15,7 @@
 # (LayerStress.cpp) and the tiny layer check (emitted/stress).
 # What travels is capped at 64 MiB: `launches` alone is about 59 MiB (the
 # dsv41 attention back's inputs, attention_back.dsv41.*, are 22 MiB of it),
-# `layer` about 1.3 MiB a width, `stress` under 1 MiB.
+# `rings` 42 MiB, `layer` about 1.3 MiB a width, `stress` under 1 MiB.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 MONODC="${MONODC:-$ROOT/build/bin/monodc}"
@@ -22,8 +24,8 @@ MODES=("$@")
 [ ${#MODES[@]} -gt 0 ] || MODES=(front launches)
 for mode in "${MODES[@]}"; do
   case "$mode" in
-    front | launches | layer | stress) ;;
-    *) echo "emit.sh: unknown mode '$mode' (modes: front, launches, layer, stress)" >&2; exit 2 ;;
+    front | launches | rings | layer | stress) ;;
+    *) echo "emit.sh: unknown mode '$mode' (modes: front, launches, rings, layer, stress)" >&2; exit 2 ;;
   esac
 done
 rm -rf "$OUT" && mkdir -p "$OUT"
@@ -75,6 +77,13 @@ for mode in "${MODES[@]}"; do
   case "$mode" in
     front) emit_front ;;
     launches) emit_launches ;;
+    rings)
+      # The moe launch at DSV41's dims with 16 experts (config moe16), TP 4:
+      # routed.ug and routed.down stream their weights through sm_90's rings
+      # as at full size, and the launch check compares the scratch they
+      # write (routed_h, routed_down) with the simulator's. About 42 MiB.
+      "$MONODC" simulate --config moe16 --rows 6 --tp 4 --launch moe --schedules 2 \
+        --dump "$OUT/sim" --dump-scratch > /dev/null ;;
     layer) emit_layer ;;
     stress) emit_k1_k2 stress tiny "6 48" ;;
   esac

@@ -24,12 +24,22 @@ ModelConfig monodc::stages::tinyConfig() {
   return c;
 }
 
+ModelConfig monodc::stages::moe16Config() {
+  ModelConfig c = dsv41Config();
+  c.name = "moe16";
+  c.experts = 16;
+  c.routedIntermediate = 1024;
+  return c;
+}
+
 llvm::Expected<ModelConfig> monodc::stages::configByName(const std::string &name) {
   if (name == "dsv41")
     return dsv41Config();
   if (name == "tiny")
     return tinyConfig();
-  return llvm::createStringError("unknown model config '%s' (known: dsv41, tiny)",
+  if (name == "moe16")
+    return moe16Config();
+  return llvm::createStringError("unknown model config '%s' (known: dsv41, tiny, moe16)",
                                  name.c_str());
 }
 

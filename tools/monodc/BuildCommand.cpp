@@ -199,7 +199,7 @@ void monodc::cli::addBuildCommand(CLI::App &app) {
   CLI::App *sub = app.add_subcommand("build", "build the launches of a layer");
   sub->add_option("--arch", build->arch, "target: gfx950, gfx942, gfx90a, sm_90 (hip only)")
       ->capture_default_str();
-  sub->add_option("--config", build->config, "model config: dsv41 or tiny")->capture_default_str();
+  sub->add_option("--config", build->config, "model config: dsv41, tiny or moe16 (DSV41 with 16 experts, for validation)")->capture_default_str();
   sub->add_option("--launch", build->launch, "launch to build, or all")->capture_default_str();
   sub->add_option("--out", build->out, "output directory")->capture_default_str();
   sub->add_option("--emit", build->emit, "what to write")

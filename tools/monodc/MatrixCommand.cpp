@@ -180,7 +180,7 @@ void monodc::cli::addMatrixCommand(CLI::App &app) {
       "matrix", "build every key of a build matrix into a cache directory (for runtime-only "
                 "serving)");
   sub->add_option("--cache", cmd->cache, "cache directory to fill")->required();
-  sub->add_option("--config", cmd->config, "model config: dsv41 or tiny")->capture_default_str();
+  sub->add_option("--config", cmd->config, "model config: dsv41, tiny or moe16 (DSV41 with 16 experts, for validation)")->capture_default_str();
   sub->add_option("--arch", cmd->archs, "targets, comma-separated")->capture_default_str();
   sub->add_option("--launch", cmd->launches, "launches, comma-separated, or all")
       ->capture_default_str();

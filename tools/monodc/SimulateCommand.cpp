@@ -2,8 +2,9 @@
 //
 // Runs a launch on the CPU simulator with random inputs in their formats,
 // under several seeded schedules, and checks that every schedule gives
-// bit-identical outputs. --dump writes the inputs, the outputs, the sm_90
-// source and its manifest, so a GPU run of the same source can be compared
+// bit-identical outputs. --dump writes the inputs, the outputs (and with
+// --dump-scratch the scratch regions), the sm_90 source and its manifest, so
+// a GPU run of the same source can be compared
 // with the simulator (bench/gpu/LaunchCheck.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +41,7 @@ struct SimulateCommand {
   int64_t rows = 6, tp = 2, grid = 16, schedules = 4;
   unsigned seed = 1;
   std::string dump;
+  bool dumpScratch = false;
 };
 
 /// Random values in a region's format with magnitudes a layer sees: bf16 and
@@ -101,7 +103,7 @@ int runSimulate(const SimulateCommand &cmd) {
   const int64_t ranks = launch.getRanks();
   std::mt19937 rng(cmd.seed);
   std::vector<std::vector<std::pair<std::string, std::vector<float>>>> inputs(ranks);
-  std::vector<std::string> outputs;
+  std::vector<std::string> outputs, scratch;
   for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
     std::string name = region.getSymName().str();
     if (region.getKind() == mono::MemoryKind::Input || region.getKind() == mono::MemoryKind::Weight) {
@@ -116,6 +118,8 @@ int runSimulate(const SimulateCommand &cmd) {
       }
     } else if (region.getKind() == mono::MemoryKind::Output) {
       outputs.push_back(name);
+    } else if (region.getKind() == mono::MemoryKind::Scratch) {
+      scratch.push_back(name);
     }
   }
 
@@ -198,6 +202,10 @@ int runSimulate(const SimulateCommand &cmd) {
         writeBytes(dir / (stem + ".in." + rankTag(r) + name + ".bin"), kept[r]->bytes(name));
       for (const std::string &name : outputs)
         writeBytes(dir / (stem + ".out." + rankTag(r) + name + ".bin"), kept[r]->bytes(name));
+      // What the stages handed each other too (every scratch word is written
+      // once a step), so that a GPU run is compared stage by stage.
+      for (const std::string &name : cmd.dumpScratch ? scratch : std::vector<std::string>{})
+        writeBytes(dir / (stem + ".scratch." + rankTag(r) + name + ".bin"), kept[r]->bytes(name));
     }
     // The same launch for sm_90: a fresh build, since the grid differs; the
     // ranks of a TP launch share one GPU, each with its share of the SMs.
@@ -224,7 +232,7 @@ void monodc::cli::addSimulateCommand(CLI::App &app) {
   auto cmd = std::make_shared<SimulateCommand>();
   CLI::App *sub = app.add_subcommand(
       "simulate", "run a launch on the CPU simulator with random inputs under several schedules");
-  sub->add_option("--config", cmd->config, "model config: dsv41 or tiny")->capture_default_str();
+  sub->add_option("--config", cmd->config, "model config: dsv41, tiny or moe16 (DSV41 with 16 experts, for validation)")->capture_default_str();
   sub->add_option("--launch", cmd->launch, "launch to run")->capture_default_str();
   sub->add_option("--rows", cmd->rows, "tokens in the step, 1..48")->capture_default_str();
   sub->add_option("--tp", cmd->tp, "tensor parallelism, 2 or 4")->capture_default_str();
@@ -233,5 +241,7 @@ void monodc::cli::addSimulateCommand(CLI::App &app) {
   sub->add_option("--schedules", cmd->schedules, "schedules to compare")->capture_default_str();
   sub->add_option("--dump", cmd->dump,
                   "write inputs, outputs, the sm_90 source and its manifest to this directory");
+  sub->add_flag("--dump-scratch", cmd->dumpScratch,
+                "with --dump: also the scratch regions, what the stages hand each other");
   sub->callback([cmd] { std::exit(runSimulate(*cmd)); });
 }

@@ -74,6 +74,11 @@ struct ModelConfig {
 ModelConfig dsv41Config();
 /// Same structure and formats, narrower: fast enough for many seeds in tests.
 ModelConfig tinyConfig();
+/// A validation config: DSV41's dimensions with 16 routed experts of
+/// intermediate 1024, so that a launch whose routed GEMVs stream their
+/// weights as at full size (sm_90's weight rings) fits the simulator and
+/// what travels to the GPU machine (about 40 MB at TP 4).
+ModelConfig moe16Config();
 /// "dsv41" or "tiny".
 llvm::Expected<ModelConfig> configByName(const std::string &name);
 
