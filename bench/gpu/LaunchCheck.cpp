@@ -39,6 +39,10 @@ int main(int argc, char **argv) {
   const std::string dir = argv[1];
   const int sms = gpu::openDevice().sms;
   bool allGood = true;
+  // Regions that pass within the stage bounds but are not byte-identical
+  // to the simulator: listed at the end, since most regions share the
+  // simulator's order and a difference there deserves a look.
+  std::vector<std::string> notIdentical;
   std::printf("%-40s %-14s %12s %10s %10s %s\n", "launch", "output", "equal bytes", "rel err",
               "cosine", "result");
   for (int a = 2; a < argc; ++a) {
@@ -151,6 +155,8 @@ int main(int argc, char **argv) {
       }
       bool ok = r.format == "byte" ? got == want : ref::withinStageBounds(c);
       allGood &= ok;
+      if (ok && got != want)
+        notIdentical.push_back(stem + " " + label);
       std::printf("%-40s %-14s %5zu/%-6zu %10.2e %10.6f %s\n", stem.c_str(), label.c_str(), equal,
                   got.size() / units, c.relativeError, c.cosine, ok ? "PASS" : "FAIL");
     };
@@ -193,6 +199,10 @@ int main(int argc, char **argv) {
     std::printf("%-40s %-14s %.1f us a launch (%d ranks at once, warm, launch overhead included)\n",
                 stem.c_str(), "(time)", 1000.0f * ms / 20, ranks);
   }
+  std::printf("passing but not byte-identical to the simulator: %zu region(s)\n",
+              notIdentical.size());
+  for (const std::string &r : notIdentical)
+    std::printf("  %s\n", r.c_str());
   std::printf("%s\n", allGood ? "ALL LAUNCH CHECKS PASSED" : "SOME LAUNCH CHECKS FAILED");
   return allGood ? 0 : 1;
 }
