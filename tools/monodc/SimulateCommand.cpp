@@ -204,8 +204,9 @@ int runSimulate(const SimulateCommand &cmd) {
         writeBytes(dir / (stem + ".out." + rankTag(r) + name + ".bin"), kept[r]->bytes(name));
       // What the stages handed each other too (every scratch word is written
       // once a step), so that a GPU run is compared stage by stage.
-      for (const std::string &name : cmd.dumpScratch ? scratch : std::vector<std::string>{})
-        writeBytes(dir / (stem + ".scratch." + rankTag(r) + name + ".bin"), kept[r]->bytes(name));
+      if (cmd.dumpScratch)
+        for (const std::string &name : scratch)
+          writeBytes(dir / (stem + ".scratch." + rankTag(r) + name + ".bin"), kept[r]->bytes(name));
     }
     // The same launch for sm_90: a fresh build, since the grid differs; the
     // ranks of a TP launch share one GPU, each with its share of the SMs.

@@ -97,15 +97,21 @@ private:
     const bool scaled = static_cast<bool>(g.getWeightScales());
     RegionOp ws = scaled ? lookupRegion(g, g.getWeightScalesAttr()) : RegionOp();
     const int64_t wkind = gemvRowsWeightKind(g);
-    auto ring = g->getAttrOfType<IntegerAttr>("mono.ring_bytes");
+    auto ringAttr = g->getAttrOfType<IntegerAttr>("mono.ring_bytes");
+    const std::string ring = std::to_string(ringAttr ? ringAttr.getInt() : 0);
+    // The trailing RING and X32 template arguments, left to their defaults
+    // (0) where they are.
+    std::string ringAndX32;
+    if (gemvRowsStagesF32(g.getOutputs(), block, launch.getArch()))
+      ringAndX32 = ", " + ring + ", 1";
+    else if (ringAttr)
+      ringAndX32 = ", " + ring;
     GemvRowsShape shape;
     shape.args = std::to_string(g.getOutputs()) + ", " + std::to_string(k) + ", " +
                  std::to_string(g.getTokens()) + ", " +
                  std::to_string(gemvRowsChunkTokens(k, g.getTokens(), block)) + ", " +
                  std::to_string(wkind) + ", " + (x.getElementType().isF32() ? "1" : "0") +
-                 (gemvRowsStagesF32(g.getOutputs(), block, launch.getArch())
-                      ? ", " + std::to_string(ring ? ring.getInt() : 0) + ", 1"
-                      : (ring ? ", " + std::to_string(ring.getInt()) : ""));
+                 ringAndX32;
     shape.weightArgs = "(const mono_u8 *)" + regionPointer(weight.getSymName()) + ", " +
                        (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr") +
                        ", " + std::to_string(scaled ? ws.getCols() : 0) + ", " + nameOf(g.getRow());
