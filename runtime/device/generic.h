@@ -545,6 +545,11 @@ MONO_DEV mono_i64 mono_aiter_weight_offset(mono_i64 row, int kb, int KB) {
   return (row / 16) * 16 * KB + (kb / 32) * 512 + ((kb % 32) / 16) * 256 + (row % 16) * 16 +
          kb % 16;
 }
+// The E8M0 scale of 16-weight chunk c of an e4m3 weight row: one per 32x32
+// block, `cols` of them a block row.
+MONO_DEV mono_i64 mono_block_scale_offset(mono_i64 row, int c, int cols) {
+  return (row / 32) * cols + c / 2;
+}
 MONO_DEV mono_i64 mono_aiter_scale_offset(mono_i64 row, int col, int cols) {
   return (row / 32) * 32 * cols + (col / 8) * 256 + (col % 4) * 64 + (row % 16) * 4 +
          ((col / 4) % 2) * 2 + (row / 16) % 2;
@@ -572,7 +577,7 @@ struct mono_weight_chunk {
     const mono_u32x4 *src = (const mono_u32x4 *)(w + (row * K + 16 * c) * bytesPerValue);
 #pragma unroll
     for (int v = 0; v < VECTORS; ++v) q[v] = src[v];
-    scale = WKIND == 0 ? mono_e8m0_value(ws[(row / 32) * wsCols + c / 2]) : 1.0f;
+    scale = WKIND == 0 ? mono_e8m0_value(ws[mono_block_scale_offset(row, c, wsCols)]) : 1.0f;
   }
   MONO_DEV void decode(float (&wv)[16]) const {
     mono_u32 words[4 * VECTORS];
@@ -650,7 +655,7 @@ struct mono_weight_ring {
     }
     if (SCALED) {
       const mono_i64 offset = WKIND == 3 ? mono_aiter_scale_offset(row, c / 2, wsCols)
-                                         : (row / 32) * wsCols + c / 2;
+                                         : mono_block_scale_offset(row, c, wsCols);
       mono_async_copy4(scaleSlot(s, d), ws + (offset & ~(mono_i64)3));
     }
   }
@@ -667,7 +672,7 @@ struct mono_weight_ring {
     chunk.scale = 1.0f;
     if (SCALED) {
       const int byte = WKIND == 3 ? mono_aiter_scale_byte(row, c / 2)
-                                  : (int)(((row / 32) * wsCols + c / 2) & 3);
+                                  : (int)(mono_block_scale_offset(row, c, wsCols) & 3);
       chunk.scale = mono_e8m0_value((mono_u8)(*scaleSlot(s, d) >> (8 * byte)));
     }
   }
