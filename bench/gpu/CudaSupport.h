@@ -150,8 +150,6 @@ inline CUfunction compileKernel(const std::string &path, const std::string &name
   return f;
 }
 
-/// Launches `kernel` (the fused kernel or one of its unfused stages) on the
-/// grid and block its manifest names.
 /// Lets `kernel` have the dynamic shared memory its manifest names (past
 /// CUDA's default 48 KB a CTA, only after this opt-in).
 inline void allowDynamicShared(CUfunction kernel, const Manifest &m) {
@@ -164,6 +162,8 @@ inline void allowDynamicShared(CUfunction kernel, const Manifest &m) {
   }
 }
 
+/// Launches `kernel` (the fused kernel or one of its unfused stages) on the
+/// grid, block and dynamic shared memory its manifest names.
 inline void launchOnGrid(CUfunction kernel, const Manifest &m, CUstream stream, void **params,
                          const char *what) {
   allowDynamicShared(kernel, m);
