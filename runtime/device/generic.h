@@ -231,8 +231,16 @@ MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indice
 // first head's bf16 values; `scale` = log2(e) / sqrt(D). Each (head, key)
 // score is split over PARTS threads, each a fused multiply-add chain over
 // D / PARTS consecutive dims, the parts then added in order. Shared memory:
-// N slots, KB x D keys, H x D queries, H x KB x PARTS partial scores (the
-// first H x KB of them become the weights), H running max, sum and rescale.
+// N slots, KB keys and H queries of D + PARTS words each, H x KB x PARTS
+// partial scores (the first H x KB of them become the weights), H running
+// max, sum and rescale. A key or query row holds its PARTS segments of
+// D / PARTS dims one word apart: the lanes of a warp take different keys
+// and segments at the same dim, and without the gaps (D a multiple of 32)
+// they would all read one bank, a 32-way conflict on every score FMA.
+template <int D, int PARTS>
+MONO_DEV int mono_attend_word(int row, int d) {
+  return row * (D + PARTS) + d + d / (D / PARTS);
+}
 template <int H, int D, int NOPE, int N, int KB, int PT, int DATA, int SS, int SH, int SP,
           int PARTS>
 MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i64 pageBytes,
@@ -240,9 +248,11 @@ MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i6
                                 float (&l)[SH], float (&p)[SP], float *lds) {
   const int tid = mono_tid();
   const float minusInf = mono_as_float(0xFF800000u);
-  float *slotL = lds, *kv = lds + N, *qL = kv + KB * D, *part = qL + H * D, *t = part,
+  constexpr int ROW = D + PARTS;
+  float *slotL = lds, *kv = lds + N, *qL = kv + KB * ROW, *part = qL + H * ROW, *t = part,
         *mRun = part + H * KB * PARTS, *lRun = mRun + H, *alpha = lRun + H;
-  for (int i = tid; i < H * D; i += MONO_BLOCK) qL[i] = mono_bf16_value(q[i]);
+  for (int i = tid; i < H * D; i += MONO_BLOCK)
+    qL[mono_attend_word<D, PARTS>(i / D, i % D)] = mono_bf16_value(q[i]);
 #pragma unroll
   for (int s = 0; s < SS; ++s) {
     int j = s * MONO_BLOCK + tid;
@@ -293,14 +303,16 @@ MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i6
           }
         }
 #pragma unroll
-        for (int i = 0; i < 16; ++i) kv[k * D + d0 + i] = v[i];
+        for (int i = 0; i < 16; ++i) kv[mono_attend_word<D, PARTS>(k, d0 + i)] = v[i];
       }
     }
     mono_block_sync();
     for (int i = tid; i < H * KB * PARTS; i += MONO_BLOCK) {
       int pair = i / PARTS, h = pair / KB, k = pair % KB, d0 = (i % PARTS) * (D / PARTS);
+      const float *qs = qL + mono_attend_word<D, PARTS>(h, d0),
+                  *ks = kv + mono_attend_word<D, PARTS>(k, d0);
       float acc = 0.0f;
-      for (int d = d0; d < d0 + D / PARTS; ++d) acc = mono_fma(qL[h * D + d], kv[k * D + d], acc);
+      for (int d = 0; d < D / PARTS; ++d) acc = mono_fma(qs[d], ks[d], acc);
       part[i] = acc;
     }
     mono_block_sync();
@@ -346,7 +358,8 @@ MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i6
       if (i < H * D) {
         int h = i / D, d = i % D;
         float acc = p[s] * alpha[h];
-        for (int k = 0; k < KB; ++k) acc = mono_fma(t[h * KB + k], kv[k * D + d], acc);
+        for (int k = 0; k < KB; ++k)
+          acc = mono_fma(t[h * KB + k], kv[mono_attend_word<D, PARTS>(k, d)], acc);
         p[s] = acc;
       }
     }

@@ -43,8 +43,9 @@ Chunk deviceChunk(const std::vector<uint16_t> &q, const ref::KvCache &cache,
                   const std::vector<int> &slots) {
   constexpr int SS = (kKeys + MONO_BLOCK - 1) / MONO_BLOCK, SH = 1,
                 SP = (kHeads * kDim + MONO_BLOCK - 1) / MONO_BLOCK;
-  std::vector<float> lds(kKeys + kBatch * kDim + kHeads * kDim + kHeads * kBatch * kParts +
-                         3 * kHeads);
+  // Key and query rows of kDim + kParts words (mono_attend_word).
+  std::vector<float> lds(kKeys + (kBatch + kHeads) * (kDim + kParts) +
+                         kHeads * kBatch * kParts + 3 * kHeads);
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(double(kDim)));
   Chunk out{std::vector<float>(kHeads), std::vector<float>(kHeads),
             std::vector<float>(kHeads * kDim)};

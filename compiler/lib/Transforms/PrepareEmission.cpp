@@ -80,11 +80,13 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
     int64_t ring = gemvRowsRingBytes(g, block, arch);
     return ring ? llvm::alignTo(own, 16) + ring : own;
   }
-  if (auto a = dyn_cast<AttendChunkOp>(op))
-    return (a.getKeys() + AttendChunkOp::kKeyBatch * a.getHeadDim() +
-            a.getHeads() * a.getHeadDim() +
-            a.getHeads() * AttendChunkOp::kKeyBatch * a.scoreParts(block) + 3 * a.getHeads()) *
+  if (auto a = dyn_cast<AttendChunkOp>(op)) {
+    // Key and query rows are D + parts words (mono_attend_word's gaps).
+    const int64_t parts = a.scoreParts(block), row = a.getHeadDim() + parts;
+    return (a.getKeys() + (AttendChunkOp::kKeyBatch + a.getHeads()) * row +
+            a.getHeads() * AttendChunkOp::kKeyBatch * parts + 3 * a.getHeads()) *
            4;
+  }
   if (auto g = dyn_cast<GemvOp>(op))
     return (size(g.getX()) + size(g.getX()) / 32 + block + size(g.getResult())) * 4;
   return 0;
