@@ -265,47 +265,64 @@ MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i6
 #pragma unroll
   for (int s = 0; s < SP; ++s) p[s] = 0.0f;
   mono_block_sync();
-  for (int b0 = 0; b0 < N; b0 += KB) {
-    // Dequantize the batch's keys 16 dims a piece: four 4-byte loads of e4m3
-    // codes (and their 64-dim group's scale byte) or eight of bf16 values
-    // (records are only 4-byte aligned), a thread's pieces unrolled so that
-    // their loads are in flight together (a byte a load made each batch a
-    // chain of memory latencies). A masked key (slot < 0) is never read.
-    constexpr int PIECES = KB * D / 16;
+  // A batch's keys, 16 dims a piece: four 4-byte loads of e4m3 codes (and
+  // their 64-dim group's scale byte) or eight of bf16 values (records are
+  // only 4-byte aligned). A thread's pieces are unrolled so that their loads
+  // are in flight together, and the next batch's are issued before this
+  // batch is computed, so that its memory latency hides behind the scores
+  // (a byte a load, then a batch's loads after its predecessor, made the
+  // batches chains of memory latencies). A masked key (slot < 0) is never
+  // read: its words are zero, which decodes to 0.
+  constexpr int PIECES = KB * D / 16, PPT = (PIECES + MONO_BLOCK - 1) / MONO_BLOCK;
+  mono_u32 words[PPT][8];
+  float groupScale[PPT];
+  auto loadBatch = [&](int b0) {
 #pragma unroll
-    for (int s = 0; s < (PIECES + MONO_BLOCK - 1) / MONO_BLOCK; ++s) {
+    for (int s = 0; s < PPT; ++s) {
+      const int piece = s * MONO_BLOCK + tid;
+      const int k = piece / (D / 16), d0 = (piece % (D / 16)) * 16;
+      const int slot = piece < PIECES && b0 + k < N ? (int)slotL[b0 + k] : -1;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) words[s][i] = 0;
+      groupScale[s] = 1.0f;
+      if (slot >= 0) {
+        const mono_u8 *page = cache + (mono_i64)(slot / PT) * pageBytes;
+        const mono_u8 *record = page + (slot % PT) * DATA;
+        if (d0 < NOPE) {
+          const mono_u32 *src = (const mono_u32 *)(record + d0);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) words[s][i] = src[i];
+          groupScale[s] = mono_exp2i((int)page[PT * DATA + (slot % PT) * 8 + d0 / 64] - 127);
+        } else {
+          const mono_u32 *src = (const mono_u32 *)(record + NOPE + 2 * (d0 - NOPE));
+#pragma unroll
+          for (int i = 0; i < 8; ++i) words[s][i] = src[i];
+        }
+      }
+    }
+  };
+  loadBatch(0);
+  for (int b0 = 0; b0 < N; b0 += KB) {
+#pragma unroll
+    for (int s = 0; s < PPT; ++s) {
       const int piece = s * MONO_BLOCK + tid;
       if (piece < PIECES) {
         const int k = piece / (D / 16), d0 = (piece % (D / 16)) * 16;
-        const int slot = b0 + k < N ? (int)slotL[b0 + k] : -1;
         float v[16];
+        if (d0 < NOPE) {
 #pragma unroll
-        for (int i = 0; i < 16; ++i) v[i] = 0.0f;
-        if (slot >= 0) {
-          const mono_u8 *page = cache + (mono_i64)(slot / PT) * pageBytes;
-          const mono_u8 *record = page + (slot % PT) * DATA;
-          if (d0 < NOPE) {
-            const mono_u32 *src = (const mono_u32 *)(record + d0);
-            const mono_u32 words[4] = {src[0], src[1], src[2], src[3]};
-            const float groupScale =
-                mono_exp2i((int)page[PT * DATA + (slot % PT) * 8 + d0 / 64] - 127);
+          for (int i = 0; i < 16; ++i)
+            v[i] = mono_e4m3_value((mono_u8)(words[s][i / 4] >> (8 * (i % 4)))) * groupScale[s];
+        } else {
 #pragma unroll
-            for (int i = 0; i < 16; ++i)
-              v[i] = mono_e4m3_value((mono_u8)(words[i / 4] >> (8 * (i % 4)))) * groupScale;
-          } else {
-            const mono_u32 *src = (const mono_u32 *)(record + NOPE + 2 * (d0 - NOPE));
-            mono_u32 words[8];
-#pragma unroll
-            for (int i = 0; i < 8; ++i) words[i] = src[i];
-#pragma unroll
-            for (int i = 0; i < 16; ++i)
-              v[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
-          }
+          for (int i = 0; i < 16; ++i)
+            v[i] = mono_bf16_value((mono_u16)(words[s][i / 2] >> (16 * (i % 2))));
         }
 #pragma unroll
         for (int i = 0; i < 16; ++i) kv[mono_attend_word<D, PARTS>(k, d0 + i)] = v[i];
       }
     }
+    if (b0 + KB < N) loadBatch(b0 + KB);
     mono_block_sync();
     for (int i = tid; i < H * KB * PARTS; i += MONO_BLOCK) {
       int pair = i / PARTS, h = pair / KB, k = pair % KB, d0 = (i % PARTS) * (D / PARTS);
@@ -698,11 +715,22 @@ struct mono_weight_ring {
 };
 #endif
 
+// Where a staged bf16 token row keeps half h of chunk c (values 16c + 8h
+// .. 16c + 8h + 8), in bf16 units: every chunk's first halves, then every
+// second half. The lanes of a row read consecutive chunks, so each of the
+// two 16-byte loads takes consecutive 16-byte pieces; with whole 32-byte
+// chunks side by side a quarter-warp's loads hit the same banks twice.
+template <int K>
+MONO_DEV int mono_staged_half(int c, int h) {
+  return h * (K / 2) + 8 * c;
+}
+
 // acc[t] += (x[t][16c .. 16c + 16) . wv) * scale for the staged tokens: the
 // chunk's own fma chain, then one fma with its scale (a power of two, so
 // the product is exact). x is read from shared memory with two 16-byte
-// loads per token, or four where it is staged as f32 (X32: no unpacking in
-// the loop, for arches with shared memory to spare).
+// loads per token (mono_staged_half), or four where it is staged as f32
+// (X32: no unpacking in the loop, for arches with shared memory to spare;
+// one thread a row, so a warp's lanes read the same words).
 template <int K, int TC, int X32>
 MONO_DEV void mono_gemv_chunk(const float (&wv)[16], float scale, const void *xl, int c, int tcn,
                               float (&acc)[TC]) {
@@ -721,8 +749,9 @@ MONO_DEV void mono_gemv_chunk(const float (&wv)[16], float scale, const void *xl
           sum = mono_fma(mono_as_float(q.w), wv[4 * v + 3], sum);
         }
       } else {
-        const mono_u32x4 *xr = (const mono_u32x4 *)((const mono_u16 *)xl + t * K + 16 * c);
-        const mono_u32x4 a = xr[0], b = xr[1];
+        const mono_u16 *xt = (const mono_u16 *)xl + t * K;
+        const mono_u32x4 a = *(const mono_u32x4 *)(xt + mono_staged_half<K>(c, 0));
+        const mono_u32x4 b = *(const mono_u32x4 *)(xt + mono_staged_half<K>(c, 1));
         const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
         for (int i = 0; i < 16; ++i)
@@ -774,7 +803,8 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
   constexpr int D = slice_t::D;
   constexpr int GROUPS = (CPT + D - 1) / D;
   typedef mono_weight_chunk<K, WKIND> chunk_t;
-  // The staged tokens: TC rows of K bf16, or of K f32 (X32).
+  // The staged tokens: TC rows of K bf16 (chunk halves apart:
+  // mono_staged_half), or of K f32 (X32).
   constexpr int XWORDS = X32 ? TC * K : TC * K / 2;
   void *xl = lds;
   float *partial = lds + XWORDS;
@@ -823,9 +853,11 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
           dst[v] = mono_u32x4{packed[2 * v] << 16, packed[2 * v] & 0xFFFF0000u,
                               packed[2 * v + 1] << 16, packed[2 * v + 1] & 0xFFFF0000u};
       } else {
-        mono_u32x4 *dst = (mono_u32x4 *)((mono_u16 *)xl + t * K + k);
-        dst[0] = mono_u32x4{packed[0], packed[1], packed[2], packed[3]};
-        dst[1] = mono_u32x4{packed[4], packed[5], packed[6], packed[7]};
+        mono_u16 *xt = (mono_u16 *)xl + t * K;
+        *(mono_u32x4 *)(xt + mono_staged_half<K>(k / 16, 0)) =
+            mono_u32x4{packed[0], packed[1], packed[2], packed[3]};
+        *(mono_u32x4 *)(xt + mono_staged_half<K>(k / 16, 1)) =
+            mono_u32x4{packed[4], packed[5], packed[6], packed[7]};
       }
     }
     mono_block_sync();
