@@ -265,64 +265,47 @@ MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i6
 #pragma unroll
   for (int s = 0; s < SP; ++s) p[s] = 0.0f;
   mono_block_sync();
-  // A batch's keys, 16 dims a piece: four 4-byte loads of e4m3 codes (and
-  // their 64-dim group's scale byte) or eight of bf16 values (records are
-  // only 4-byte aligned). A thread's pieces are unrolled so that their loads
-  // are in flight together, and the next batch's are issued before this
-  // batch is computed, so that its memory latency hides behind the scores
-  // (a byte a load, then a batch's loads after its predecessor, made the
-  // batches chains of memory latencies). A masked key (slot < 0) is never
-  // read: its words are zero, which decodes to 0.
-  constexpr int PIECES = KB * D / 16, PPT = (PIECES + MONO_BLOCK - 1) / MONO_BLOCK;
-  mono_u32 words[PPT][8];
-  float groupScale[PPT];
-  auto loadBatch = [&](int b0) {
-#pragma unroll
-    for (int s = 0; s < PPT; ++s) {
-      const int piece = s * MONO_BLOCK + tid;
-      const int k = piece / (D / 16), d0 = (piece % (D / 16)) * 16;
-      const int slot = piece < PIECES && b0 + k < N ? (int)slotL[b0 + k] : -1;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) words[s][i] = 0;
-      groupScale[s] = 1.0f;
-      if (slot >= 0) {
-        const mono_u8 *page = cache + (mono_i64)(slot / PT) * pageBytes;
-        const mono_u8 *record = page + (slot % PT) * DATA;
-        if (d0 < NOPE) {
-          const mono_u32 *src = (const mono_u32 *)(record + d0);
-#pragma unroll
-          for (int i = 0; i < 4; ++i) words[s][i] = src[i];
-          groupScale[s] = mono_exp2i((int)page[PT * DATA + (slot % PT) * 8 + d0 / 64] - 127);
-        } else {
-          const mono_u32 *src = (const mono_u32 *)(record + NOPE + 2 * (d0 - NOPE));
-#pragma unroll
-          for (int i = 0; i < 8; ++i) words[s][i] = src[i];
-        }
-      }
-    }
-  };
-  loadBatch(0);
   for (int b0 = 0; b0 < N; b0 += KB) {
+    // Dequantize the batch's keys 16 dims a piece: four 4-byte loads of e4m3
+    // codes (and their 64-dim group's scale byte) or eight of bf16 values
+    // (records are only 4-byte aligned), a thread's pieces unrolled so that
+    // their loads are in flight together (a byte a load made each batch a
+    // chain of memory latencies). A masked key (slot < 0) is never read.
+    constexpr int PIECES = KB * D / 16;
 #pragma unroll
-    for (int s = 0; s < PPT; ++s) {
+    for (int s = 0; s < (PIECES + MONO_BLOCK - 1) / MONO_BLOCK; ++s) {
       const int piece = s * MONO_BLOCK + tid;
       if (piece < PIECES) {
         const int k = piece / (D / 16), d0 = (piece % (D / 16)) * 16;
+        const int slot = b0 + k < N ? (int)slotL[b0 + k] : -1;
         float v[16];
-        if (d0 < NOPE) {
 #pragma unroll
-          for (int i = 0; i < 16; ++i)
-            v[i] = mono_e4m3_value((mono_u8)(words[s][i / 4] >> (8 * (i % 4)))) * groupScale[s];
-        } else {
+        for (int i = 0; i < 16; ++i) v[i] = 0.0f;
+        if (slot >= 0) {
+          const mono_u8 *page = cache + (mono_i64)(slot / PT) * pageBytes;
+          const mono_u8 *record = page + (slot % PT) * DATA;
+          if (d0 < NOPE) {
+            const mono_u32 *src = (const mono_u32 *)(record + d0);
+            const mono_u32 words[4] = {src[0], src[1], src[2], src[3]};
+            const float groupScale =
+                mono_exp2i((int)page[PT * DATA + (slot % PT) * 8 + d0 / 64] - 127);
 #pragma unroll
-          for (int i = 0; i < 16; ++i)
-            v[i] = mono_bf16_value((mono_u16)(words[s][i / 2] >> (16 * (i % 2))));
+            for (int i = 0; i < 16; ++i)
+              v[i] = mono_e4m3_value((mono_u8)(words[i / 4] >> (8 * (i % 4)))) * groupScale;
+          } else {
+            const mono_u32 *src = (const mono_u32 *)(record + NOPE + 2 * (d0 - NOPE));
+            mono_u32 words[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i) words[i] = src[i];
+#pragma unroll
+            for (int i = 0; i < 16; ++i)
+              v[i] = mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2))));
+          }
         }
 #pragma unroll
         for (int i = 0; i < 16; ++i) kv[mono_attend_word<D, PARTS>(k, d0 + i)] = v[i];
       }
     }
-    if (b0 + KB < N) loadBatch(b0 + KB);
     mono_block_sync();
     for (int i = tid; i < H * KB * PARTS; i += MONO_BLOCK) {
       int pair = i / PARTS, h = pair / KB, k = pair % KB, d0 = (i % PARTS) * (D / PARTS);
