@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "monodc/stages/AttentionFront.h"
 
+#include "monodc/stages/GemvStage.h"
 #include "monodc/stages/Quantize.h"
 
 using namespace monodc::dsl;
@@ -27,16 +28,11 @@ void monodc::stages::addSeamNorm(Launch &launch, const ModelConfig &config,
 
 void monodc::stages::addWqkvGemv(Launch &launch, const ModelConfig &config,
                                  const WqkvRegions &r) {
-  // One task per 16 weight rows for all the step's tokens: the weights are
-  // read once per step, and 1792 rows give 112 tasks to spread over the grid.
+  // One task per 16 weight rows and token group: 1792 rows give 112 tasks
+  // a group to spread over the grid.
   constexpr int64_t rowsPerTask = 16;
-  const int64_t tokens = launch.options().rows;
-  launch.stage("front.wqkv", config.qkvWidth() / rowsPerTask, [&](Task &t) {
-    Index firstRow = t.id() * rowsPerTask;
-    Tile out = t.gemvRows(r.weight, r.weightScales, firstRow, rowsPerTask, r.codes, r.scales,
-                          t.index(0), tokens);
-    t.storeRows(r.qkv, t.index(0), firstRow, tokens, out.to(bf16));
-  });
+  addGemvStage(launch, {"front.wqkv", r.weight, r.weightScales, r.codes, r.scales, r.qkv,
+                        rowsPerTask, bf16});
 }
 
 void monodc::stages::addRowNorm(Launch &launch, const ModelConfig &config,

@@ -1,6 +1,8 @@
 //===- MhcSeam.cpp - the mHC seam between sublayers -----------------------===//
 #include "monodc/stages/MhcSeam.h"
 
+#include "monodc/stages/GemvStage.h"
+
 using namespace monodc::dsl;
 using namespace monodc::stages;
 
@@ -61,18 +63,12 @@ void addFold(Launch &l, const ModelConfig &c, const std::string &name, const Sea
   });
 }
 
-/// The 24 mixes m_j = fn[j] . R'flat, for all tokens, one mix a task: the
+/// The 24 mixes m_j = fn[j] . R'flat, one mix a task for a token group: the
 /// mixes are long (4H) and few, so more tasks, not more rows a task, keep
 /// them off the critical path (8 a task took 3 CTAs 88 us at 6 rows on the
-/// H200, 672 us at 48).
+/// H200, 672 us at 48; one mix for all 48 tokens still 160 us).
 void addMix(Launch &l, const std::string &name, const SeamRegions &r) {
-  constexpr int64_t perTask = 1;
-  const int64_t tokens = l.options().rows;
-  l.stage(name, ModelConfig::kMixes / perTask, [&](Task &t) {
-    Index first = t.id() * perTask;
-    Tile m = t.gemvRows(r.fn, first, perTask, r.residualOut, t.index(0), tokens);
-    t.storeRows(r.mixes, t.index(0), first, tokens, m);
-  });
+  addGemvStage(l, {name, r.fn, {}, r.residualOut, {}, r.mixes, /*rowsPerTask=*/1, f32});
 }
 
 /// Steps 3-5 for one token: v = m * rsqrt(ss / 4H + eps), the gates, and

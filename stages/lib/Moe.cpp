@@ -2,6 +2,7 @@
 #include "monodc/stages/Moe.h"
 
 #include "monodc/formats/AiterShuffle.h"
+#include "monodc/stages/GemvStage.h"
 
 using namespace monodc::dsl;
 using namespace monodc::stages;
@@ -13,12 +14,8 @@ constexpr int64_t kRowsPerTask = 16;
 
 void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegions &r) {
   const int64_t tokens = l.options().rows;
-  // z = x . gate^T in f32, every token per weight slice.
-  l.stage("moe.router", c.experts / kRowsPerTask, [&](Task &t) {
-    Index first = t.id() * kRowsPerTask;
-    t.storeRows(r.logits, t.index(0), first, tokens,
-                t.gemvRows(r.gate, first, kRowsPerTask, r.x, t.index(0), tokens));
-  });
+  // z = x . gate^T in f32.
+  addGemvStage(l, {"moe.router", r.gate, {}, r.x, {}, r.logits, kRowsPerTask, f32});
   // s = sqrt(softplus(z)) (NaN -> 0); top-k of s + bias, lower index first
   // on ties; w = scaling * s_k / max(sum of the chosen s, 1e-20).
   l.stage("moe.route", tokens, [&](Task &t) {
@@ -37,12 +34,8 @@ void monodc::stages::addSharedExpert(Launch &l, const ModelConfig &c, int64_t in
                                      const SharedExpertRegions &r) {
   const int64_t tokens = l.options().rows;
   // gs, us = bf16(MXFP8(x) . W1s^T), bf16(MXFP8(x) . W3s^T).
-  l.stage("shared.gate_up", 2 * intermediate / kRowsPerTask, [&](Task &t) {
-    Index first = t.id() * kRowsPerTask;
-    Tile out = t.gemvRows(r.gateUp, r.gateUpScale, first, kRowsPerTask, r.codes, r.scales,
-                          t.index(0), tokens);
-    t.storeRows(r.gateUpOut, t.index(0), first, tokens, out.to(bf16));
-  });
+  addGemvStage(l, {"shared.gate_up", r.gateUp, r.gateUpScale, r.codes, r.scales, r.gateUpOut,
+                   kRowsPerTask, bf16});
   // h = bf16(bf16(g' / (1 + e^-g')) * clamp(u, -limit, limit)), g' = min(g, limit),
   // then MXFP8(h) for the down projection.
   l.stage("shared.act", tokens, [&](Task &t) {

@@ -83,13 +83,15 @@ TEST(Emitter, WidthsChangeTheTaskTables) {
   auto r1 = emit::emitHip(*tinyFront(ctx, 1));
   auto r48 = emit::emitHip(*tinyFront(ctx, 48));
   ASSERT_TRUE(succeeded(r1) && succeeded(r48));
-  // The norms have a task per token; wqkv streams its 16-row weight slices
-  // once for all tokens (tiny: 384 / 16 = 24 tasks at any width).
+  // The norms have a task per token; wqkv a task per 16-row weight slice
+  // (tiny: 384 / 16 = 24) and token group: all tokens of a step of up to 6,
+  // else 6 at a time (48 rows: 8 groups, 192 tasks of 6 tokens).
   EXPECT_NE(r1->find("task < 1;"), std::string::npos);
   EXPECT_NE(r48->find("task < 48;"), std::string::npos);
   EXPECT_NE(r1->find("task < 24;"), std::string::npos);
-  EXPECT_NE(r48->find("task < 24;"), std::string::npos);
-  EXPECT_NE(r48->find("mono_gemv_rows_run<3, 16, 512, 48, 8, 0, 0>"), std::string::npos);
+  EXPECT_NE(r48->find("task < 192;"), std::string::npos);
+  EXPECT_NE(r48->find("mono_gemv_rows_run<1, 16, 512, 6, 6, 0, 0>"), std::string::npos);
+  EXPECT_EQ(r48->find("mono_gemv_rows_run<3, 16, 512, 48,"), std::string::npos);
 }
 
 } // namespace

@@ -1,0 +1,42 @@
+//===- GemvStage.h - a GEMV stage over weight row blocks and token groups -===//
+//
+// Many stages are one GEMV of the step's tokens against a weight, a task a
+// block of weight rows. Where those blocks are few (the seam mixes, the
+// router, wqkv, the shared expert's gate/up), a wide step would leave most
+// of the grid idle while a few CTAs stream every token, so the tokens split
+// into groups and a task is a (token group, row block). Each token's sums
+// are the same whatever its group.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MONODC_STAGES_GEMVSTAGE_H
+#define MONODC_STAGES_GEMVSTAGE_H
+
+#include "monodc/dsl/Launch.h"
+
+#include <string>
+
+namespace monodc::stages {
+
+/// Tokens a task of a GEMV stage takes: all of a step of up to 6 (one
+/// request), else the largest divisor of `rows` not above 6.
+int64_t gemvTokenGroup(int64_t rows);
+
+struct GemvStage {
+  std::string name;
+  dsl::Region weight;
+  dsl::Region weightScales; ///< E8M0 block scales; unset for bf16/f32 weights
+  dsl::Region x;            ///< the tokens, [rows, K]
+  dsl::Region xScales;      ///< E8M0 per 32 of an MXFP8 x; unset otherwise
+  dsl::Region out;          ///< [rows, weight rows]
+  int64_t rowsPerTask;
+  dsl::DType outType;       ///< the results are rounded to it (f32: kept)
+};
+
+/// out[token][row] = x[token] . weight[row], a task a (token group, block
+/// of rowsPerTask rows), group-major: the tasks of one token group are
+/// consecutive, so a consumer of a token's whole row waits for one range.
+void addGemvStage(dsl::Launch &launch, const GemvStage &stage);
+
+} // namespace monodc::stages
+
+#endif

@@ -1,0 +1,29 @@
+//===- GemvStage.cpp - a GEMV stage over weight row blocks and token groups ===//
+#include "monodc/stages/GemvStage.h"
+
+#include <algorithm>
+
+using namespace monodc::dsl;
+
+int64_t monodc::stages::gemvTokenGroup(int64_t rows) {
+  constexpr int64_t kRequestTokens = 6;
+  int64_t group = std::min(rows, kRequestTokens);
+  while (group > 1 && rows % group != 0)
+    --group;
+  return std::max<int64_t>(group, 1);
+}
+
+void monodc::stages::addGemvStage(Launch &launch, const GemvStage &s) {
+  const int64_t group = gemvTokenGroup(launch.options().rows);
+  const int64_t blocks = s.weight.rows() / s.rowsPerTask;
+  const bool scaled = !s.weightScales.name().empty();
+  launch.stage(s.name, launch.options().rows / group * blocks, [&](Task &t) {
+    Index firstToken = (t.id() / blocks) * group;
+    Index firstRow = (t.id() % blocks) * s.rowsPerTask;
+    Tile out = scaled ? t.gemvRows(s.weight, s.weightScales, firstRow, s.rowsPerTask, s.x,
+                                   s.xScales, firstToken, group)
+                      : t.gemvRows(s.weight, firstRow, s.rowsPerTask, s.x, firstToken, group);
+    t.storeRows(s.out, firstToken, firstRow, group,
+                s.outType == DType::F32 ? out : out.to(s.outType));
+  });
+}
