@@ -154,10 +154,24 @@ MoeRegions declareMoe(Launch &launch, const ModelConfig &c, int64_t tp, const Re
 }
 
 void addMoe(Launch &launch, const ModelConfig &c, int64_t tp, const MoeRegions &m) {
+  const int64_t shared = c.sharedPerRank(tp), routed = c.routedPerRank(tp);
   addRouter(launch, c, m.router);
-  addSharedExpert(launch, c, c.sharedPerRank(tp), m.shared);
-  if (m.withRouted)
-    addRoutedExperts(launch, c, c.routedPerRank(tp), m.routed);
+  if (!m.withRouted) {
+    addSharedExpertUp(launch, c, shared, m.shared);
+    addSharedExpertDown(launch, c, m.shared);
+    return;
+  }
+  // Every CTA walks the stages in this order. What needs only x comes first,
+  // so the routed experts' input is ready when CTAs reach their GEMVs; the
+  // shared expert's down projection, which waits for every token's
+  // activation, comes after the routed GEMVs, where nothing waits for it
+  // (before them, the H200 showed CTAs polling there and routed.xr starting
+  // only after it).
+  addRoutedInput(launch, m.routed);
+  addSharedExpertUp(launch, c, shared, m.shared);
+  addRoutedGemvs(launch, c, routed, m.routed);
+  addSharedExpertDown(launch, c, m.shared);
+  addRoutedCombine(launch, c, m.routed);
 }
 
 } // namespace

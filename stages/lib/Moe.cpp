@@ -30,8 +30,8 @@ void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegi
   });
 }
 
-void monodc::stages::addSharedExpert(Launch &l, const ModelConfig &c, int64_t intermediate,
-                                     const SharedExpertRegions &r) {
+void monodc::stages::addSharedExpertUp(Launch &l, const ModelConfig &c, int64_t intermediate,
+                                       const SharedExpertRegions &r) {
   const int64_t tokens = l.options().rows;
   // gs, us = bf16(MXFP8(x) . W1s^T), bf16(MXFP8(x) . W3s^T).
   addGemvStage(l, {"shared.gate_up", r.gateUp, r.gateUpScale, r.codes, r.scales, r.gateUpOut,
@@ -48,6 +48,11 @@ void monodc::stages::addSharedExpert(Launch &l, const ModelConfig &c, int64_t in
     t.store(r.hCodes, t.id(), 0, q.codes);
     t.store(r.hScales, t.id(), 0, q.scales);
   });
+}
+
+void monodc::stages::addSharedExpertDown(Launch &l, const ModelConfig &c,
+                                         const SharedExpertRegions &r) {
+  const int64_t tokens = l.options().rows;
   // ds = bf16(MXFP8(h) . W2s^T).
   l.stage("shared.down", c.hidden / kRowsPerTask, [&](Task &t) {
     Index first = t.id() * kRowsPerTask;
@@ -84,13 +89,16 @@ RoutedExpertRegions monodc::stages::declareRoutedExperts(Launch &l, const ModelC
           l.output("moe_out", bf16, {rows, h})};
 }
 
-void monodc::stages::addRoutedExperts(Launch &l, const ModelConfig &c, int64_t inter,
-                                      const RoutedExpertRegions &r) {
+void monodc::stages::addRoutedInput(Launch &l, const RoutedExpertRegions &r) {
+  addMxfp8Rows(l, "routed.xr", r.x, r.xCodes, r.xScales, Mxfp8Flavour::Routed);
+}
+
+void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t inter,
+                                    const RoutedExpertRegions &r) {
   constexpr int64_t kTile = 16;        // w13 interleaves gate and up in 16-row tiles
   constexpr int64_t kTilesPerTask = 2; // 64 weight rows a task: fewer per-task costs
   constexpr int64_t kDownRows = 256;   // w2 rows a task: one a thread
   const int64_t topK = c.topK, h = c.hidden;
-  addMxfp8Rows(l, "routed.xr", r.x, r.xCodes, r.xScales, Mxfp8Flavour::Routed);
   // One task a (token, k, 32 intermediate columns): two of the expert's gate
   // tiles, each with the up tile after it, for that token alone.
   const int64_t tasksPerPair = inter / (kTile * kTilesPerTask);
@@ -115,6 +123,11 @@ void monodc::stages::addRoutedExperts(Launch &l, const ModelConfig &c, int64_t i
                         r.hScales, pair, 1);
     t.store(r.down, pair, block * kDownRows, d);
   }, /*dynamic=*/true);
+}
+
+void monodc::stages::addRoutedCombine(Launch &l, const ModelConfig &c,
+                                      const RoutedExpertRegions &r) {
+  const int64_t topK = c.topK;
   // Each token's experts in its top-k order, then the shared expert; a
   // task a (token, column slice): the sum is per column, and slices keep the
   // unrolled code small (a whole row is 20 registers a thread per value).

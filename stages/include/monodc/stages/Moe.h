@@ -33,8 +33,12 @@ struct SharedExpertRegions {
   dsl::Region hCodes, hScales;                ///< MXFP8 of h: e4m3 [rows, I], e8m0 [rows, I/32]
   dsl::Region out;                            ///< bf16 [rows, H]
 };
-void addSharedExpert(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
-                     const SharedExpertRegions &regions);
+/// In two parts, so that other work can run between them: gate/up and the
+/// activation, then the down projection (which waits for every token's h).
+void addSharedExpertUp(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
+                       const SharedExpertRegions &regions);
+void addSharedExpertDown(dsl::Launch &launch, const ModelConfig &config,
+                         const SharedExpertRegions &regions);
 
 /// The routed experts (DSV41.md §5, a8w4) for the step's tokens and their
 /// top-k: xr = MXFP8r(x); for each (token, k) with expert e: g, u = xr .
@@ -58,7 +62,12 @@ struct RoutedExpertRegions {
 RoutedExpertRegions declareRoutedExperts(dsl::Launch &launch, const ModelConfig &config,
                                          int64_t intermediate, const dsl::Region &x,
                                          const RouterRegions &router, const dsl::Region &shared);
-void addRoutedExperts(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
+/// In three parts: MXFP8r(x); the GEMVs and the activation (up to `down`);
+/// the combine with the shared expert's output.
+void addRoutedInput(dsl::Launch &launch, const RoutedExpertRegions &regions);
+void addRoutedGemvs(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
+                    const RoutedExpertRegions &regions);
+void addRoutedCombine(dsl::Launch &launch, const ModelConfig &config,
                       const RoutedExpertRegions &regions);
 
 } // namespace monodc::stages
