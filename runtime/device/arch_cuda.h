@@ -50,6 +50,11 @@ MONO_DEV mono_u64 mono_load_acquire_device_u64(const mono_u64 *p) {
 MONO_DEV void mono_store_release_device_u64(mono_u64 *p, mono_u64 v) {
   asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
 }
+// bar.sync orders every thread's earlier memory operations before what
+// thread 0 does after it, and a release by thread 0 is cumulative over them
+// (the PTX memory model; CUDA's own grid barrier relies on the same): a
+// publish needs no fence per thread, nor a wait one after its barrier.
+#define MONO_BARRIER_IS_CUMULATIVE 1
 MONO_DEV void mono_fence_release_device() { __threadfence(); }
 MONO_DEV void mono_fence_acquire_device() { __threadfence(); }
 MONO_DEV mono_u64 mono_load_acquire_system_u64(const mono_u64 *p) {

@@ -967,8 +967,14 @@ MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mo
 // ---- mailboxes: (value, tag) pairs written with one 8-byte store ----
 // Publish: every thread waits for its stores and fences at device scope, the
 // block meets, then one thread writes the pair (task, tag) with release.
+// Where the arch's barrier is cumulative (MONO_BARRIER_IS_CUMULATIVE), the
+// barrier and thread 0's release order every thread's stores already, and
+// the fences per thread go; likewise after a wait's barrier.
+#ifndef MONO_BARRIER_IS_CUMULATIVE
+#define MONO_BARRIER_IS_CUMULATIVE 0
+#endif
 MONO_DEV void mono_publish_flag(mono_u64 *flags, mono_i64 task, mono_u32 tag) {
-  mono_fence_release_device();
+  if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_release_device();
   mono_block_sync();
   if (mono_tid() == 0)
     mono_store_release_device_u64(&flags[task], ((mono_u64)tag << 32) | (mono_u32)task);
@@ -981,7 +987,7 @@ MONO_DEV void mono_wait_flags(const mono_u64 *flags, mono_i64 first, mono_i64 co
     while ((mono_u32)(mono_load_acquire_device_u64(&flags[first + i]) >> 32) != tag)
       mono_poll_pause();
   mono_block_sync();
-  mono_fence_acquire_device();
+  if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_acquire_device();
 }
 
 // ---- peer mailboxes (tensor parallelism), at system scope ----
@@ -989,7 +995,7 @@ MONO_DEV void mono_wait_flags(const mono_u64 *flags, mono_i64 first, mono_i64 co
 // goes to every rank once all its stores are complete.
 MONO_DEV void mono_publish_peer_flag(mono_u8 *const *peers, int ranks, mono_i64 parityOffset,
                                      mono_i64 slotOffset, mono_i64 task, mono_u32 tag) {
-  mono_fence_release_system();
+  if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_release_system();
   mono_block_sync();
   if (mono_tid() == 0)
     for (int r = 0; r < ranks; ++r)
@@ -1002,7 +1008,7 @@ MONO_DEV void mono_wait_peer_flags(const mono_u64 *flags, mono_i64 first, mono_i
     while ((mono_u32)(mono_load_acquire_system_u64(&flags[first + i]) >> 32) != tag)
       mono_poll_pause();
   mono_block_sync();
-  mono_fence_acquire_system();
+  if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_acquire_system();
 }
 
 // ---- epoch end: every CTA marks its arrival; the last one moves e on ----
