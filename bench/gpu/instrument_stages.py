@@ -35,7 +35,11 @@ def instrument(source):
         if line.startswith('MONO_KERNEL') and not header_done:
             out.append('__device__ mono_u64 mono_prof[MONO_GRID * %d * 4];' % stages)
             out.append('__device__ __forceinline__ mono_u64 mono_now_ns() {')
-            out.append('  mono_u64 t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t;')
+            # "memory": the read must not move across the barriers inside
+            # the timed calls (without it, a wait's end could be read
+            # before the wait's barrier, counting the poll as work).
+            out.append('  mono_u64 t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t) :: "memory");'
+                       ' return t;')
             out.append('}')
             header_done = True
         m = STAGE.match(line)
