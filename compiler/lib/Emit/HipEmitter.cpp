@@ -249,9 +249,7 @@ LogicalResult LaunchPrinter::print() {
     else
       os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
     os << "  MONO_SHARED mono_u32 mono_claim;  // a dynamic stage's claimed task\n"
-       << "  mono_u32 mono_ahead = 0;  // thread 0's claim of the task after it\n"
-       << "  (void)mono_claim;\n"
-       << "  (void)mono_ahead;\n";
+       << "  (void)mono_claim;\n";
     os << "  const int mono_t = mono_tid();\n";
   };
   auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
@@ -302,9 +300,8 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
                           " + ((" + std::to_string(epoch::kClaimsPerStep) + "u * mono_e + " +
                           std::to_string(epoch::claimInStep(tagOffset, claim.getInt())) +
                           "u) & " + std::to_string(epoch::kCounterSlots - 1) + "u)";
-    os << "  for (mono_i64 task = mono_claim_task(" << counter << ", &mono_claim, mono_ahead, 1); task < "
-       << stage.getTasks() << "; task = mono_claim_task(" << counter
-       << ", &mono_claim, mono_ahead, 0)) {\n";
+    os << "  for (mono_i64 task = mono_claim_task(" << counter << ", &mono_claim); task < "
+       << stage.getTasks() << "; task = mono_claim_task(" << counter << ", &mono_claim)) {\n";
   } else {
     // Task t runs on CTA (base + t) mod G.
     os << "  for (mono_i64 task = (mono_cta() + MONO_GRID - " << base.getInt()
