@@ -575,7 +575,7 @@ MONO_DEV mono_i64 mono_aiter_scale_offset(mono_i64 row, int col, int cols) {
 // chunk.
 template <int K, int WKIND>
 struct mono_weight_chunk {
-  static constexpr int VECTORS = WKIND == 0 || WKIND == 3 ? 1 : (WKIND == 1 ? 2 : 4);
+  static constexpr int VECTORS = mono_gemv_vectors(WKIND);
   mono_u32x4 q[VECTORS];
   float scale;
   MONO_DEV void load(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 row, int c) {
@@ -638,9 +638,9 @@ MONO_DEV int mono_aiter_scale_byte(mono_i64 row, int col) {
 template <int K, int WKIND, int D, int RING>
 struct mono_weight_ring {
   typedef mono_weight_chunk<K, WKIND> chunk_t;
-  static constexpr bool SCALED = WKIND == 0 || WKIND == 3;
-  static constexpr int CB = WKIND == 3 ? 8 : 16 * chunk_t::VECTORS;  // weight bytes a chunk
-  static constexpr int SLOT = CB + (SCALED ? 4 : 0);
+  static constexpr bool SCALED = mono_gemv_scaled(WKIND);
+  static constexpr int CB = mono_gemv_chunk_bytes(WKIND);
+  static constexpr int SLOT = mono_gemv_slot(WKIND);
   static constexpr int STAGE = D * MONO_BLOCK * SLOT;
   static constexpr int STAGES = RING / STAGE;
   static_assert(RING % STAGE == 0 && STAGES >= 2, "a ring holds whole stages, two at least");
@@ -756,12 +756,8 @@ struct mono_gemv_weights {
   static constexpr int TP = MONO_BLOCK / N;
   static constexpr int CHUNKS = K / 16;
   static constexpr int CPT = (CHUNKS + TP - 1) / TP;  // chunks per thread
-  static constexpr bool RESIDENT = CPT * (4 * mono_weight_chunk<K, WKIND>::VECTORS + 1) <= 40;
-  // Chunks a streaming group: 4, except MXFP4's chunks of 8 bytes go 8 at a
-  // time (64 bytes in flight a thread, like 4 e4m3 chunks), and f32 chunks,
-  // four times an e4m3 one, 2 (double-buffered, 4 chunks x 17 registers).
-  static constexpr int D =
-      WKIND == 3 ? 8 : (mono_weight_chunk<K, WKIND>::VECTORS >= 4 ? 2 : 4);
+  static constexpr bool RESIDENT = mono_gemv_resident(CPT, WKIND);
+  static constexpr int D = mono_gemv_group(WKIND);  // chunks a streaming group
   static constexpr int HELD = RESIDENT ? CPT : (CPT < D ? CPT : D);
   mono_weight_chunk<K, WKIND> held[HELD];
   MONO_DEV void prefetch(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0) {

@@ -18,6 +18,7 @@
 
 // clang-format off
 #include "prelude.h"
+#include "gemv_shape.h"
 #include "HostArch.h"
 #include "generic.h"
 // clang-format on

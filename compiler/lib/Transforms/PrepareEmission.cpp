@@ -3,6 +3,9 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+// The device library's gemv_rows slice shape (runtime/device).
+#include "gemv_shape.h"
+
 namespace monodc::mono {
 #define GEN_PASS_DEF_PREPAREEMISSION
 #include "monodc/Transforms/Passes.h.inc"
@@ -42,20 +45,16 @@ int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::Strin
   // one-token GEMVs gained (routed.ug 588 -> 400).
   if (g.getTokens() != 1)
     return 0;
-  constexpr int64_t kStages = 4;
-  // mono_gemv_weights' group (D) and mono_weight_ring's slot, per WKIND; and
-  // its RESIDENT rule: a slice of at most 40 registers a thread stays in
-  // registers and needs no ring (a mismatch would only waste or forgo one).
-  const int64_t kind = gemvRowsWeightKind(g);
-  const int64_t group[] = {4, 4, 2, 8};
-  const int64_t slot[] = {16 + 4, 32, 64, 8 + 4};
-  const int64_t vectors[] = {1, 2, 4, 1};
+  // The device's slice shape (gemv_shape.h): a slice that stays in
+  // registers needs no ring; otherwise the ring holds mono_ring_stages
+  // groups of chunk slots for every thread.
+  const int kind = static_cast<int>(gemvRowsWeightKind(g));
   const int64_t chunks = lookupRegion(g, g.getWeightAttr()).getCols() / 16;
   const int64_t threadsPerRow = std::max<int64_t>(1, block / g.getOutputs());
   const int64_t chunksPerThread = (chunks + threadsPerRow - 1) / threadsPerRow;
-  if (chunksPerThread * (4 * vectors[kind] + 1) <= 40)
+  if (mono_gemv_resident(static_cast<int>(chunksPerThread), kind))
     return 0;
-  return kStages * group[kind] * block * slot[kind];
+  return int64_t{mono_ring_stages} * mono_gemv_group(kind) * block * mono_gemv_slot(kind);
 }
 
 int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringRef arch) {
