@@ -115,6 +115,10 @@ int main(int argc, char **argv) {
               "floor us", "of floor", "experts used");
 
   for (int rows : widths) {
+    // Each width's contents as if it were the only one: the routing (and
+    // with it the experts used and the floor) then does not depend on the
+    // list of widths (before, rows 48 routed to 116 or 126 experts).
+    fill.restart();
     // Each rank: K1 and K2, one epoch buffer for both; K2's q and cache are
     // K1's. Peer buffers of K2 in the same device memory.
     std::vector<RankLaunch> k1(tp), k2(tp);

@@ -25,6 +25,10 @@ public:
     check(cuLaunchKernel(kernel_, 1024, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), "fill");
   }
 
+  /// Starts the sequence of seeds again, so that what a run fills after
+  /// this does not depend on what it filled before.
+  void restart() { seed_ = 1; }
+
   /// A region's contents: an index input gets whole numbers inside its
   /// bound (a step's cache slots distinct), anything else (weights too) values.
   void region(const Manifest &m, const Region &reg, CUdeviceptr p) {
