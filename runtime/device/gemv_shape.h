@@ -34,7 +34,8 @@ MONO_SHAPE bool mono_gemv_resident(int chunksPerThread, int kind) {
 }
 
 // Groups a weight ring holds: the compiler sizes rings with it; the device
-// derives it from the ring's bytes.
-constexpr int mono_ring_stages = 4;
+// derives it from the ring's bytes. (An enumerator: a constant variable
+// that a translation unit does not use draws a warning from nvrtc.)
+enum { mono_ring_stages = 4 };
 
 #endif
