@@ -248,8 +248,11 @@ LogicalResult LaunchPrinter::print() {
       os << "  MONO_DYNAMIC_LDS(mono_lds);  // " << lds.getInt() << " bytes\n";
     else
       os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
-    os << "  MONO_SHARED mono_u32 mono_claim;  // a dynamic stage's claimed task\n"
-       << "  (void)mono_claim;\n";
+    // Only where a stage claims its tasks: nvcc warns about an unused one.
+    auto stageOps = launch.getBodyBlock().getOps<StageOp>();
+    if (!options.unfused &&
+        llvm::any_of(stageOps, [](StageOp s) { return s->hasAttr("mono.claim"); }))
+      os << "  MONO_SHARED mono_u32 mono_claim;  // a dynamic stage's claimed task\n";
     os << "  const int mono_t = mono_tid();\n";
   };
   auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
