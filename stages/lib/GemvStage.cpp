@@ -2,6 +2,7 @@
 #include "monodc/stages/GemvStage.h"
 
 #include <algorithm>
+#include <string>
 
 using namespace monodc::dsl;
 
@@ -18,6 +19,9 @@ void monodc::stages::addGemvStage(Launch &launch, const GemvStage &s) {
   const int64_t blocks = s.weight.rows() / s.rowsPerTask;
   const bool scaled = !s.weightScales.name().empty();
   launch.stage(s.name, launch.options().rows / group * blocks, [&](Task &t) {
+    if (blocks * s.rowsPerTask != s.weight.rows())
+      t.fail("weight '" + s.weight.name() + "' has " + std::to_string(s.weight.rows()) +
+             " rows, not a multiple of the " + std::to_string(s.rowsPerTask) + " a task takes");
     Index firstToken = (t.id() / blocks) * group;
     Index firstRow = (t.id() % blocks) * s.rowsPerTask;
     Tile out = scaled ? t.gemvRows(s.weight, s.weightScales, firstRow, s.rowsPerTask, s.x,

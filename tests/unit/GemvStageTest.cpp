@@ -1,24 +1,63 @@
-// Token groups of the GEMV stages with few weight row blocks: a step of up
-// to 6 tokens is one group; wider steps split into groups of the largest
-// divisor not above 6, so that every group has the same tokens.
+// GEMV stages over (token group, row block) tasks: a step of up to 6 tokens
+// is one group; wider steps split into groups of the largest divisor not
+// above 6, so that every group has the same tokens. A weight whose rows are
+// not whole blocks is refused, naming it.
 #include "monodc/stages/GemvStage.h"
 
+#include "monodc/Dialect/Mono/MonoDialect.h"
+
 #include <gtest/gtest.h>
+
+using namespace monodc::dsl;
+using monodc::stages::addGemvStage;
+using monodc::stages::gemvTokenGroup;
 
 namespace {
 
 TEST(GemvTokenGroup, OneRequestIsOneGroup) {
   for (int64_t rows = 1; rows <= 6; ++rows)
-    EXPECT_EQ(monodc::stages::gemvTokenGroup(rows), rows) << rows;
+    EXPECT_EQ(gemvTokenGroup(rows), rows) << rows;
 }
 
 TEST(GemvTokenGroup, WiderStepsSplitEvenly) {
-  EXPECT_EQ(monodc::stages::gemvTokenGroup(12), 6);
-  EXPECT_EQ(monodc::stages::gemvTokenGroup(48), 6);
-  EXPECT_EQ(monodc::stages::gemvTokenGroup(10), 5);
-  EXPECT_EQ(monodc::stages::gemvTokenGroup(9), 3);
-  EXPECT_EQ(monodc::stages::gemvTokenGroup(8), 4);
-  EXPECT_EQ(monodc::stages::gemvTokenGroup(7), 1);  // a prime: one token a task
+  EXPECT_EQ(gemvTokenGroup(12), 6);
+  EXPECT_EQ(gemvTokenGroup(48), 6);
+  EXPECT_EQ(gemvTokenGroup(10), 5);
+  EXPECT_EQ(gemvTokenGroup(9), 3);
+  EXPECT_EQ(gemvTokenGroup(8), 4);
+  EXPECT_EQ(gemvTokenGroup(7), 1); // a prime: one token a task
+}
+
+TEST(GemvStage, TasksAreTokenGroupsTimesRowBlocks) {
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {"gfx950", 4, 256, 12});
+  Region x = l.input("x", bf16, {12, 64});
+  Region w = l.weight("w", bf16, {48, 64});
+  Region y = l.output("y", f32, {12, 48});
+  addGemvStage(l, {"gemv", w, {}, x, {}, y, /*rowsPerTask=*/16, f32});
+  auto module = l.finish();
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  int stages = 0;
+  (*module)->walk([&](monodc::mono::StageOp stage) {
+    ++stages;
+    EXPECT_EQ(stage.getTasks(), 2u * 3u); // 2 groups of 6 tokens x 3 blocks of 16 rows
+  });
+  EXPECT_EQ(stages, 1);
+}
+
+TEST(GemvStage, RowsThatAreNotWholeBlocksAreRefused) {
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {"gfx950", 4, 256, 6});
+  Region x = l.input("x", bf16, {6, 64});
+  Region w = l.weight("w", bf16, {40, 64});
+  Region y = l.output("y", f32, {6, 40});
+  addGemvStage(l, {"gemv", w, {}, x, {}, y, /*rowsPerTask=*/16, f32});
+  auto module = l.finish();
+  ASSERT_FALSE(static_cast<bool>(module));
+  const std::string error = llvm::toString(module.takeError());
+  EXPECT_NE(error.find("weight 'w' has 40 rows, not a multiple of the 16 a task takes"),
+            std::string::npos)
+      << error;
 }
 
 } // namespace
