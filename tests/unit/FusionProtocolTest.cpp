@@ -1,6 +1,6 @@
 // The mailbox protocol on the simulator: schedule independence, deadlock
 // reports when a publish is missing, consecutive steps of different widths
-// with no clearing in between.
+// with no clearing in between, a gather whose row comes from data.
 #include "AttentionFrontFixture.h"
 
 #include "monodc/Transforms/Passes.h"
@@ -197,3 +197,61 @@ TEST(FusionProtocol, DynamicStagesClaimEveryTaskForSeventyStepsOfTheCounterRing)
   }
   EXPECT_EQ(memory.region("epoch").word(mono::epoch::kEpochWord), 70u);
 }
+
+namespace {
+
+/// A gather: @fill writes row t of s = 2 x[t]; @pick reads the row `where`
+/// names. The row comes from data, so @pick waits for every @fill task.
+struct Gather {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mono::LaunchOp launch;
+};
+
+std::unique_ptr<Gather> buildGather() {
+  using namespace monodc::dsl;
+  auto g = std::make_unique<Gather>();
+  Launch l(g->context, "gather", {"gfx950", 4, 256, 1});
+  Region where = l.indexInput("where", {1, 1}, 4);
+  Region x = l.input("x", f32, {4, 64});
+  Region s = l.scratch("s", f32, {4, 64});
+  Region y = l.output("y", f32, {1, 64});
+  l.stage("fill", 4, [&](Task &t) { t.store(s, t.id(), 0, t.loadRow(x, t.id()) * 2.0f); });
+  l.stage("pick", 1, [&](Task &t) {
+    Index row = t.toIndex(t.load(where, t.id(), 0, 1));
+    t.store(y, t.id(), 0, t.loadRow(s, row));
+  });
+  auto module = l.finish();
+  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
+  if (!module)
+    return nullptr;
+  g->module = std::move(*module);
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(*g->module)));
+  g->launch = *g->module->getOps<mono::LaunchOp>().begin();
+  return g;
+}
+
+TEST(FusionProtocol, AGatherByDataWaitsForEveryProducerTask) {
+  auto g = buildGather();
+  ASSERT_TRUE(g);
+  std::vector<float> x(4 * 64);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(i % 97) + 1.0f;
+  // Each row in turn, with the CTA that fills it starved: it runs only when
+  // every other CTA is blocked or done, so a wait on fewer producer tasks
+  // would let @pick read the row before it is written.
+  for (int row = 0; row < 4; ++row)
+    for (int64_t starved = 0; starved < 4; ++starved) {
+      sim::LaunchMemory memory(g->launch);
+      ASSERT_FALSE(memory.setValues("where", {float(row)}));
+      ASSERT_FALSE(memory.setValues("x", x));
+      auto run = sim::simulate(g->launch, memory, {sim::SchedulePolicy::StarveOne, 0, starved});
+      ASSERT_TRUE(succeeded(run));
+      ASSERT_FALSE(run->deadlock) << run->describe();
+      std::vector<float> y = memory.values("y");
+      for (int i = 0; i < 64; ++i)
+        ASSERT_EQ(y[i], 2.0f * x[row * 64 + i]) << "row " << row << " starved CTA " << starved;
+    }
+}
+
+} // namespace

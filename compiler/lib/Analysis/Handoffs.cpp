@@ -256,11 +256,16 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       RegionOp region = read.region;
       StageOp writer = writerOf.lookup(region);
       Handoff &h = byProducer[writer.getSymName().str() + "@" + std::to_string(read.peerRank)];
-      if (!read.row || !values->count(read.row) || (read.col && !values->count(read.col)))
+      if (read.col && !values->count(read.col))
         return op->emitOpError() << "reads handed-off region '" << region.getSymName()
-                                 << "' at an address that depends on data";
-      for (int64_t r = 0; r < read.rows; ++r) {
-      Window w{values->lookup(read.row) + r, read.col ? values->lookup(read.col) : 0, read.size};
+                                 << "' at a column that depends on data";
+      // A row chosen by data (mono.to_index) may be any row: the task needs
+      // the window written in every row, by whichever producer tasks.
+      const bool rowKnown = read.row && values->count(read.row);
+      const int64_t firstRow = rowKnown ? values->lookup(read.row) : 0;
+      const int64_t rowCount = rowKnown ? read.rows : region.getRows();
+      for (int64_t r = 0; r < rowCount; ++r) {
+      Window w{firstRow + r, read.col ? values->lookup(read.col) : 0, read.size};
       const auto &list =
           writesOf[writer.getSymName().str()][region.getSymName().str()][w.row];
       // The writes are sorted by column: they must cover the window exactly.
@@ -277,6 +282,12 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
         lo = std::min(lo, write.task);
         hi = std::max(hi, write.task);
       }
+      if (covered < w.col + w.size && !rowKnown)
+        return op->emitOpError()
+               << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"
+               << region.getSymName() << "' at a row that depends on data, so every row must "
+               << "be written, but no task of stage '" << writer.getSymName() << "' writes row "
+               << w.row << " columns [" << covered << ", " << w.col + w.size << ")";
       if (covered < w.col + w.size)
         return op->emitOpError()
                << "task " << t << " of stage '" << stage.getSymName() << "' reads row "

@@ -40,11 +40,14 @@ struct Handoff {
   int64_t peerRank = -1;
 };
 
-/// Checks the launch's plan and returns its hand-offs. Refuses, with the
-/// stage, the region and the reason: a read of scratch/output/peer memory
-/// with no writer in an earlier stage (none at all, the same stage, or a
-/// later one), a read of words no producer task writes, a region with two
-/// writer stages, a word written by two tasks of a stage.
+/// Checks the launch's plan and returns its hand-offs. A read whose row
+/// comes from data may read any row: it needs the window written in every
+/// row, and every producer task that writes it. Refuses, with the stage,
+/// the region and the reason: a read of scratch/output/peer memory with no
+/// writer in an earlier stage (none at all, the same stage, or a later one),
+/// a read of words no producer task writes (for a row from data: in any
+/// row), a column from data, a region with two writer stages, a word written
+/// by two tasks of a stage.
 mlir::FailureOr<std::vector<Handoff>> analyzeHandoffs(LaunchOp launch);
 
 } // namespace monodc::mono

@@ -174,7 +174,9 @@ public:
 
   Tile constant(float value, int64_t size = 1);
   /// A whole number held in a size-1 tile (a position), as an index for
-  /// addressing tables; never for memory other stages hand over.
+  /// addressing tables. As the row of a load of memory an earlier stage
+  /// hands over, it makes the load wait for the whole producer stage (every
+  /// row must be written); never as a column of such memory.
   Index toIndex(const Tile &value);
   Mxfp8Tile quantizeMxfp8(const Tile &x, Mxfp8Flavour flavour = Mxfp8Flavour::Standard);
 
