@@ -28,14 +28,21 @@ TEST(GemvTokenGroup, WiderStepsSplitEvenly) {
   EXPECT_EQ(gemvTokenGroup(7), 1); // a prime: one token a task
 }
 
+/// A launch of `rows` tokens with one GEMV stage against a bf16 weight of
+/// `weightRows` rows of 64, 16 rows a task.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> gemvLaunch(mlir::MLIRContext &ctx,
+                                                             int64_t rows, int64_t weightRows) {
+  Launch l(ctx, "k", {"gfx950", 4, 256, rows});
+  Region x = l.input("x", bf16, {rows, 64});
+  Region w = l.weight("w", bf16, {weightRows, 64});
+  Region y = l.output("y", f32, {rows, weightRows});
+  addGemvStage(l, {"gemv", w, {}, x, {}, y, /*rowsPerTask=*/16, f32});
+  return l.finish();
+}
+
 TEST(GemvStage, TasksAreTokenGroupsTimesRowBlocks) {
   mlir::MLIRContext ctx;
-  Launch l(ctx, "k", {"gfx950", 4, 256, 12});
-  Region x = l.input("x", bf16, {12, 64});
-  Region w = l.weight("w", bf16, {48, 64});
-  Region y = l.output("y", f32, {12, 48});
-  addGemvStage(l, {"gemv", w, {}, x, {}, y, /*rowsPerTask=*/16, f32});
-  auto module = l.finish();
+  auto module = gemvLaunch(ctx, 12, 48);
   ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
   int stages = 0;
   (*module)->walk([&](monodc::mono::StageOp stage) {
@@ -47,12 +54,7 @@ TEST(GemvStage, TasksAreTokenGroupsTimesRowBlocks) {
 
 TEST(GemvStage, RowsThatAreNotWholeBlocksAreRefused) {
   mlir::MLIRContext ctx;
-  Launch l(ctx, "k", {"gfx950", 4, 256, 6});
-  Region x = l.input("x", bf16, {6, 64});
-  Region w = l.weight("w", bf16, {40, 64});
-  Region y = l.output("y", f32, {6, 40});
-  addGemvStage(l, {"gemv", w, {}, x, {}, y, /*rowsPerTask=*/16, f32});
-  auto module = l.finish();
+  auto module = gemvLaunch(ctx, 6, 40);
   ASSERT_FALSE(static_cast<bool>(module));
   const std::string error = llvm::toString(module.takeError());
   EXPECT_NE(error.find("weight 'w' has 40 rows, not a multiple of the 16 a task takes"),
