@@ -231,6 +231,7 @@ LogicalResult LaunchPrinter::print() {
   os << "#define MONO_GRID " << launch.getGrid() << "\n";
   os << deviceLibrarySource() << "\n";
 
+  auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
   auto openKernel = [&](const std::string &name) {
     os << "MONO_KERNEL void " << name << "(";
     for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {
@@ -249,13 +250,11 @@ LogicalResult LaunchPrinter::print() {
     else
       os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
     // Only where a stage claims its tasks: nvcc warns about an unused one.
-    auto stageOps = launch.getBodyBlock().getOps<StageOp>();
     if (!options.unfused &&
-        llvm::any_of(stageOps, [](StageOp s) { return s->hasAttr("mono.claim"); }))
+        llvm::any_of(stages, [](StageOp s) { return s->hasAttr("mono.claim"); }))
       os << "  MONO_SHARED mono_u32 mono_claim;  // a dynamic stage's claimed task\n";
     os << "  const int mono_t = mono_tid();\n";
   };
-  auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
   auto readEpoch = [&] {
     os << "  // The step's tag: 2e+1 in K1, 2e+2 in K2 and the FFN launch.\n";
     os << "  const mono_u32 mono_e = mono_load_acquire_device(mono_epoch + "

@@ -43,14 +43,16 @@ struct PlanMemory : public monodc::mono::impl::PlanMemoryBase<PlanMemory> {
         builder.setInsertionPointToEnd(&body);
       for (StageOp stage : stages)
         RegionOp::create(builder, stage.getLoc(), flagsRegionName(stage), MemoryKind::Flags,
-                         builder.getIntegerType(64), ArrayRef<int64_t>{static_cast<int64_t>(stage.getTasks())}, IntegerAttr());
+                         builder.getIntegerType(64),
+                         ArrayRef<int64_t>{static_cast<int64_t>(stage.getTasks())}, IntegerAttr());
       // A stage that stores to peer memory publishes through flags in the
       // peer buffer too.
       for (StageOp stage : stages)
         if (!stage.getBodyBlock().getOps<StorePeerOp>().empty()) {
           auto flags = RegionOp::create(builder, stage.getLoc(), peerFlagsRegionName(stage),
                                         MemoryKind::Flags, builder.getIntegerType(64),
-                                        ArrayRef<int64_t>{static_cast<int64_t>(stage.getTasks())}, IntegerAttr());
+                                        ArrayRef<int64_t>{static_cast<int64_t>(stage.getTasks())},
+                                        IntegerAttr());
           flags->setAttr("mono.peer", builder.getUnitAttr());
         }
       RegionOp::create(builder, launch.getLoc(), "epoch", MemoryKind::Epoch,
