@@ -249,10 +249,11 @@ LogicalResult LaunchPrinter::print() {
       os << "  MONO_DYNAMIC_LDS(mono_lds);  // " << lds.getInt() << " bytes\n";
     else
       os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
-    // Only where a stage claims its tasks: nvcc warns about an unused one.
+    // Only where a stage claims its tasks: nvcc warns about unused ones.
     if (!options.unfused &&
         llvm::any_of(stages, [](StageOp s) { return s->hasAttr("mono.claim"); }))
-      os << "  MONO_SHARED mono_u32 mono_claim;  // a dynamic stage's claimed task\n";
+      os << "  MONO_SHARED mono_u32 mono_claim;  // a dynamic stage's claimed task\n"
+         << "  mono_u32 mono_ahead = 0;  // thread 0's claim of the task after it\n";
     os << "  const int mono_t = mono_tid();\n";
   };
   auto readEpoch = [&] {
@@ -302,8 +303,9 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
                           " + ((" + std::to_string(epoch::kClaimsPerStep) + "u * mono_e + " +
                           std::to_string(epoch::claimInStep(tagOffset, claim.getInt())) +
                           "u) & " + std::to_string(epoch::kCounterSlots - 1) + "u)";
-    os << "  for (mono_i64 task = mono_claim_task(" << counter << ", &mono_claim); task < "
-       << stage.getTasks() << "; task = mono_claim_task(" << counter << ", &mono_claim)) {\n";
+    os << "  for (mono_i64 task = mono_claim_task(" << counter
+       << ", &mono_claim, mono_ahead, 1); task < " << stage.getTasks()
+       << "; task = mono_claim_task(" << counter << ", &mono_claim, mono_ahead, 0)) {\n";
   } else {
     // Task t runs on CTA (base + t) mod G.
     os << "  for (mono_i64 task = (mono_cta() + MONO_GRID - " << base.getInt()
