@@ -11,7 +11,10 @@
 // reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,unfused.hip,manifest}.
 #include "SyntheticLayer.h"
 
+#include <cudaProfiler.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -75,6 +78,42 @@ void printStageProfile(const RankLaunch &l, const std::vector<double> &unfusedUs
                 m.stages[s].name.c_str(), static_cast<long long>(m.stages[s].tasks), first, last,
                 inside, polling, gemv, busiest, unfusedUs[s]);
   }
+}
+
+/// Under Nsight Compute (NCU_STAGES="stage ..."): one step of the unfused
+/// kernels launched stage by stage, every rank's before the next stage (a
+/// profiler runs kernels one at a time, and a reduce waits for every rank's
+/// push), then the named stages' kernels of rank 0 again, alone, inside a
+/// profiling range (ncu --profile-from-start off).
+void profileUnderNcu(std::vector<RankLaunch> &k1, std::vector<RankLaunch> &k2,
+                     const std::vector<CUstream> &streams, const std::string &names) {
+  std::set<std::string> wanted;
+  for (size_t at = 0; at < names.size();) {
+    const size_t end = std::min(names.find_first_of(" ,", at), names.size());
+    if (end > at)
+      wanted.insert(names.substr(at, end - at));
+    at = end + 1;
+  }
+  for (auto *launches : {&k1, &k2})
+    for (size_t s = 0; s < (*launches)[0].stages.size(); ++s)
+      for (RankLaunch &l : *launches) {
+        gpu::launchOnGrid(l.stages[s], l.manifest, streams[0], l.unfusedParams[0].data(),
+                          "unfused stage");
+        check(cuCtxSynchronize(), "unfused stage");
+      }
+  check(cuProfilerStart(), "profiler start");
+  for (RankLaunch *l : {&k1[0], &k2[0]})
+    for (size_t s = 0; s < l->manifest.stages.size(); ++s)
+      if (wanted.erase(l->manifest.stages[s].name)) {
+        std::printf("ncu: %s (%s_s%zu)\n", l->manifest.stages[s].name.c_str(),
+                    l->manifest.kernelName.c_str(), s);
+        gpu::launchOnGrid(l->stages[s], l->manifest, streams[0], l->unfusedParams[0].data(),
+                          "profiled stage");
+        check(cuCtxSynchronize(), "profiled stage");
+      }
+  check(cuProfilerStop(), "profiler stop");
+  for (const std::string &name : wanted)
+    std::printf("ncu: no stage %s in K1 or K2\n", name.c_str());
 }
 
 } // namespace
@@ -207,6 +246,28 @@ int main(int argc, char **argv) {
                 gpu::kernelParams(values, l.manifest, rankValues[l.rank]);
           }
 
+    auto release = [&] {
+      for (auto *launches : {&k1, &k2})
+        for (RankLaunch &l : *launches) {
+          for (auto &set : l.weights)
+            for (auto &[name, p] : set)
+              cuMemFree(p);
+          for (auto &[name, p] : l.shared)
+            if (launches == &k1 || !k1[l.rank].shared.count(name))
+              cuMemFree(p);
+          cuMemFree(l.scratch);
+          cuMemFree(l.unfusedScratch);
+        }
+      for (CUdeviceptr epoch : epochs)
+        cuMemFree(epoch);
+      gpu::freePeers(peers);
+    };
+    if (const char *ncuStages = std::getenv("NCU_STAGES")) {
+      profileUnderNcu(k1, k2, streams, ncuStages);
+      release();
+      continue;
+    }
+
     // A layer: on each rank's stream, K1 then K2 (fused) or their stage
     // kernels then each launch's end (unfused).
     // (K2 alone ends its step too, so it can be timed by itself.)
@@ -328,20 +389,7 @@ int main(int argc, char **argv) {
     std::printf("       not finite: logits %s, x_out %s\n", nonFinite("logits").c_str(),
                 nonFinite("x_out").c_str());
     std::fflush(stdout);
-    for (auto *launches : {&k1, &k2})
-      for (RankLaunch &l : *launches) {
-        for (auto &set : l.weights)
-          for (auto &[name, p] : set)
-            cuMemFree(p);
-        for (auto &[name, p] : l.shared)
-          if (launches == &k1 || !k1[l.rank].shared.count(name))
-            cuMemFree(p);
-        cuMemFree(l.scratch);
-        cuMemFree(l.unfusedScratch);
-      }
-    for (CUdeviceptr epoch : epochs)
-      cuMemFree(epoch);
-    gpu::freePeers(peers);
+    release();
   }
   return 0;
 }

@@ -3,7 +3,8 @@
 # LLVM-free number formats and CPU reference, runs it on the emitted sources
 # for each config, keeps full logs in $OUT (the programs in $BIN, so that $OUT
 # holds only the few files the device tool brings back) and prints the
-# tables last. LAYER_BENCH=0 skips the layer benchmark.
+# tables last. LAYER_BENCH=0 skips the layer benchmark; NCU_STAGES="stage ..."
+# profiles those stages' own kernels under Nsight Compute.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="${OUT:-/tmp/monodc-gpu}"
@@ -64,6 +65,20 @@ if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
     > "$OUT/stress.log" 2>&1 || status=1
   echo "== race stress, K1 + K2 (tiny, TP 2) =="
   cat "$OUT/stress.log"
+fi
+# Nsight Compute on the named stages' own kernels (rank 0, one layer's
+# weights), when NCU_STAGES names them: details in ncu.log.
+if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
+  NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1 || true)"
+  if [ -z "$NCU" ]; then
+    echo "no ncu on this machine" > "$OUT/ncu.log"
+  else
+    NCU_STAGES="$NCU_STAGES" timeout "${NCU_TIMEOUT:-200}" "$NCU" --profile-from-start off \
+      --clock-control none --set "${NCU_SET:-full}" "$BIN/layer_bench" \
+      "$ROOT/bench/gpu/emitted/layer" dsv41 2 1 ${NCU_WIDTHS:-6 48} > "$OUT/ncu.log" 2>&1 || status=1
+  fi
+  echo "== Nsight Compute: $NCU_STAGES (ncu.log) =="
+  grep -E "^ncu: |^==PROF==|Duration|DRAM Throughput|Memory Throughput" "$OUT/ncu.log" | head -n 40
 fi
 # The launch checks run when `emit.sh launches` wrote their inputs.
 if [ -d "$ROOT/bench/gpu/emitted/sim" ]; then
