@@ -54,7 +54,7 @@ if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
 fi
 # The layer benchmark runs when `emit.sh layer` wrote its sources.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ]; then
-  "$BIN/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
+  env -u NCU_STAGES "$BIN/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
     > "$OUT/layer.log" 2>&1 || status=1
   echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
   cat "$OUT/layer.log"

@@ -89,6 +89,19 @@ MONO_DEV void mono_async_commit() { asm volatile("cp.async.commit_group;" ::: "m
 // This thread's copies of all but the newest N groups are complete and visible to it.
 template <int N>
 MONO_DEV void mono_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+// Tensor cores (sm_89 on): d = A . B over e4m3 codes, A 16 rows x 32 k and
+// B 32 k x 8 columns, four codes a register, the products summed in f32 by
+// the instruction. A lane (g = lane / 4, t = lane % 4) gives A's rows g (a0,
+// a2) and g + 8 (a1, a3), k 4t .. 4t + 3 (a0, a1) and 16 + 4t .. (a2, a3);
+// B's column g at the same k (b0, b1); it gets d's rows g (d0, d1) and g + 8
+// (d2, d3), columns 2t and 2t + 1. The gemv_rows of gemv_mma.h use it.
+#define MONO_HAS_MMA_E4M3 1
+MONO_DEV void mono_mma_e4m3(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%10, %10, %10, %10};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+}
 // Launches whose shared memory passes CUDA's 48 KB of static shared memory
 // take it as dynamic shared memory (the manifest's dynamic_shared_bytes).
 #define MONO_DYNAMIC_LDS(name) extern __shared__ __align__(16) float name[]

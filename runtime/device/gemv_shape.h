@@ -33,6 +33,41 @@ MONO_SHAPE bool mono_gemv_resident(int chunksPerThread, int kind) {
   return chunksPerThread * (4 * mono_gemv_vectors(kind) + 1) <= 40;
 }
 
+// The tensor-core path (mono_gemv_mma, gemv_mma.h) on arches with an e4m3
+// matrix instruction of 16 rows x 8 tokens x 32 k (sm_90): weights of e4m3
+// or MXFP4 (tokens MXFP8), whose k blocks of 32 are their scale blocks; the
+// rows in tiles of 16 spread over the block's warps, or each tile's k over
+// several warps when there are fewer tiles than warps.
+MONO_SHAPE bool mono_gemv_mma_fits(int rows, int k, int kind, int block) {
+  return mono_gemv_scaled(kind) && rows % 16 == 0 && k % 32 == 0 && block % 32 == 0 &&
+         ((rows / 16) % (block / 32) == 0 || (block / 32) % (rows / 16) == 0);
+}
+// Tokens one pass stages (each pass reads the weights again): 16 at most
+// (two tiles of 8), and no more than 64 KB of codes.
+MONO_SHAPE int mono_gemv_mma_pass_tokens(int k, int tokens) {
+  const int fit = 65536 / (k + 32) < 1 ? 1 : 65536 / (k + 32);
+  const int most = tokens < 16 ? tokens : 16;
+  return most < fit ? most : fit;
+}
+// A staged token row: its k codes, then 32 bytes, so that the 8 tokens of a
+// tile's operand loads fall in distinct banks.
+MONO_SHAPE int mono_gemv_mma_row_bytes(int k) { return k + 32; }
+// Its shared memory, in this order: a pass's codes ([pass][row bytes]),
+// their scales as f32 ([k / 32][pass]), the partial sums of the warps that
+// split a tile's k ([warps][16][pass] f32) and the result ([tokens][rows]).
+MONO_SHAPE int mono_gemv_mma_scales_at(int k, int tokens) {
+  return mono_gemv_mma_pass_tokens(k, tokens) * mono_gemv_mma_row_bytes(k);
+}
+MONO_SHAPE int mono_gemv_mma_partials_at(int k, int tokens) {
+  return mono_gemv_mma_scales_at(k, tokens) + (k / 32) * mono_gemv_mma_pass_tokens(k, tokens) * 4;
+}
+MONO_SHAPE int mono_gemv_mma_result_at(int k, int tokens, int block) {
+  return mono_gemv_mma_partials_at(k, tokens) + (block / 32) * 16 * mono_gemv_mma_pass_tokens(k, tokens) * 4;
+}
+MONO_SHAPE int mono_gemv_mma_shared_bytes(int rows, int k, int tokens, int block) {
+  return mono_gemv_mma_result_at(k, tokens, block) + tokens * rows * 4;
+}
+
 // Groups a weight ring holds: the compiler sizes rings with it; the device
 // derives it from the ring's bytes. (An enumerator: a constant variable
 // that a translation unit does not use draws a warning from nvrtc.)

@@ -5,7 +5,9 @@
 // streamed in groups) and MXFP4 in AITER's shuffled layouts (the routed
 // experts' shape, one token and three). Each output within 2e-6 of the
 // largest output magnitude: the device sums 16-value chunks in f32 fused
-// multiply-adds, then the threads of a row in order.
+// multiply-adds, then the threads of a row in order. The tensor-core path
+// (mono_gemv_mma, gemv_mma.h) runs on the host arch's emulation of sm_90's
+// instruction, to the same bound.
 #include "monodc/formats/AiterShuffle.h"
 #include "monodc/formats/NumberFormats.h"
 
@@ -22,6 +24,7 @@
 #include "gemv_shape.h"
 #include "HostArch.h"
 #include "generic.h"
+#include "gemv_mma.h"
 // clang-format on
 
 namespace fmts = monodc::formats;
@@ -227,6 +230,70 @@ TEST(DeviceGemvRows, AWrongScaleOrLayoutIsCaught) {
   Weight unshuffled = m;
   unshuffled.bytes = fmts::unshuffleWeight(m.bytes, 1, 32, 512);
   EXPECT_GT(worstRelativeError(deviceGemv<32, 1024, 1, 1, 3>(unshuffled, one), m, one, 1, 32, 1024),
+            100 * kBound);
+}
+
+/// mono_gemv_mma on one block, in the shared memory gemv_shape.h gives it.
+template <int N, int K, int TOKENS, int WKIND>
+std::vector<float> deviceGemvMma(const Weight &w, const Activations &x) {
+  constexpr int SO = (TOKENS * N + MONO_BLOCK - 1) / MONO_BLOCK;
+  constexpr int PT = mono_gemv_mma_pass_tokens(K, TOKENS);
+  std::vector<mono_u32x4> lds((mono_gemv_mma_shared_bytes(N, K, TOKENS, MONO_BLOCK) + 15) / 16);
+  std::vector<float> out(TOKENS * N);
+  host_arch::runBlock([&] {
+    float o[SO];
+    mono_gemv_mma<SO, N, K, TOKENS, PT, WKIND>(w.bytes.data(), w.scales.data(), w.scaleCols, 0,
+                                                x.codes.data(), x.scales.data(), 0, o,
+                                                reinterpret_cast<float *>(lds.data()));
+    for (int s = 0; s < SO; ++s)
+      if (s * MONO_BLOCK + mono_tid() < TOKENS * N)
+        out[s * MONO_BLOCK + mono_tid()] = o[s];
+  });
+  return out;
+}
+
+// The shapes of the dsv41 launches: the routed experts' one-token MXFP4
+// GEMVs (routed.ug: 4 tiles, each split over 2 warps; routed.down: 2 tiles
+// a warp, 36 blocks), and e4m3 ones of 6 tokens with 36 blocks split over 8
+// warps unevenly and of 48 tokens in passes of 15 (the last pass 3 tokens,
+// its tile mostly past them).
+TEST(DeviceGemvMma, MatchesTheExactSumsOfTheLaunchShapes) {
+  std::mt19937 rng(6);
+  const Weight ug = mxfp4Weight(64, 5120, rng), down = mxfp4Weight(256, 1152, rng);
+  const Activations one5120 = randomActivations(1, 5120, rng), one1152 = randomActivations(1, 1152, rng);
+  EXPECT_LT(worstRelativeError(deviceGemvMma<64, 5120, 1, 3>(ug, one5120), ug, one5120, 1, 64, 5120),
+            kBound);
+  EXPECT_LT(worstRelativeError(deviceGemvMma<256, 1152, 1, 3>(down, one1152), down, one1152, 1, 256,
+                               1152),
+            kBound);
+  const Weight shared = e4m3Weight(16, 1152, rng), wide = e4m3Weight(16, 4096, rng);
+  const Activations six = randomActivations(6, 1152, rng), many = randomActivations(48, 4096, rng);
+  static_assert(mono_gemv_mma_pass_tokens(4096, 48) == 15);
+  EXPECT_LT(worstRelativeError(deviceGemvMma<16, 1152, 6, 0>(shared, six), shared, six, 6, 16, 1152),
+            kBound);
+  EXPECT_LT(worstRelativeError(deviceGemvMma<16, 4096, 48, 0>(wide, many), wide, many, 48, 16, 4096),
+            kBound);
+}
+
+// The comparison can fail on this path too: one MXFP4 row block's scale a
+// step up, one e4m3 block's, and the MXFP4 weight read unshuffled.
+TEST(DeviceGemvMma, AWrongScaleOrLayoutIsCaught) {
+  std::mt19937 rng(7);
+  const Weight m = mxfp4Weight(64, 1024, rng);
+  const Activations one = randomActivations(1, 1024, rng);
+  Weight doubled = m;
+  ++doubled.scales[9];
+  EXPECT_GT(worstRelativeError(deviceGemvMma<64, 1024, 1, 3>(doubled, one), m, one, 1, 64, 1024),
+            100 * kBound);
+  Weight unshuffled = m;
+  unshuffled.bytes = fmts::unshuffleWeight(m.bytes, 1, 64, 512);
+  EXPECT_GT(worstRelativeError(deviceGemvMma<64, 1024, 1, 3>(unshuffled, one), m, one, 1, 64, 1024),
+            100 * kBound);
+  const Weight e = e4m3Weight(32, 1024, rng);
+  const Activations six = randomActivations(6, 1024, rng);
+  Weight eDoubled = e;
+  ++eDoubled.scales[5];
+  EXPECT_GT(worstRelativeError(deviceGemvMma<32, 1024, 6, 0>(eDoubled, six), e, six, 6, 32, 1024),
             100 * kBound);
 }
 

@@ -110,12 +110,59 @@ MONO_DEV void mono_async_wait() {
   }
 }
 
+// Tensor cores as sm_90's mma.sync m16n8k32 over e4m3 (arch_cuda.h says
+// which lane holds what): the 32 lanes of a warp meet, each reads the
+// others' operands and computes its four sums of exact products (in double,
+// rounded once), and they meet again before the exchange is reused.
+#define MONO_HAS_MMA_E4M3 1
+namespace host_arch {
+struct WarpExchange {
+  std::barrier<> meet{32};
+  mono_u32 a[32][4];
+  mono_u32 b[32][2];
+};
+inline std::deque<WarpExchange> *warps = nullptr;
+inline double e4m3Value(mono_u32 code) {
+  const int exponent = int(code >> 3) & 15, mantissa = int(code) & 7;
+  const double magnitude = exponent == 0 ? std::ldexp(mantissa, -9)
+                                         : std::ldexp(8 + mantissa, exponent - 10);
+  return (code & 0x80u) ? -magnitude : magnitude;
+}
+/// The code at (row or column `index`, k) of an operand register array:
+/// lanes 4 index + t hold k 4t .. 4t + 3 in register `low` and k 16 + 4t ..
+/// in register `low` + `step`.
+inline mono_u32 operandCode(const mono_u32 *regs, int regsPerLane, int index, int k, int low,
+                            int step) {
+  const int lane = 4 * index + (k % 16) / 4, reg = low + (k >= 16 ? step : 0);
+  return (regs[lane * regsPerLane + reg] >> (8 * (k % 4))) & 0xFFu;
+}
+} // namespace host_arch
+MONO_DEV void mono_mma_e4m3(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
+  const int lane = host_arch::threadId % 32;
+  host_arch::WarpExchange &x = (*host_arch::warps)[host_arch::threadId / 32];
+  std::memcpy(x.a[lane], a, sizeof a);
+  x.b[lane][0] = b0;
+  x.b[lane][1] = b1;
+  x.meet.arrive_and_wait();
+  const int g = lane / 4, t = lane % 4;
+  for (int e = 0; e < 4; ++e) {
+    const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
+    double sum = 0;
+    for (int k = 0; k < 32; ++k)
+      sum += host_arch::e4m3Value(host_arch::operandCode(&x.a[0][0], 4, row % 8, k, row / 8, 2)) *
+             host_arch::e4m3Value(host_arch::operandCode(&x.b[0][0], 2, col, k, 0, 1));
+    d[e] = float(sum);
+  }
+  x.meet.arrive_and_wait();
+}
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting
-/// at every mono_block_sync.
+/// at every mono_block_sync (and a warp's 32 at every mono_mma_e4m3).
 inline void runBlock(const std::function<void()> &body) {
   std::barrier<> barrier(MONO_BLOCK);
   blockBarrier = &barrier;
+  std::deque<WarpExchange> warpExchanges(MONO_BLOCK / 32);
+  warps = &warpExchanges;
   std::vector<std::thread> threads;
   threads.reserve(MONO_BLOCK);
   for (int t = 0; t < MONO_BLOCK; ++t)
@@ -126,6 +173,7 @@ inline void runBlock(const std::function<void()> &body) {
   for (std::thread &thread : threads)
     thread.join();
   blockBarrier = nullptr;
+  warps = nullptr;
 }
 } // namespace host_arch
 

@@ -90,6 +90,7 @@ private:
   /// slice type that holds what a prefetch loads.
   struct GemvRowsShape {
     std::string args, weightArgs, sliceType;
+    std::string run, whole;  // the device functions: after a prefetch, or all of it
   };
   GemvRowsShape gemvRowsShape(GemvRowsOp g) {
     RegionOp weight = lookupRegion(g, g.getWeightAttr()), x = lookupRegion(g, g.getXAttr());
@@ -107,14 +108,26 @@ private:
     else if (ringAttr)
       ringAndX32 = ", " + ring;
     GemvRowsShape shape;
+    shape.weightArgs = "(const mono_u8 *)" + regionPointer(weight.getSymName()) + ", " +
+                       (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr") +
+                       ", " + std::to_string(scaled ? ws.getCols() : 0) + ", " + nameOf(g.getRow());
+    const std::string rowsAndK = std::to_string(g.getOutputs()) + ", " + std::to_string(k);
+    if (gemvRowsUsesMma(g, block, launch.getArch())) {
+      // Tensor cores (gemv_mma.h): rows, k, tokens, tokens a pass, kind.
+      shape.args = rowsAndK + ", " + std::to_string(g.getTokens()) + ", " +
+                   std::to_string(gemvRowsMmaPassTokens(g)) + ", " + std::to_string(wkind);
+      shape.sliceType = "mono_gemv_mma_weights<" + rowsAndK + ", " + std::to_string(wkind) + ">";
+      shape.run = "mono_gemv_mma_run";
+      shape.whole = "mono_gemv_mma";
+      return shape;
+    }
+    shape.run = "mono_gemv_rows_run";
+    shape.whole = "mono_gemv_rows";
     shape.args = std::to_string(g.getOutputs()) + ", " + std::to_string(k) + ", " +
                  std::to_string(g.getTokens()) + ", " +
                  std::to_string(gemvRowsChunkTokens(k, g.getTokens(), block)) + ", " +
                  std::to_string(wkind) + ", " + (x.getElementType().isF32() ? "1" : "0") +
                  ringAndX32;
-    shape.weightArgs = "(const mono_u8 *)" + regionPointer(weight.getSymName()) + ", " +
-                       (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr") +
-                       ", " + std::to_string(scaled ? ws.getCols() : 0) + ", " + nameOf(g.getRow());
     shape.sliceType = "mono_gemv_weights<" + std::to_string(g.getOutputs()) + ", " +
                       std::to_string(k) + ", " + std::to_string(wkind) + ">";
     return shape;
@@ -569,10 +582,10 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         RegionOp xs = scaled ? lookupRegion(g, g.getXScalesAttr()) : RegionOp();
         auto slice = prefetched.find(g);
         if (slice != prefetched.end())
-          os << "    mono_gemv_rows_run<" << slotsOf(res) << ", " << shape.args << ">("
+          os << "    " << shape.run << "<" << slotsOf(res) << ", " << shape.args << ">("
              << slice->second << ", ";
         else
-          os << "    mono_gemv_rows<" << slotsOf(res) << ", " << shape.args << ">(";
+          os << "    " << shape.whole << "<" << slotsOf(res) << ", " << shape.args << ">(";
         os << shape.weightArgs << ", (const void *)" << regionPointer(x.getSymName()) << ", "
            << (scaled ? "(const mono_u8 *)" + regionPointer(xs.getSymName()) : "nullptr")
            << ", " << nameOf(g.getFirstToken()) << ", " << name << ", mono_lds);\n";

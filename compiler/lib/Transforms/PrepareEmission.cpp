@@ -35,8 +35,23 @@ int64_t monodc::mono::gemvRowsWeightKind(GemvRowsOp g) {
   return element.isBF16() ? 1 : 2;
 }
 
+bool monodc::mono::gemvRowsUsesMma(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
+  if (arch != "sm_90") // the arches whose device layer has MONO_HAS_MMA_E4M3
+    return false;
+  const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
+  return mono_gemv_mma_fits(static_cast<int>(g.getOutputs()), static_cast<int>(k),
+                            static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
+}
+
+int64_t monodc::mono::gemvRowsMmaPassTokens(GemvRowsOp g) {
+  return mono_gemv_mma_pass_tokens(
+      static_cast<int>(lookupRegion(g, g.getWeightAttr()).getCols()), static_cast<int>(g.getTokens()));
+}
+
 int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
   if (arch != "sm_90") // the arches whose device layer has MONO_HAS_ASYNC_COPY
+    return 0;
+  if (gemvRowsUsesMma(g, block, arch))
     return 0;
   // One token only: with several, the loop already waits on shared memory
   // (each of a warp's threads reads its own token words) and the ring's
@@ -73,6 +88,9 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
     return (size(q.getInput()) + size(q.getInput()) / 32) * 4;
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
+    if (gemvRowsUsesMma(g, block, arch))
+      return mono_gemv_mma_shared_bytes(static_cast<int>(g.getOutputs()), static_cast<int>(k),
+                                        static_cast<int>(g.getTokens()), static_cast<int>(block));
     int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
     int64_t own = chunk * k * (gemvRowsStagesF32(g.getOutputs(), block, arch) ? 4 : 2) + chunk * block * 4 +
                   size(g.getResult()) * 4;

@@ -84,10 +84,18 @@ inline int64_t gemvRowsChunkTokens(int64_t k, int64_t tokens, int64_t block) {
 /// with 32x32 E8M0 blocks, 1 bf16, 2 f32, 3 MXFP4 in AITER's layouts.
 int64_t gemvRowsWeightKind(GemvRowsOp g);
 
+/// Whether a gemv_rows runs on tensor cores (the device library's
+/// mono_gemv_mma): on sm_90, for e4m3 or MXFP4 weights whose rows and k
+/// make whole 16 x 32 tiles over the block's warps (gemv_shape.h).
+bool gemvRowsUsesMma(GemvRowsOp g, int64_t block, llvm::StringRef arch);
+/// Tokens such a gemv_rows stages at a time (its weights are read once a pass).
+int64_t gemvRowsMmaPassTokens(GemvRowsOp g);
+
 /// Bytes of the ring through which a gemv_rows streams its weights with
 /// asynchronous copies (mono_weight_ring: 4 stages of a streaming group's
 /// chunks, each with its scale word); 0 on an arch without such copies,
-/// for weights that stay in registers, and for more than one token.
+/// for weights that stay in registers, for more than one token, and on
+/// tensor cores.
 int64_t gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch);
 
 /// Whether a gemv_rows stages its tokens in shared memory as f32 rather than

@@ -1,0 +1,249 @@
+// monodc device library: gemv_rows on tensor cores.
+//
+// On arches with an e4m3 matrix instruction (MONO_HAS_MMA_E4M3: sm_90's
+// mma.sync m16n8k32), the compiler gives the GEMVs whose weights are e4m3 or
+// MXFP4 and whose tokens are MXFP8 (gemv_shape.h, mono_gemv_mma_fits) to
+// this path instead of mono_gemv_rows: the fma chains of that one cost
+// about ten instructions a weight (the H200 issued 4e9 of them for the
+// routed experts' 4e8 weights at rows 6); here a weight costs one or two.
+//
+// The result is the same sum: for each 32-k block (a block of the weight's
+// scales and of the tokens'), the instruction sums the 32 exact products of
+// the codes, then acc += sum * token scale * weight scale in f32. The order
+// of the additions is not mono_gemv_rows', so results match the simulator
+// within the stage bounds, not bit for bit.
+//
+// A lane (g, t) of the instruction holds rows g and g + 8 of a 16-row tile
+// and 8 k of each; which physical k its slots stand for is free as long as
+// the token operand uses the same: here lane t takes k 8t .. 8t + 7 of the
+// block, so a row's block (32 bytes of e4m3, 16 of MXFP4: AITER's layout
+// keeps a block's 16 rows x 16 bytes together) is read by 4 neighbouring
+// lanes. Tiles spread over the warps, or, when there are fewer tiles than
+// warps, each tile's blocks are split over several warps whose partial sums
+// are then added in warp order.
+#if defined(MONO_HAS_MMA_E4M3)
+
+// Eight MXFP4 codes (low nibble first) as eight e4m3 codes, exactly: the
+// magnitudes 0, .5, 1, 1.5, 2, 3, 4, 6 are e4m3 00 30 38 3C 40 44 48 4C,
+// looked up by byte permutes, and code i's sign goes to bit 7 of byte i.
+MONO_DEV void mono_e2m1x8_to_e4m3(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
+  const mono_u32 tableLo = 0x3C383000u, tableHi = 0x4C484440u;
+  const mono_u32 magnitudes = w & 0x77777777u, shifted = w << 4;
+  lo = mono_byte_perm(tableLo, tableHi, magnitudes) |
+       (mono_byte_perm(shifted, w, 0x5140u) & 0x80808080u);
+  hi = mono_byte_perm(tableLo, tableHi, magnitudes >> 16) |
+       (mono_byte_perm(shifted, w, 0x7362u) & 0x80808080u);
+}
+
+struct __attribute__((aligned(8))) mono_u32x2 { mono_u32 x, y; };
+
+// A lane's share of a gemv_rows' weights: for the blocks in flight, its
+// words of each of its tiles' two rows and their scale bytes. `prefetch`
+// fills the first DEPTH blocks, which a task issues before it polls.
+template <int N, int K, int WKIND>
+struct mono_gemv_mma_weights {
+  static_assert(mono_gemv_mma_fits(N, K, WKIND, MONO_BLOCK), "no tensor-core shape for this gemv");
+  static constexpr int WARPS = MONO_BLOCK / 32, TILES = N / 16, KB = K / 32;
+  static constexpr int TPW = TILES >= WARPS ? TILES / WARPS : 1;    // tiles a warp
+  static constexpr int SPLIT = TILES >= WARPS ? 1 : WARPS / TILES;  // warps a tile
+  static constexpr int WORDS = WKIND == 3 ? 1 : 2;  // a row's words of a block
+  static constexpr int DEPTH = 8;                   // blocks in flight
+  struct block_t {
+    mono_u32 q[TPW][2][WORDS];  // [tile][row g, g + 8][word]
+    mono_u32 s[TPW][2];         // their scale bytes
+  };
+  block_t held[DEPTH];
+  // The lane's two rows of each tile: weight bytes at block 0, scales' row part.
+  const mono_u8 *row[TPW][2];
+  const mono_u8 *scaleRow[TPW][2];
+
+  MONO_DEV static int warp() { return mono_tid() / 32; }
+  MONO_DEV static int firstTile() { return TILES >= WARPS ? warp() * TPW : warp() / SPLIT; }
+  MONO_DEV static int kbBegin() { return (warp() % SPLIT) * KB / SPLIT; }
+  MONO_DEV static int kbEnd() { return (warp() % SPLIT + 1) * KB / SPLIT; }
+
+  MONO_DEV void locate(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0) {
+    const int lane = mono_tid() % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int i = 0; i < TPW; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const mono_i64 r = n0 + 16 * (firstTile() + i) + g + 8 * h;
+        if (WKIND == 3) {
+          // Block kb of a row is 256 kb bytes on (AITER: 16 rows x 16 bytes a block).
+          row[i][h] = w + mono_aiter_weight_offset(r, 4 * t, K / 2);
+          scaleRow[i][h] = ws + mono_aiter_scale_offset(r, 0, wsCols);
+        } else {
+          row[i][h] = w + r * K + 8 * t;
+          scaleRow[i][h] = ws + mono_block_scale_offset(r, 0, wsCols);
+        }
+      }
+  }
+  MONO_DEV void load(block_t &b, int kb) const {
+    // The column part of mono_aiter_scale_offset (its row part is in scaleRow).
+    const int scaleCol = WKIND == 3 ? (kb / 8) * 256 + (kb % 4) * 64 + ((kb / 4) % 2) * 2 : kb;
+#pragma unroll
+    for (int i = 0; i < TPW; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (WKIND == 3) {
+          b.q[i][h][0] = *(const mono_u32 *)(row[i][h] + 256 * kb);
+        } else {
+          const mono_u32x2 v = *(const mono_u32x2 *)(row[i][h] + 32 * kb);
+          b.q[i][h][0] = v.x;
+          b.q[i][h][WORDS - 1] = v.y;
+        }
+        b.s[i][h] = scaleRow[i][h][scaleCol];
+      }
+  }
+  MONO_DEV void prefetch(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0) {
+    locate(w, ws, wsCols, n0);
+    const int first = kbBegin(), end = kbEnd();
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d)
+      if (first + d < end) load(held[d], first + d);
+  }
+};
+
+// result[t * N + j] = sum_k x[t0 + t][k] * W[n0 + j][k] for TOKENS tokens, PT
+// of them staged at a time (mono_gemv_mma_pass_tokens); the lane's outputs
+// s * MONO_BLOCK + tid in `out`, as mono_gemv_rows gives them.
+template <int SO, int N, int K, int TOKENS, int PT, int WKIND>
+MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, const mono_u8 *w,
+                                const mono_u8 *ws, int wsCols, mono_i64 n0, const void *x,
+                                const mono_u8 *xs, mono_i64 t0, float (&out)[SO], float *lds) {
+  typedef mono_gemv_mma_weights<N, K, WKIND> slice_t;
+  constexpr int TPW = slice_t::TPW, SPLIT = slice_t::SPLIT, KB = slice_t::KB,
+                DEPTH = slice_t::DEPTH, WORDS = slice_t::WORDS;
+  constexpr int TT = (PT + 7) / 8;  // token tiles a pass
+  constexpr int ROW = mono_gemv_mma_row_bytes(K);
+  static_assert(PT == mono_gemv_mma_pass_tokens(K, TOKENS), "the compiler's pass is the device's");
+  mono_u8 *codes = (mono_u8 *)lds;
+  float *scales = (float *)((mono_u8 *)lds + mono_gemv_mma_scales_at(K, TOKENS));
+  float *partial = (float *)((mono_u8 *)lds + mono_gemv_mma_partials_at(K, TOKENS));
+  float *result = (float *)((mono_u8 *)lds + mono_gemv_mma_result_at(K, TOKENS, MONO_BLOCK));
+  const int tid = mono_tid(), lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int kbBegin = slice_t::kbBegin(), kbEnd = slice_t::kbEnd();
+  for (int tc0 = 0; tc0 < TOKENS; tc0 += PT) {
+    const int tcn = TOKENS - tc0 < PT ? TOKENS - tc0 : PT;
+    // Stage the pass's codes (16 bytes a thread at a time) and scales.
+#pragma unroll 1
+    for (int i = tid; i < tcn * (K / 16); i += MONO_BLOCK) {
+      const int tok = i / (K / 16), k = (i % (K / 16)) * 16;
+      *(mono_u32x4 *)(codes + tok * ROW + k) =
+          *(const mono_u32x4 *)((const mono_u8 *)x + (t0 + tc0 + tok) * K + k);
+    }
+#pragma unroll 1
+    for (int i = tid; i < tcn * KB; i += MONO_BLOCK) {
+      const int tok = i / KB, kb = i % KB;
+      scales[kb * PT + tok] = mono_e8m0_value(xs[(t0 + tc0 + tok) * KB + kb]);
+    }
+    mono_block_sync();
+    if (tc0 > 0) weights.prefetch(w, ws, wsCols, n0);  // the weights again
+    // Token rows past the pass read its last one (their results are dropped).
+    int tokRow[TT], tokCol[TT][2];
+#pragma unroll
+    for (int j = 0; j < TT; ++j) {
+      tokRow[j] = 8 * j + g < tcn ? 8 * j + g : tcn - 1;
+      tokCol[j][0] = 8 * j + 2 * t < tcn ? 8 * j + 2 * t : tcn - 1;
+      tokCol[j][1] = 8 * j + 2 * t + 1 < tcn ? 8 * j + 2 * t + 1 : tcn - 1;
+    }
+    float acc[TPW][TT][4];
+#pragma unroll
+    for (int i = 0; i < TPW; ++i)
+#pragma unroll
+      for (int j = 0; j < TT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+#pragma unroll 1
+    for (int base = kbBegin; base < kbEnd; base += DEPTH) {
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d) {
+        const int kb = base + d;
+        if (kb < kbEnd) {
+          const typename slice_t::block_t cur = weights.held[d];
+          if (kb + DEPTH < kbEnd) weights.load(weights.held[d], kb + DEPTH);
+          mono_u32 b[TT][2];
+          float xsc[TT][2];
+#pragma unroll
+          for (int j = 0; j < TT; ++j) {
+            const mono_u32x2 v = *(const mono_u32x2 *)(codes + tokRow[j] * ROW + 32 * kb + 8 * t);
+            b[j][0] = v.x;
+            b[j][1] = v.y;
+            xsc[j][0] = scales[kb * PT + tokCol[j][0]];
+            xsc[j][1] = scales[kb * PT + tokCol[j][1]];
+          }
+#pragma unroll
+          for (int i = 0; i < TPW; ++i) {
+            mono_u32 a[4];  // rows g, g + 8 at k 8t .. 8t + 3 (a0, a1), 8t + 4 .. (a2, a3)
+            if (WKIND == 3) {
+              mono_e2m1x8_to_e4m3(cur.q[i][0][0], a[0], a[2]);
+              mono_e2m1x8_to_e4m3(cur.q[i][1][0], a[1], a[3]);
+            } else {
+              a[0] = cur.q[i][0][0];
+              a[2] = cur.q[i][0][WORDS - 1];
+              a[1] = cur.q[i][1][0];
+              a[3] = cur.q[i][1][WORDS - 1];
+            }
+            const float wsc[2] = {mono_e8m0_value((mono_u8)cur.s[i][0]),
+                                  mono_e8m0_value((mono_u8)cur.s[i][1])};
+#pragma unroll
+            for (int j = 0; j < TT; ++j) {
+              if (8 * j < tcn) {
+                float dsum[4];
+                mono_mma_e4m3(dsum, a, b[j][0], b[j][1]);
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                  acc[i][j][e] = mono_fma(dsum[e] * xsc[j][e % 2], wsc[e / 2], acc[i][j][e]);
+              }
+            }
+          }
+        }
+      }
+    }
+    // Each lane's sums: rows 16 tile + g (+ 8), tokens 8j + 2t (+ 1).
+#pragma unroll
+    for (int i = 0; i < TPW; ++i)
+#pragma unroll
+      for (int j = 0; j < TT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = g + 8 * (e / 2), tok = 8 * j + 2 * t + e % 2;
+          if (tok < tcn) {
+            if (SPLIT == 1)
+              result[(tc0 + tok) * N + 16 * (slice_t::firstTile() + i) + r] = acc[i][j][e];
+            else
+              partial[(slice_t::warp() * 16 + r) * PT + tok] = acc[i][j][e];
+          }
+        }
+    if (SPLIT > 1) {
+      mono_block_sync();
+      // Warp w holds split w % SPLIT of tile w / SPLIT: add the splits in order.
+      for (int i = tid; i < N * tcn; i += MONO_BLOCK) {
+        const int rowOfN = i / tcn, tok = i % tcn, tile = rowOfN / 16, r = rowOfN % 16;
+        float s = 0.0f;
+        for (int q = 0; q < SPLIT; ++q) s += partial[((tile * SPLIT + q) * 16 + r) * PT + tok];
+        result[(tc0 + tok) * N + rowOfN] = s;
+      }
+    }
+    mono_block_sync();
+  }
+#pragma unroll
+  for (int s = 0; s < SO; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    if (i < TOKENS * N) out[s] = result[i];
+  }
+  mono_block_sync();
+}
+
+// The whole GEMV when nothing is waited for in between.
+template <int SO, int N, int K, int TOKENS, int PT, int WKIND>
+MONO_DEV void mono_gemv_mma(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
+                            const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
+                            float *lds) {
+  mono_gemv_mma_weights<N, K, WKIND> weights;
+  weights.prefetch(w, ws, wsCols, n0);
+  mono_gemv_mma_run<SO, N, K, TOKENS, PT, WKIND>(weights, w, ws, wsCols, n0, x, xs, t0, out, lds);
+}
+
+#endif
