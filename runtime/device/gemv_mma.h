@@ -47,10 +47,14 @@ struct mono_gemv_mma_weights {
   static constexpr int TPW = TILES >= WARPS ? TILES / WARPS : 1;    // tiles a warp
   static constexpr int SPLIT = TILES >= WARPS ? 1 : WARPS / TILES;  // warps a tile
   static constexpr int WORDS = WKIND == 3 ? 1 : 2;  // a row's words of a block
-  static constexpr int DEPTH = 8;                   // blocks in flight
+  // Blocks in flight: a stage is bound by the bytes it has in flight (the
+  // H200's routed.ug took 757 us with 64 bytes a lane, 423 with the ring's
+  // 192), so 192 bytes of MXFP4 a lane (72 registers); e4m3 keeps 8 blocks
+  // (128 bytes, 40 registers; more spilled in the dsv41 K2).
+  static constexpr int DEPTH = WKIND == 3 ? 16 / TPW : 8;
   struct block_t {
     mono_u32 q[TPW][2][WORDS];  // [tile][row g, g + 8][word]
-    mono_u32 s[TPW][2];         // their scale bytes
+    mono_u32 s[TPW];            // their scale bytes: row g's, then row g + 8's
   };
   block_t held[DEPTH];
   // The lane's two rows of each tile: weight bytes at block 0, scales' row part.
@@ -93,8 +97,10 @@ struct mono_gemv_mma_weights {
           b.q[i][h][0] = v.x;
           b.q[i][h][WORDS - 1] = v.y;
         }
-        b.s[i][h] = scaleRow[i][h][scaleCol];
       }
+#pragma unroll
+    for (int i = 0; i < TPW; ++i)
+      b.s[i] = (mono_u32)scaleRow[i][0][scaleCol] | ((mono_u32)scaleRow[i][1][scaleCol] << 8);
   }
   MONO_DEV void prefetch(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0) {
     locate(w, ws, wsCols, n0);
@@ -185,8 +191,8 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
               a[1] = cur.q[i][1][0];
               a[3] = cur.q[i][1][WORDS - 1];
             }
-            const float wsc[2] = {mono_e8m0_value((mono_u8)cur.s[i][0]),
-                                  mono_e8m0_value((mono_u8)cur.s[i][1])};
+            const float wsc[2] = {mono_e8m0_value((mono_u8)cur.s[i]),
+                                  mono_e8m0_value((mono_u8)(cur.s[i] >> 8))};
 #pragma unroll
             for (int j = 0; j < TT; ++j) {
               if (8 * j < tcn) {
