@@ -42,6 +42,15 @@ MONO_SHAPE bool mono_gemv_mma_fits(int rows, int k, int kind, int block) {
   return mono_gemv_scaled(kind) && rows % 16 == 0 && k % 32 == 0 && block % 32 == 0 &&
          ((rows / 16) % (block / 32) == 0 || (block / 32) % (rows / 16) == 0);
 }
+// The gemv_rows the compiler gives the tensor cores: those of e4m3 weights.
+// MXFP4 ones (the routed experts', one token) fit too, but on the H200
+// they ran slower there than through mono_gemv_rows' ring (routed.ug's
+// busiest CTA 757 and 828 us at rows 6, with 64 and 128 bytes in flight a
+// lane, against 423): the path is kept, tested on the host, for GEMVs of
+// several tokens an expert.
+MONO_SHAPE bool mono_gemv_mma_chosen(int rows, int k, int kind, int block) {
+  return kind == 0 && mono_gemv_mma_fits(rows, k, kind, block);
+}
 // Tokens one pass stages (each pass reads the weights again): 16 at most
 // (two tiles of 8), and no more than 64 KB of codes.
 MONO_SHAPE int mono_gemv_mma_pass_tokens(int k, int tokens) {

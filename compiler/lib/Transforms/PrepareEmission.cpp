@@ -39,7 +39,7 @@ bool monodc::mono::gemvRowsUsesMma(GemvRowsOp g, int64_t block, llvm::StringRef 
   if (arch != "sm_90") // the arches whose device layer has MONO_HAS_MMA_E4M3
     return false;
   const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
-  return mono_gemv_mma_fits(static_cast<int>(g.getOutputs()), static_cast<int>(k),
+  return mono_gemv_mma_chosen(static_cast<int>(g.getOutputs()), static_cast<int>(k),
                             static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
 }
 

@@ -32,16 +32,15 @@ mono.launch @big attributes {arch = "gfx950", grid = 4 : i64, block = 32 : i64, 
 
 // -----
 
-// On sm_90 a gemv_rows of MXFP4 or e4m3 runs on tensor cores when its rows
-// make 16-row tiles (gemv_shape.h): 32 rows of 2048 MXFP4, two tokens,
-// take a pass of 2 x (2048 + 32) code bytes, 64 blocks x 2 f32 scales, 8
-// warps x 16 x 2 f32 partial sums and 2 x 32 f32 outputs: 5952 bytes. No
-// ring.
+// On sm_90 a gemv_rows of e4m3 weights runs on tensor cores when its rows
+// make 16-row tiles (gemv_shape.h): 32 rows of 2048, two tokens, take a
+// pass of 2 x (2048 + 32) code bytes, 64 blocks x 2 f32 scales, 8 warps x
+// 16 x 2 f32 partial sums and 2 x 32 f32 outputs: 5952 bytes. No ring.
 // CHECK: mono.launch @mma attributes {{{.*}}mono.lds_bytes = 5952 : i64
 // CHECK-NOT: mono.ring_bytes
 mono.launch @mma attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
-  mono.region @w weight : f4E2M1FN [32, 2048]
-  mono.region @ws weight : f8E8M0FNU [256, 64]
+  mono.region @w weight : f8E4M3FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
   mono.region @x input : f8E4M3FN [2, 2048]
   mono.region @xs input : f8E8M0FNU [2, 64]
   mono.stage @s tasks 1 {
@@ -53,48 +52,49 @@ mono.launch @mma attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, 
 
 // -----
 
-// Rows that make no 16-row tiles keep mono_gemv_rows. One whose weights
-// stream (8 rows of 8192 e4m3: 32 threads a row, 16 chunks each, 80
-// registers) streams them through a ring of shared memory (asynchronous
-// copies): 4 stages x 4 chunks x 256 threads x (16 + 4) bytes = 81920,
-// after its own 17440 bytes (1 token x 8192 bf16, 256 partials, 8
-// outputs). One whose weights stay in registers (8 rows of 128) has none.
-// CHECK: mono.launch @ring attributes {{{.*}}mono.lds_bytes = 99360 : i64
-// CHECK: mono.gemv_rows @w {{.*}}mono.ring_bytes = 81920 : i64
+// On sm_90 an MXFP4 gemv_rows (not given to the tensor cores) whose
+// weights stream (32 rows of 2048 MXFP4: 8 threads a row, 16 chunks each,
+// 80 registers) streams them through a ring
+// of shared memory (asynchronous copies): 4 stages x 8 chunks x 256 threads
+// x (8 + 4) bytes = 98304, after its own 5248 bytes (1 token x 2048 bf16,
+// 256 partials, 32 outputs). One whose weights stay in registers (32
+// rows of 128) has none.
+// CHECK: mono.launch @ring attributes {{{.*}}mono.lds_bytes = 103552 : i64
+// CHECK: mono.gemv_rows @w {{.*}}mono.ring_bytes = 98304 : i64
 // CHECK-NOT: mono.ring_bytes
 mono.launch @ring attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
-  mono.region @w weight : f8E4M3FN [8, 8192]
-  mono.region @ws weight : f8E8M0FNU [1, 256]
-  mono.region @x input : f8E4M3FN [1, 8192]
-  mono.region @xs input : f8E8M0FNU [1, 256]
-  mono.region @v weight : f8E4M3FN [8, 128]
-  mono.region @vs weight : f8E8M0FNU [1, 4]
+  mono.region @w weight : f4E2M1FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [256, 64]
+  mono.region @x input : f8E4M3FN [1, 2048]
+  mono.region @xs input : f8E8M0FNU [1, 64]
+  mono.region @v weight : f4E2M1FN [32, 128]
+  mono.region @vs weight : f8E8M0FNU [256, 8]
   mono.region @u input : f8E4M3FN [1, 128]
   mono.region @us input : f8E8M0FNU [1, 4]
   mono.stage @s tasks 1 {
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
-    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<8, f32>
-    %z = mono.gemv_rows @v scaled @vs[%c0], @u scaled @us[%c0] tokens 1 : !mono.tile<8, f32>
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<32, f32>
+    %z = mono.gemv_rows @v scaled @vs[%c0], @u scaled @us[%c0] tokens 1 : !mono.tile<32, f32>
   }
 }
 
 // -----
 
 // Two tokens: no ring (the loop of several tokens already waits on shared
-// memory, and the ring made it slower); 2 x 8192 bf16 + 2 x 256 partials +
-// 16 outputs.
-// CHECK: mono.launch @tokens attributes {{{.*}}mono.lds_bytes = 34880 : i64
+// memory, and the ring made it slower); 2 x 2048 bf16 + 2 x 256 partials +
+// 64 outputs.
+// CHECK: mono.launch @tokens attributes {{{.*}}mono.lds_bytes = 10496 : i64
 // CHECK-NOT: mono.ring_bytes
 mono.launch @tokens attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
-  mono.region @w weight : f8E4M3FN [8, 8192]
-  mono.region @ws weight : f8E8M0FNU [1, 256]
-  mono.region @x input : f8E4M3FN [2, 8192]
-  mono.region @xs input : f8E8M0FNU [2, 256]
+  mono.region @w weight : f4E2M1FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [256, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
   mono.stage @s tasks 1 {
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
-    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<16, f32>
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<64, f32>
   }
 }
 
