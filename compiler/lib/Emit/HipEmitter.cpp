@@ -98,15 +98,6 @@ private:
     const bool scaled = static_cast<bool>(g.getWeightScales());
     RegionOp ws = scaled ? lookupRegion(g, g.getWeightScalesAttr()) : RegionOp();
     const int64_t wkind = gemvRowsWeightKind(g);
-    auto ringAttr = g->getAttrOfType<IntegerAttr>("mono.ring_bytes");
-    const std::string ring = std::to_string(ringAttr ? ringAttr.getInt() : 0);
-    // The trailing RING and X32 template arguments, left to their defaults
-    // (0) where they are.
-    std::string ringAndX32;
-    if (gemvRowsStagesF32(g.getOutputs(), block, launch.getArch()))
-      ringAndX32 = ", " + ring + ", 1";
-    else if (ringAttr)
-      ringAndX32 = ", " + ring;
     GemvRowsShape shape;
     shape.weightArgs = "(const mono_u8 *)" + regionPointer(weight.getSymName()) + ", " +
                        (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr") +
@@ -123,13 +114,20 @@ private:
     }
     shape.run = "mono_gemv_rows_run";
     shape.whole = "mono_gemv_rows";
-    shape.args = std::to_string(g.getOutputs()) + ", " + std::to_string(k) + ", " +
-                 std::to_string(g.getTokens()) + ", " +
+    auto ringAttr = g->getAttrOfType<IntegerAttr>("mono.ring_bytes");
+    const std::string ring = std::to_string(ringAttr ? ringAttr.getInt() : 0);
+    // The trailing RING and X32 template arguments, left to their defaults
+    // (0) where they are.
+    std::string ringAndX32;
+    if (gemvRowsStagesF32(g.getOutputs(), block, launch.getArch()))
+      ringAndX32 = ", " + ring + ", 1";
+    else if (ringAttr)
+      ringAndX32 = ", " + ring;
+    shape.args = rowsAndK + ", " + std::to_string(g.getTokens()) + ", " +
                  std::to_string(gemvRowsChunkTokens(k, g.getTokens(), block)) + ", " +
                  std::to_string(wkind) + ", " + (x.getElementType().isF32() ? "1" : "0") +
                  ringAndX32;
-    shape.sliceType = "mono_gemv_weights<" + std::to_string(g.getOutputs()) + ", " +
-                      std::to_string(k) + ", " + std::to_string(wkind) + ">";
+    shape.sliceType = "mono_gemv_weights<" + rowsAndK + ", " + std::to_string(wkind) + ">";
     return shape;
   }
   /// Before the first of a run of waits that a gemv_rows follows, when its
