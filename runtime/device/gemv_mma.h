@@ -85,7 +85,8 @@ struct mono_gemv_mma_weights {
   }
   MONO_DEV void load(block_t &b, int kb) const {
     // The column part of mono_aiter_scale_offset (its row part is in scaleRow).
-    const int scaleCol = WKIND == 3 ? (kb / 8) * 256 + (kb % 4) * 64 + ((kb / 4) % 2) * 2 : kb;
+    const unsigned c = (unsigned)kb;  // unsigned: shifts and masks, not signed divisions
+    const unsigned scaleCol = WKIND == 3 ? (c / 8) * 256 + (c % 4) * 64 + ((c / 4) % 2) * 2 : c;
 #pragma unroll
     for (int i = 0; i < TPW; ++i)
 #pragma unroll
@@ -161,49 +162,67 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       for (int j = 0; j < TT; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    // One block step: the tokens' codes and scales of block kb, then each
+    // tile's instruction and its scaled sum into the accumulators.
+    auto step = [&](const typename slice_t::block_t &cur, int kb) {
+      mono_u32 b[TT][2];
+      float xsc[TT][2];
+#pragma unroll
+      for (int j = 0; j < TT; ++j) {
+        const mono_u32x2 v = *(const mono_u32x2 *)(codes + tokRow[j] * ROW + 32 * kb + 8 * t);
+        b[j][0] = v.x;
+        b[j][1] = v.y;
+        xsc[j][0] = scales[kb * PT + tokCol[j][0]];
+        xsc[j][1] = scales[kb * PT + tokCol[j][1]];
+      }
+#pragma unroll
+      for (int i = 0; i < TPW; ++i) {
+        mono_u32 a[4];  // rows g, g + 8 at k 8t .. 8t + 3 (a0, a1), 8t + 4 .. (a2, a3)
+        if (WKIND == 3) {
+          mono_e2m1x8_to_e4m3(cur.q[i][0][0], a[0], a[2]);
+          mono_e2m1x8_to_e4m3(cur.q[i][1][0], a[1], a[3]);
+        } else {
+          a[0] = cur.q[i][0][0];
+          a[2] = cur.q[i][0][WORDS - 1];
+          a[1] = cur.q[i][1][0];
+          a[3] = cur.q[i][1][WORDS - 1];
+        }
+        const float wsc[2] = {mono_e8m0_value((mono_u8)cur.s[i]),
+                              mono_e8m0_value((mono_u8)(cur.s[i] >> 8))};
+#pragma unroll
+        for (int j = 0; j < TT; ++j) {
+          if (j == 0 || 8 * j < tcn) {
+            float dsum[4];
+            mono_mma_e4m3(dsum, a, b[j][0], b[j][1]);
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              acc[i][j][e] = mono_fma(dsum[e] * xsc[j][e % 2], wsc[e / 2], acc[i][j][e]);
+          }
+        }
+      }
+    };
+    // Whole groups of DEPTH blocks whose next group is in range take no
+    // guard, so the steps of a group are one basic block the scheduler can
+    // overlap; the last one or two groups are guarded. Same steps, same order.
+    int base = kbBegin;
 #pragma unroll 1
-    for (int base = kbBegin; base < kbEnd; base += DEPTH) {
+    for (; base + 2 * DEPTH <= kbEnd; base += DEPTH) {
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d) {
+        const typename slice_t::block_t cur = weights.held[d];
+        weights.load(weights.held[d], base + d + DEPTH);
+        step(cur, base + d);
+      }
+    }
+#pragma unroll 1
+    for (; base < kbEnd; base += DEPTH) {
 #pragma unroll
       for (int d = 0; d < DEPTH; ++d) {
         const int kb = base + d;
         if (kb < kbEnd) {
           const typename slice_t::block_t cur = weights.held[d];
           if (kb + DEPTH < kbEnd) weights.load(weights.held[d], kb + DEPTH);
-          mono_u32 b[TT][2];
-          float xsc[TT][2];
-#pragma unroll
-          for (int j = 0; j < TT; ++j) {
-            const mono_u32x2 v = *(const mono_u32x2 *)(codes + tokRow[j] * ROW + 32 * kb + 8 * t);
-            b[j][0] = v.x;
-            b[j][1] = v.y;
-            xsc[j][0] = scales[kb * PT + tokCol[j][0]];
-            xsc[j][1] = scales[kb * PT + tokCol[j][1]];
-          }
-#pragma unroll
-          for (int i = 0; i < TPW; ++i) {
-            mono_u32 a[4];  // rows g, g + 8 at k 8t .. 8t + 3 (a0, a1), 8t + 4 .. (a2, a3)
-            if (WKIND == 3) {
-              mono_e2m1x8_to_e4m3(cur.q[i][0][0], a[0], a[2]);
-              mono_e2m1x8_to_e4m3(cur.q[i][1][0], a[1], a[3]);
-            } else {
-              a[0] = cur.q[i][0][0];
-              a[2] = cur.q[i][0][WORDS - 1];
-              a[1] = cur.q[i][1][0];
-              a[3] = cur.q[i][1][WORDS - 1];
-            }
-            const float wsc[2] = {mono_e8m0_value((mono_u8)cur.s[i]),
-                                  mono_e8m0_value((mono_u8)(cur.s[i] >> 8))};
-#pragma unroll
-            for (int j = 0; j < TT; ++j) {
-              if (8 * j < tcn) {
-                float dsum[4];
-                mono_mma_e4m3(dsum, a, b[j][0], b[j][1]);
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                  acc[i][j][e] = mono_fma(dsum[e] * xsc[j][e % 2], wsc[e / 2], acc[i][j][e]);
-              }
-            }
-          }
+          step(cur, kb);
         }
       }
     }
