@@ -1,11 +1,12 @@
 // monodc device library: gemv_rows on tensor cores.
 //
 // On arches with an e4m3 matrix instruction (MONO_HAS_MMA_E4M3: sm_90's
-// mma.sync m16n8k32), the compiler gives the GEMVs whose weights are e4m3 or
-// MXFP4 and whose tokens are MXFP8 (gemv_shape.h, mono_gemv_mma_fits) to
-// this path instead of mono_gemv_rows: the fma chains of that one cost
-// about ten instructions a weight (the H200 issued 4e9 of them for the
-// routed experts' 4e8 weights at rows 6); here a weight costs one or two.
+// mma.sync m16n8k32), GEMVs whose weights are e4m3 or MXFP4 and whose
+// tokens are MXFP8 fit this path (gemv_shape.h, mono_gemv_mma_fits); the
+// compiler gives it the e4m3 ones (mono_gemv_mma_chosen says why not
+// MXFP4). The fma chains of mono_gemv_rows cost about ten instructions a
+// weight (the H200 issued 4e9 of them for the routed experts' 4e8 weights
+// at rows 6); the e4m3 stages ran 2 to 2.5 times faster here.
 //
 // The result is the same sum: for each 32-k block (a block of the weight's
 // scales and of the tokens'), the instruction sums the 32 exact products of
@@ -47,10 +48,11 @@ struct mono_gemv_mma_weights {
   static constexpr int TPW = TILES >= WARPS ? TILES / WARPS : 1;    // tiles a warp
   static constexpr int SPLIT = TILES >= WARPS ? 1 : WARPS / TILES;  // warps a tile
   static constexpr int WORDS = WKIND == 3 ? 1 : 2;  // a row's words of a block
-  // Blocks in flight: a stage is bound by the bytes it has in flight (the
-  // H200's routed.ug took 757 us with 64 bytes a lane, 423 with the ring's
-  // 192), so 192 bytes of MXFP4 a lane (72 registers); e4m3 keeps 8 blocks
-  // (128 bytes, 40 registers; more spilled in the dsv41 K2).
+  // Blocks in flight a lane: 8 of e4m3 (128 bytes, 40 registers); 16 of
+  // MXFP4 for one tile (128 bytes, 48 registers). More spilled in the dsv41
+  // K2 (MXFP4: 24 blocks, e4m3: 16); the H200 ran routed.ug no faster with
+  // 16 than with 8 (828 against 757 us), so bytes in flight are not what
+  // bounds this path (docs/gpu-validation.md).
   static constexpr int DEPTH = WKIND == 3 ? 16 / TPW : 8;
   struct block_t {
     mono_u32 q[TPW][2][WORDS];  // [tile][row g, g + 8][word]
