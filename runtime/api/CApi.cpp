@@ -1,6 +1,8 @@
 //===- CApi.cpp - the C ABI of the monodc runtime -------------------------===//
 #include "CApiHandles.h"
 
+#include "monodc/runtime/CudaDriver.h"
+#include "monodc/runtime/HipRuntime.h"
 #include "monodc/runtime/Launcher.h"
 
 using namespace monodc;
@@ -139,11 +141,21 @@ monodc_error *monodc_launcher_create(const monodc_kernel *kernel, int device,
                                      monodc_launcher **launcher) {
   if (!kernel || !launcher)
     return toError("monodc_launcher_create: a null argument");
-  Result<std::shared_ptr<HipRuntime>> hip = HipRuntime::load();
-  if (!hip)
-    return toError(hip.message());
   const Kernel &k = asKernel(kernel);
-  auto created = Launcher::create(*hip, k.codeObject(), k.interface, k.arguments, device);
+  // sm_90 code objects are cubins for the CUDA driver; the rest, HIP's.
+  std::shared_ptr<DeviceRuntime> runtime;
+  if (k.key.arch.rfind("sm_", 0) == 0) {
+    Result<std::shared_ptr<CudaDriver>> cuda = CudaDriver::load();
+    if (!cuda)
+      return toError(cuda.message());
+    runtime = *cuda;
+  } else {
+    Result<std::shared_ptr<HipRuntime>> hip = HipRuntime::load();
+    if (!hip)
+      return toError(hip.message());
+    runtime = *hip;
+  }
+  auto created = Launcher::create(runtime, k.codeObject(), k.interface, k.arguments, device);
   if (!created)
     return toError(created.message());
   *launcher = new monodc_launcher{std::move(*created)};

@@ -101,9 +101,17 @@ Result<void *> HipRuntime::function(void *module, const std::string &name) {
   return function;
 }
 
-Result<int> HipRuntime::residentBlocksPerUnit(void *function, int block) {
+Status HipRuntime::allowDynamicShared(void *function, int64_t bytes) {
+  (void)function;
+  if (bytes == 0)
+    return Status::success();
+  return makeError("the HIP launcher passes no dynamic shared memory (the launch asks for " +
+                   std::to_string(bytes) + " bytes)");
+}
+
+Result<int> HipRuntime::residentBlocksPerUnit(void *function, int block, int64_t dynamicShared) {
   int blocks = 0;
-  if (Status s = check(occupancy_(&blocks, function, block, 0),
+  if (Status s = check(occupancy_(&blocks, function, block, static_cast<size_t>(dynamicShared)),
                        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor");
       !s)
     return s.error();
@@ -125,11 +133,12 @@ Status HipRuntime::zero(void *pointer, size_t bytes) {
   return check(deviceSynchronize_(), "hipDeviceSynchronize");
 }
 
-Status HipRuntime::launch(void *function, unsigned grid, unsigned block, void *stream,
-                          std::vector<uint8_t> &kernarg) {
+Status HipRuntime::launch(void *function, unsigned grid, unsigned block, int64_t dynamicShared,
+                          void *stream, std::vector<uint8_t> &kernarg) {
   size_t size = kernarg.size();
   void *config[] = {kLaunchParamBufferPointer, kernarg.data(), kLaunchParamBufferSize, &size,
                     kLaunchParamEnd};
-  return check(moduleLaunchKernel_(function, grid, 1, 1, block, 1, 1, 0, stream, nullptr, config),
+  return check(moduleLaunchKernel_(function, grid, 1, 1, block, 1, 1,
+                                   static_cast<unsigned>(dynamicShared), stream, nullptr, config),
                "hipModuleLaunchKernel");
 }

@@ -3,7 +3,7 @@
 
 using namespace monodc::runtime;
 
-Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<HipRuntime> hip,
+Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<DeviceRuntime> runtime,
                                                    const std::vector<char> &codeObject,
                                                    const LaunchInterface &interface,
                                                    const ArgumentLayout &layout, int device) {
@@ -13,24 +13,27 @@ Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<HipRuntime> h
     return makeError("launch " + interface.kernelName + " uses peer memory across " +
                      std::to_string(interface.ranks) +
                      " ranks, which this launcher cannot bind yet");
-  if (Status s = hip->initialize(); !s)
+  if (Status s = runtime->initialize(); !s)
     return s.error();
-  if (Status s = hip->setDevice(device); !s)
+  if (Status s = runtime->setDevice(device); !s)
     return s.error();
-  std::unique_ptr<Launcher> launcher(new Launcher(hip, interface, layout, device));
-  Result<void *> module = hip->loadModule(codeObject);
+  std::unique_ptr<Launcher> launcher(new Launcher(runtime, interface, layout, device));
+  Result<void *> module = runtime->loadModule(codeObject);
   if (!module)
     return module.error();
   launcher->module_ = *module;
-  Result<void *> function = hip->function(*module, interface.kernelName);
+  Result<void *> function = runtime->function(*module, interface.kernelName);
   if (!function)
     return function.error();
   launcher->function_ = *function;
+  if (Status s = runtime->allowDynamicShared(*function, interface.dynamicSharedBytes); !s)
+    return s.error();
 
-  Result<int> units = hip->computeUnits(device);
+  Result<int> units = runtime->computeUnits(device);
   if (!units)
     return units.error();
-  Result<int> perUnit = hip->residentBlocksPerUnit(*function, static_cast<int>(interface.block));
+  Result<int> perUnit = runtime->residentBlocksPerUnit(*function, static_cast<int>(interface.block),
+                                                       interface.dynamicSharedBytes);
   if (!perUnit)
     return perUnit.error();
   int64_t resident = int64_t(*units) * *perUnit;
@@ -42,20 +45,20 @@ Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<HipRuntime> h
 
   if (layout.workspaceBytes == 0)
     return launcher;
-  Result<void *> workspace = hip->allocate(static_cast<size_t>(layout.workspaceBytes));
+  Result<void *> workspace = runtime->allocate(static_cast<size_t>(layout.workspaceBytes));
   if (!workspace)
     return workspace.error();
   launcher->workspace_ = *workspace;
-  if (Status s = hip->zero(*workspace, static_cast<size_t>(layout.workspaceBytes)); !s)
+  if (Status s = runtime->zero(*workspace, static_cast<size_t>(layout.workspaceBytes)); !s)
     return s.error();
   return launcher;
 }
 
 Launcher::~Launcher() {
   if (workspace_)
-    hip_->release(workspace_);
+    runtime_->release(workspace_);
   if (module_)
-    hip_->unloadModule(module_);
+    runtime_->unloadModule(module_);
 }
 
 Status Launcher::bind(const std::string &region, void *devicePointer) {
@@ -75,8 +78,9 @@ Status Launcher::launch(void *stream) {
       packArguments(layout_, bound_, reinterpret_cast<uint64_t>(workspace_));
   if (!kernarg)
     return kernarg.error();
-  if (Status s = hip_->setDevice(device_); !s)
+  if (Status s = runtime_->setDevice(device_); !s)
     return s;
-  return hip_->launch(function_, static_cast<unsigned>(interface_.grid),
-                      static_cast<unsigned>(interface_.block), stream, *kernarg);
+  return runtime_->launch(function_, static_cast<unsigned>(interface_.grid),
+                          static_cast<unsigned>(interface_.block), interface_.dynamicSharedBytes,
+                          stream, *kernarg);
 }

@@ -1,6 +1,9 @@
-// The launcher: with no HIP runtime or no GPU it is a clear error; with a
-// stand-in runtime (FakeHip.c) its loading, occupancy check, scratch buffer
-// and kernel arguments are checked without a GPU.
+// The launcher: with no HIP runtime or CUDA driver, or no GPU, it is a clear
+// error; with stand-ins (FakeHip.c, FakeCuda.c) its loading, occupancy
+// check, scratch buffer, dynamic shared memory and kernel arguments are
+// checked without a GPU.
+#include "monodc/runtime/CudaDriver.h"
+#include "monodc/runtime/HipRuntime.h"
 #include "monodc/runtime/Launcher.h"
 
 #include "support/TestSupport.h"
@@ -18,7 +21,9 @@ namespace {
 const std::vector<std::string> kArgs = {"u", "w", "y"};
 
 struct Fake {
-  void *handle = dlopen(MONODC_FAKE_HIP_PATH, RTLD_NOW | RTLD_LOCAL);
+  explicit Fake(const char *path = MONODC_FAKE_HIP_PATH)
+      : handle(dlopen(path, RTLD_NOW | RTLD_LOCAL)) {}
+  void *handle;
   template <typename F> F get(const char *name) { return reinterpret_cast<F>(dlsym(handle, name)); }
 };
 
@@ -28,13 +33,17 @@ struct Prepared {
   ArgumentLayout layout;
 };
 
-Prepared prepare() {
+/// An AMD code object and its layout; or, `cubin`, the same bytes standing
+/// for a cubin (the fake driver only checks the ELF magic) with nvrtc's
+/// layout (no notes: pointers 8 bytes apart) and `dynamicShared` bytes.
+Prepared prepare(bool cubin = false, int64_t dynamicShared = 0) {
   std::string elf = makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {makeKernelFor("mono_k", kArgs)});
   Prepared p;
   p.codeObject.assign(elf.begin(), elf.end());
   p.interface = *LaunchInterface::parse(makeManifest("mono_k", kArgs));
+  p.interface.dynamicSharedBytes = dynamicShared;
   auto info = readCodeObject(elf);
-  p.layout = *layoutArguments(p.interface, &info->kernels[0]);
+  p.layout = *layoutArguments(p.interface, cubin ? nullptr : &info->kernels[0]);
   return p;
 }
 
@@ -129,6 +138,109 @@ TEST(Launcher, RefusesADeviceThatCannotHoldTheWholeGrid) {
                 .find("found no usable GPU: hipInit failed in " MONODC_FAKE_HIP_PATH
                       ": hipErrorNoDevice (100)"),
             std::string::npos);
+}
+
+TEST(HipRuntime, RefusesDynamicSharedMemory) {
+  Fake fake;
+  ASSERT_NE(fake.handle, nullptr);
+  fake.get<void (*)(int, int, int)>("fake_hip_configure")(4, 1, 1);
+  auto hip = HipRuntime::load({MONODC_FAKE_HIP_PATH});
+  ASSERT_TRUE(hip.ok());
+  Prepared p = prepare(false, 1024);
+  EXPECT_EQ(Launcher::create(*hip, p.codeObject, p.interface, p.layout, 0).message(),
+            "the HIP launcher passes no dynamic shared memory (the launch asks for 1024 bytes)");
+}
+
+TEST(CudaDriver, AMissingLibraryIsAClearError) {
+  auto cuda = CudaDriver::load({"libmonodc-no-such-cuda.so", "/nowhere/libcuda.so.1"});
+  ASSERT_FALSE(cuda.ok());
+  EXPECT_NE(cuda.message().find("cannot load the CUDA driver (tried libmonodc-no-such-cuda.so, "
+                                "/nowhere/libcuda.so.1)"),
+            std::string::npos)
+      << cuda.message();
+}
+
+// An sm_90 launch past CUDA's 48 KB of static shared memory (K2 at rows 48:
+// 80352 bytes) through the driver: the kernel is let take them, occupancy is
+// asked with them, the launch passes them; launching makes the context
+// current and the launch call, nothing that waits (stream capture).
+TEST(Launcher, OverTheCudaDriver) {
+  Fake fake(MONODC_FAKE_CUDA_PATH);
+  ASSERT_NE(fake.handle, nullptr) << dlerror();
+  fake.get<void (*)(int, int, int)>("fake_cuda_configure")(4, 1, 1);
+  {
+    auto cuda = CudaDriver::load({MONODC_FAKE_CUDA_PATH});
+    ASSERT_TRUE(cuda.ok()) << cuda.message();
+    Prepared p = prepare(true, 80352);
+    auto launcher = Launcher::create(*cuda, p.codeObject, p.interface, p.layout, 0);
+    ASSERT_TRUE(launcher.ok()) << launcher.message();
+    EXPECT_STREQ(fake.get<const char *(*)()>("fake_cuda_kernel")(), "mono_k");
+    EXPECT_EQ(fake.get<int (*)()>("fake_cuda_dynamic_attribute")(), 80352);
+    EXPECT_EQ(fake.get<size_t (*)()>("fake_cuda_occupancy_shared")(), 80352u);
+    EXPECT_EQ(fake.get<int (*)()>("fake_cuda_retained")(), 1);
+    EXPECT_EQ(fake.get<size_t (*)()>("fake_cuda_allocated")(), 512u);
+    EXPECT_EQ(fake.get<size_t (*)()>("fake_cuda_zeroed")(), 512u);
+    auto *scratch =
+        static_cast<unsigned char *>(fake.get<void *(*)()>("fake_cuda_last_allocation")());
+    EXPECT_EQ(scratch[0], 0);
+    EXPECT_EQ(scratch[511], 0);
+
+    Launcher &l = **launcher;
+    char buffers[4][64];
+    ASSERT_TRUE(l.bind("u", buffers[0]).ok());
+    ASSERT_TRUE(l.bind("w", buffers[1]).ok());
+    ASSERT_TRUE(l.bind("y", buffers[2]).ok());
+    ASSERT_TRUE(l.bind("mono_epoch", buffers[3]).ok());
+    const int before = fake.get<int (*)()>("fake_cuda_calls")();
+    ASSERT_TRUE(l.launch(nullptr).ok());
+    EXPECT_EQ(fake.get<int (*)()>("fake_cuda_calls")() - before, 2);  // cuCtxSetCurrent, cuLaunchKernel
+    EXPECT_EQ(fake.get<int (*)()>("fake_cuda_launches")(), 1);
+    EXPECT_EQ(fake.get<unsigned (*)()>("fake_cuda_grid")(), 4u);
+    EXPECT_EQ(fake.get<unsigned (*)()>("fake_cuda_block")(), 256u);
+    EXPECT_EQ(fake.get<unsigned (*)()>("fake_cuda_shared")(), 80352u);
+    size_t size = 0;
+    const unsigned char *kernarg =
+        fake.get<const unsigned char *(*)(size_t *)>("fake_cuda_kernarg")(&size);
+    ASSERT_EQ(size, 40u);
+    void *pointers[5];
+    std::memcpy(pointers, kernarg, 40);
+    EXPECT_EQ(pointers[0], buffers[0]);
+    EXPECT_EQ(pointers[1], buffers[1]);
+    EXPECT_EQ(pointers[2], buffers[2]);
+    EXPECT_EQ(pointers[3], scratch);
+    EXPECT_EQ(pointers[4], buffers[3]);
+    launcher->reset();
+    // The launcher frees its scratch and unloads its module; the driver
+    // object, its primary context.
+    EXPECT_EQ(fake.get<size_t (*)()>("fake_cuda_allocated")(), 0u);
+    EXPECT_EQ(fake.get<int (*)()>("fake_cuda_modules")(), 0);
+  }
+  EXPECT_EQ(fake.get<int (*)()>("fake_cuda_retained")(), 0);
+}
+
+TEST(Launcher, OverTheCudaDriverRefusesWhatCannotRun) {
+  Fake fake(MONODC_FAKE_CUDA_PATH);
+  ASSERT_NE(fake.handle, nullptr);
+  auto cuda = CudaDriver::load({MONODC_FAKE_CUDA_PATH});
+  ASSERT_TRUE(cuda.ok());
+  fake.get<void (*)(int, int, int)>("fake_cuda_configure")(3, 1, 1); // the grid is 4
+  Prepared p = prepare(true);
+  EXPECT_EQ(Launcher::create(*cuda, p.codeObject, p.interface, p.layout, 0).message(),
+            "device 0 holds 3 resident CTAs of kernel mono_k (3 compute units x 1), fewer than "
+            "its persistent grid of 4");
+  fake.get<void (*)(int, int, int)>("fake_cuda_configure")(4, 1, 1);
+  Prepared tooMuch = prepare(true, 300000);
+  EXPECT_EQ(Launcher::create(*cuda, tooMuch.codeObject, tooMuch.interface, tooMuch.layout, 0)
+                .message(),
+            "cuFuncSetAttribute(max dynamic shared memory) failed in " MONODC_FAKE_CUDA_PATH
+            ": CUDA_ERROR_INVALID_VALUE (1) (300000 bytes)");
+  p.codeObject.assign({'/', '/', ' ', 'p', 't', 'x'});
+  EXPECT_EQ(Launcher::create(*cuda, p.codeObject, p.interface, p.layout, 0).message(),
+            "cuModuleLoadData failed in " MONODC_FAKE_CUDA_PATH ": CUDA_ERROR_INVALID_IMAGE (200)");
+  fake.get<void (*)(int, int, int)>("fake_cuda_configure")(4, 1, 0);
+  EXPECT_EQ(Launcher::create(*cuda, p.codeObject, p.interface, p.layout, 0).message(),
+            "the CUDA driver found no usable GPU: cuInit failed in " MONODC_FAKE_CUDA_PATH
+            ": CUDA_ERROR_NO_DEVICE (100)");
 }
 
 } // namespace

@@ -76,8 +76,9 @@ monodc_error *monodc_kernel_argument_get(const monodc_kernel *kernel, size_t ind
                                          monodc_kernel_argument *argument);
 int64_t monodc_kernel_kernarg_bytes(const monodc_kernel *kernel);
 
-/* Loads the kernel on `device` through the HIP runtime (loaded with dlopen),
- * checks that its grid is resident, allocates and zeroes its own buffers. */
+/* Loads the kernel on `device` through the HIP runtime, or for an sm_90
+ * kernel the CUDA driver (each loaded with dlopen), checks that its grid is
+ * resident, allocates and zeroes its own buffers. */
 monodc_error *monodc_launcher_create(const monodc_kernel *kernel, int device,
                                      monodc_launcher **launcher);
 monodc_error *monodc_launcher_bind(monodc_launcher *launcher, const char *region,

@@ -8,7 +8,7 @@
 #ifndef MONODC_RUNTIME_HIPRUNTIME_H
 #define MONODC_RUNTIME_HIPRUNTIME_H
 
-#include "monodc/runtime/Result.h"
+#include "monodc/runtime/DeviceRuntime.h"
 #include "monodc/runtime/SharedLibrary.h"
 
 #include <cstddef>
@@ -18,31 +18,31 @@
 
 namespace monodc::runtime {
 
-class HipRuntime {
+class HipRuntime final : public DeviceRuntime {
 public:
   /// `$ROCM_PATH/lib/libamdhip64.so*`, then libamdhip64.so, .so.6, .so.5.
   static std::vector<std::string> defaultLibraries();
   static Result<std::shared_ptr<HipRuntime>>
   load(const std::vector<std::string> &candidates = defaultLibraries());
 
-  const std::string &libraryName() const { return library_.name(); }
+  const std::string &libraryName() const override { return library_.name(); }
+  const char *what() const override { return "the HIP runtime"; }
 
   /// hipInit, then at least one device.
-  Status initialize();
-  Status setDevice(int device);
-  Result<int> computeUnits(int device);
-  Result<void *> loadModule(const std::vector<char> &codeObject);
-  void unloadModule(void *module);
-  Result<void *> function(void *module, const std::string &name);
-  /// CTAs of `block` threads that fit on one compute unit at once.
-  Result<int> residentBlocksPerUnit(void *function, int block);
-  Result<void *> allocate(size_t bytes);
-  void release(void *pointer);
-  /// Zeroes `bytes` at `pointer` and waits until done.
-  Status zero(void *pointer, size_t bytes);
-  /// Launches with the arguments given as one packed kernarg buffer.
-  Status launch(void *function, unsigned grid, unsigned block, void *stream,
-                std::vector<uint8_t> &kernarg);
+  Status initialize() override;
+  Status setDevice(int device) override;
+  Result<int> computeUnits(int device) override;
+  Result<void *> loadModule(const std::vector<char> &codeObject) override;
+  void unloadModule(void *module) override;
+  Result<void *> function(void *module, const std::string &name) override;
+  /// The AMD sources take their LDS statically: any dynamic amount is refused.
+  Status allowDynamicShared(void *function, int64_t bytes) override;
+  Result<int> residentBlocksPerUnit(void *function, int block, int64_t dynamicShared) override;
+  Result<void *> allocate(size_t bytes) override;
+  void release(void *pointer) override;
+  Status zero(void *pointer, size_t bytes) override;
+  Status launch(void *function, unsigned grid, unsigned block, int64_t dynamicShared, void *stream,
+                std::vector<uint8_t> &kernarg) override;
 
 private:
   explicit HipRuntime(SharedLibrary library) : library_(std::move(library)) {}

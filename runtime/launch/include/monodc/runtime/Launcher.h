@@ -3,15 +3,17 @@
 #define MONODC_RUNTIME_LAUNCHER_H
 
 #include "monodc/runtime/ArgumentLayout.h"
-#include "monodc/runtime/HipRuntime.h"
+#include "monodc/runtime/DeviceRuntime.h"
 
 #include <map>
 #include <memory>
 
 namespace monodc::runtime {
 
-/// One launch of one build key on one device. Creating it loads the code
-/// object, checks that the whole grid is resident (a persistent launch whose
+/// One launch of one build key on one device, over HIP or the CUDA driver
+/// (DeviceRuntime). Creating it loads the code object (an AMD code object,
+/// or a cubin), lets the kernel take the manifest's dynamic shared memory,
+/// checks that the whole grid is resident (a persistent launch whose
 /// CTAs cannot all run at once would deadlock), and allocates and zeroes the
 /// launch's scratch buffer once; it is never cleared again, as the epoch
 /// protocol expects. The caller binds the argument regions (inputs, weights,
@@ -20,7 +22,7 @@ namespace monodc::runtime {
 /// number of times. Not thread-safe.
 class Launcher {
 public:
-  static Result<std::unique_ptr<Launcher>> create(std::shared_ptr<HipRuntime> hip,
+  static Result<std::unique_ptr<Launcher>> create(std::shared_ptr<DeviceRuntime> runtime,
                                                   const std::vector<char> &codeObject,
                                                   const LaunchInterface &interface,
                                                   const ArgumentLayout &layout, int device);
@@ -30,18 +32,20 @@ public:
 
   /// Binds an argument region, or kEpochArgument, to device memory.
   Status bind(const std::string &region, void *devicePointer);
-  /// Launches on `stream` (null: the default stream); every region must be bound.
+  /// Launches on `stream` (null: the default stream); every region must be
+  /// bound. It makes the launch call alone, so a stream being captured into a
+  /// graph (hipStreamBeginCapture, cuStreamBeginCapture) captures it.
   Status launch(void *stream);
 
   const ArgumentLayout &layout() const { return layout_; }
 
 private:
-  Launcher(std::shared_ptr<HipRuntime> hip, LaunchInterface interface, ArgumentLayout layout,
-           int device)
-      : hip_(std::move(hip)), interface_(std::move(interface)), layout_(std::move(layout)),
+  Launcher(std::shared_ptr<DeviceRuntime> runtime, LaunchInterface interface,
+           ArgumentLayout layout, int device)
+      : runtime_(std::move(runtime)), interface_(std::move(interface)), layout_(std::move(layout)),
         device_(device) {}
 
-  std::shared_ptr<HipRuntime> hip_;
+  std::shared_ptr<DeviceRuntime> runtime_;
   LaunchInterface interface_;
   ArgumentLayout layout_;
   int device_;

@@ -1,0 +1,56 @@
+//===- DeviceRuntime.h - what a launcher asks of a GPU runtime --*- C++ -*-===//
+//
+// The few calls a persistent launch needs (device, module, occupancy,
+// memory, launch), implemented over HIP (HipRuntime) and over the CUDA
+// driver API (CudaDriver), both loaded with dlopen so that the runtime
+// library links without either.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MONODC_RUNTIME_DEVICERUNTIME_H
+#define MONODC_RUNTIME_DEVICERUNTIME_H
+
+#include "monodc/runtime/Result.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace monodc::runtime {
+
+class DeviceRuntime {
+public:
+  virtual ~DeviceRuntime() = default;
+
+  /// The library that was loaded, for messages.
+  virtual const std::string &libraryName() const = 0;
+  /// The runtime's own name ("the HIP runtime", "the CUDA driver").
+  virtual const char *what() const = 0;
+
+  /// Initializes the runtime; at least one device.
+  virtual Status initialize() = 0;
+  /// Makes `device` current for the calls that follow.
+  virtual Status setDevice(int device) = 0;
+  virtual Result<int> computeUnits(int device) = 0;
+  virtual Result<void *> loadModule(const std::vector<char> &codeObject) = 0;
+  virtual void unloadModule(void *module) = 0;
+  virtual Result<void *> function(void *module, const std::string &name) = 0;
+  /// Lets `function` take `bytes` of dynamic shared memory.
+  virtual Status allowDynamicShared(void *function, int64_t bytes) = 0;
+  /// CTAs of `block` threads with `dynamicShared` bytes that fit on one
+  /// compute unit at once.
+  virtual Result<int> residentBlocksPerUnit(void *function, int block, int64_t dynamicShared) = 0;
+  virtual Result<void *> allocate(size_t bytes) = 0;
+  virtual void release(void *pointer) = 0;
+  /// Zeroes `bytes` at `pointer` and waits until done.
+  virtual Status zero(void *pointer, size_t bytes) = 0;
+  /// Launches with the arguments as one packed buffer. Only the launch call
+  /// itself: nothing that waits, so a stream being captured into a graph
+  /// captures it.
+  virtual Status launch(void *function, unsigned grid, unsigned block, int64_t dynamicShared,
+                        void *stream, std::vector<uint8_t> &kernarg) = 0;
+};
+
+} // namespace monodc::runtime
+
+#endif // MONODC_RUNTIME_DEVICERUNTIME_H
