@@ -2,7 +2,6 @@
 #include "monodc/runtime/CudaDriver.h"
 
 #include <cstring>
-#include <type_traits>
 
 using namespace monodc::runtime;
 
@@ -27,34 +26,25 @@ CudaDriver::load(const std::vector<std::string> &candidates) {
     return library.error();
   std::shared_ptr<CudaDriver> cuda(new CudaDriver(std::move(*library)));
   Status resolved;
-  auto resolve = [&](auto &slot, const char *name) {
-    if (!resolved)
-      return;
-    auto function = cuda->library_.function<std::remove_reference_t<decltype(slot)>>(name);
-    if (function)
-      slot = *function;
-    else
-      resolved = function.error();
-  };
   // The _v2 names are what cuda.h's macros call (64-bit device pointers).
-  resolve(cuda->init_, "cuInit");
-  resolve(cuda->deviceGetCount_, "cuDeviceGetCount");
-  resolve(cuda->deviceGet_, "cuDeviceGet");
-  resolve(cuda->primaryCtxRetain_, "cuDevicePrimaryCtxRetain");
-  resolve(cuda->primaryCtxRelease_, "cuDevicePrimaryCtxRelease_v2");
-  resolve(cuda->ctxSetCurrent_, "cuCtxSetCurrent");
-  resolve(cuda->deviceGetAttribute_, "cuDeviceGetAttribute");
-  resolve(cuda->moduleLoadData_, "cuModuleLoadData");
-  resolve(cuda->moduleUnload_, "cuModuleUnload");
-  resolve(cuda->moduleGetFunction_, "cuModuleGetFunction");
-  resolve(cuda->funcSetAttribute_, "cuFuncSetAttribute");
-  resolve(cuda->occupancy_, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-  resolve(cuda->memAlloc_, "cuMemAlloc_v2");
-  resolve(cuda->memFree_, "cuMemFree_v2");
-  resolve(cuda->memsetD8_, "cuMemsetD8_v2");
-  resolve(cuda->ctxSynchronize_, "cuCtxSynchronize");
-  resolve(cuda->launchKernel_, "cuLaunchKernel");
-  resolve(cuda->getErrorName_, "cuGetErrorName");
+  cuda->library_.resolve(cuda->init_, "cuInit", resolved);
+  cuda->library_.resolve(cuda->deviceGetCount_, "cuDeviceGetCount", resolved);
+  cuda->library_.resolve(cuda->deviceGet_, "cuDeviceGet", resolved);
+  cuda->library_.resolve(cuda->primaryCtxRetain_, "cuDevicePrimaryCtxRetain", resolved);
+  cuda->library_.resolve(cuda->primaryCtxRelease_, "cuDevicePrimaryCtxRelease_v2", resolved);
+  cuda->library_.resolve(cuda->ctxSetCurrent_, "cuCtxSetCurrent", resolved);
+  cuda->library_.resolve(cuda->deviceGetAttribute_, "cuDeviceGetAttribute", resolved);
+  cuda->library_.resolve(cuda->moduleLoadData_, "cuModuleLoadData", resolved);
+  cuda->library_.resolve(cuda->moduleUnload_, "cuModuleUnload", resolved);
+  cuda->library_.resolve(cuda->moduleGetFunction_, "cuModuleGetFunction", resolved);
+  cuda->library_.resolve(cuda->funcSetAttribute_, "cuFuncSetAttribute", resolved);
+  cuda->library_.resolve(cuda->occupancy_, "cuOccupancyMaxActiveBlocksPerMultiprocessor", resolved);
+  cuda->library_.resolve(cuda->memAlloc_, "cuMemAlloc_v2", resolved);
+  cuda->library_.resolve(cuda->memFree_, "cuMemFree_v2", resolved);
+  cuda->library_.resolve(cuda->memsetD8_, "cuMemsetD8_v2", resolved);
+  cuda->library_.resolve(cuda->ctxSynchronize_, "cuCtxSynchronize", resolved);
+  cuda->library_.resolve(cuda->launchKernel_, "cuLaunchKernel", resolved);
+  cuda->library_.resolve(cuda->getErrorName_, "cuGetErrorName", resolved);
   if (!resolved)
     return resolved.error();
   return cuda;

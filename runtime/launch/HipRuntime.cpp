@@ -1,8 +1,6 @@
 //===- HipRuntime.cpp - the HIP runtime, loaded with dlopen ---------------===//
 #include "monodc/runtime/HipRuntime.h"
 
-#include <type_traits>
-
 using namespace monodc::runtime;
 
 namespace {
@@ -25,29 +23,20 @@ HipRuntime::load(const std::vector<std::string> &candidates) {
     return library.error();
   std::shared_ptr<HipRuntime> hip(new HipRuntime(std::move(*library)));
   Status resolved;
-  auto resolve = [&](auto &slot, const char *name) {
-    if (!resolved)
-      return;
-    auto function = hip->library_.function<std::remove_reference_t<decltype(slot)>>(name);
-    if (function)
-      slot = *function;
-    else
-      resolved = function.error();
-  };
-  resolve(hip->init_, "hipInit");
-  resolve(hip->getDeviceCount_, "hipGetDeviceCount");
-  resolve(hip->setDevice_, "hipSetDevice");
-  resolve(hip->deviceGetAttribute_, "hipDeviceGetAttribute");
-  resolve(hip->moduleLoadData_, "hipModuleLoadData");
-  resolve(hip->moduleUnload_, "hipModuleUnload");
-  resolve(hip->moduleGetFunction_, "hipModuleGetFunction");
-  resolve(hip->occupancy_, "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor");
-  resolve(hip->malloc_, "hipMalloc");
-  resolve(hip->free_, "hipFree");
-  resolve(hip->memset_, "hipMemset");
-  resolve(hip->deviceSynchronize_, "hipDeviceSynchronize");
-  resolve(hip->moduleLaunchKernel_, "hipModuleLaunchKernel");
-  resolve(hip->getErrorString_, "hipGetErrorString");
+  hip->library_.resolve(hip->init_, "hipInit", resolved);
+  hip->library_.resolve(hip->getDeviceCount_, "hipGetDeviceCount", resolved);
+  hip->library_.resolve(hip->setDevice_, "hipSetDevice", resolved);
+  hip->library_.resolve(hip->deviceGetAttribute_, "hipDeviceGetAttribute", resolved);
+  hip->library_.resolve(hip->moduleLoadData_, "hipModuleLoadData", resolved);
+  hip->library_.resolve(hip->moduleUnload_, "hipModuleUnload", resolved);
+  hip->library_.resolve(hip->moduleGetFunction_, "hipModuleGetFunction", resolved);
+  hip->library_.resolve(hip->occupancy_, "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", resolved);
+  hip->library_.resolve(hip->malloc_, "hipMalloc", resolved);
+  hip->library_.resolve(hip->free_, "hipFree", resolved);
+  hip->library_.resolve(hip->memset_, "hipMemset", resolved);
+  hip->library_.resolve(hip->deviceSynchronize_, "hipDeviceSynchronize", resolved);
+  hip->library_.resolve(hip->moduleLaunchKernel_, "hipModuleLaunchKernel", resolved);
+  hip->library_.resolve(hip->getErrorString_, "hipGetErrorString", resolved);
   if (!resolved)
     return resolved.error();
   return hip;

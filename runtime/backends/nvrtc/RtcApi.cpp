@@ -2,7 +2,6 @@
 #include "monodc/runtime/RtcApi.h"
 
 #include <algorithm>
-#include <type_traits>
 
 using namespace monodc::runtime;
 
@@ -27,25 +26,15 @@ Result<RtcApi> RtcApi::load(SharedLibrary library, const std::string &prefix,
                             const std::string &code) {
   RtcApi api(std::move(library), prefix);
   Status resolved;
-  auto resolve = [&](auto &slot, const std::string &name) {
-    if (!resolved)
-      return;
-    auto function =
-        api.library_.function<std::remove_reference_t<decltype(slot)>>((prefix + name).c_str());
-    if (function)
-      slot = *function;
-    else
-      resolved = function.error();
-  };
-  resolve(api.createProgram_, "CreateProgram");
-  resolve(api.compileProgram_, "CompileProgram");
-  resolve(api.getLogSize_, "GetProgramLogSize");
-  resolve(api.getLog_, "GetProgramLog");
-  resolve(api.getCodeSize_, "Get" + code + "Size");
-  resolve(api.getCode_, "Get" + code);
-  resolve(api.destroyProgram_, "DestroyProgram");
-  resolve(api.getErrorString_, "GetErrorString");
-  resolve(api.version_, "Version");
+  api.library_.resolve(api.createProgram_, prefix + "CreateProgram", resolved);
+  api.library_.resolve(api.compileProgram_, prefix + "CompileProgram", resolved);
+  api.library_.resolve(api.getLogSize_, prefix + "GetProgramLogSize", resolved);
+  api.library_.resolve(api.getLog_, prefix + "GetProgramLog", resolved);
+  api.library_.resolve(api.getCodeSize_, prefix + "Get" + code + "Size", resolved);
+  api.library_.resolve(api.getCode_, prefix + "Get" + code, resolved);
+  api.library_.resolve(api.destroyProgram_, prefix + "DestroyProgram", resolved);
+  api.library_.resolve(api.getErrorString_, prefix + "GetErrorString", resolved);
+  api.library_.resolve(api.version_, prefix + "Version", resolved);
   if (!resolved)
     return resolved.error();
   return api;

@@ -46,6 +46,19 @@ public:
     return reinterpret_cast<Function>(*address);
   }
 
+  /// Resolves `symbol` into `slot`, unless `status` holds an error already;
+  /// the first failure stays in `status`. For loading a table of functions.
+  template <typename Function>
+  void resolve(Function &slot, const std::string &symbol, Status &status) const {
+    if (!status)
+      return;
+    Result<Function> address = function<Function>(symbol.c_str());
+    if (address)
+      slot = *address;
+    else
+      status = address.error();
+  }
+
 private:
   SharedLibrary(void *handle, std::string name) : handle_(handle), name_(std::move(name)) {}
   Result<void *> lookup(const char *symbol) const;
