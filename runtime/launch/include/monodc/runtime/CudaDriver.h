@@ -27,7 +27,6 @@ public:
   ~CudaDriver() override;
 
   const std::string &libraryName() const override { return library_.name(); }
-  const char *what() const override { return "the CUDA driver"; }
 
   /// cuInit, then at least one device.
   Status initialize() override;

@@ -24,8 +24,6 @@ public:
 
   /// The library that was loaded, for messages.
   virtual const std::string &libraryName() const = 0;
-  /// The runtime's own name ("the HIP runtime", "the CUDA driver").
-  virtual const char *what() const = 0;
 
   /// Initializes the runtime; at least one device.
   virtual Status initialize() = 0;

@@ -26,7 +26,6 @@ public:
   load(const std::vector<std::string> &candidates = defaultLibraries());
 
   const std::string &libraryName() const override { return library_.name(); }
-  const char *what() const override { return "the HIP runtime"; }
 
   /// hipInit, then at least one device.
   Status initialize() override;
