@@ -78,7 +78,7 @@ struct mono_gemv_mma_weights {
         if (WKIND == 3) {
           // Block kb of a row is 256 kb bytes on (AITER: 16 rows x 16 bytes a block).
           row[i][h] = w + mono_aiter_weight_offset(r, 4 * t, K / 2);
-          scaleRow[i][h] = ws + mono_aiter_scale_offset(r, 0, wsCols);
+          scaleRow[i][h] = ws + mono_aiter_scale_row(r, wsCols);
         } else {
           row[i][h] = w + r * K + 8 * t;
           scaleRow[i][h] = ws + mono_block_scale_offset(r, 0, wsCols);
@@ -86,9 +86,8 @@ struct mono_gemv_mma_weights {
       }
   }
   MONO_DEV void load(block_t &b, int kb) const {
-    // The column part of mono_aiter_scale_offset (its row part is in scaleRow).
-    const unsigned c = (unsigned)kb;  // unsigned: shifts and masks, not signed divisions
-    const unsigned scaleCol = WKIND == 3 ? (c / 8) * 256 + (c % 4) * 64 + ((c / 4) % 2) * 2 : c;
+    // The column part of the scale's offset (its row part is in scaleRow).
+    const unsigned scaleCol = WKIND == 3 ? mono_aiter_scale_col((unsigned)kb) : (unsigned)kb;
 #pragma unroll
     for (int i = 0; i < TPW; ++i)
 #pragma unroll

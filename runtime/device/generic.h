@@ -563,9 +563,17 @@ MONO_DEV mono_i64 mono_aiter_weight_offset(mono_i64 row, int kb, int KB) {
 MONO_DEV mono_i64 mono_block_scale_offset(mono_i64 row, int c, int cols) {
   return (row / 32) * cols + c / 2;
 }
+// The scale's offset is a row part plus a column part, so a GEMV walking a
+// row's columns adds the column part to the row's (gemv_mma.h). Columns are
+// never negative: unsigned, the divisions are shifts and masks.
+MONO_DEV mono_i64 mono_aiter_scale_row(mono_i64 row, int cols) {
+  return (row / 32) * 32 * cols + (row % 16) * 4 + (row / 16) % 2;
+}
+MONO_DEV unsigned mono_aiter_scale_col(unsigned col) {
+  return (col / 8) * 256 + (col % 4) * 64 + ((col / 4) % 2) * 2;
+}
 MONO_DEV mono_i64 mono_aiter_scale_offset(mono_i64 row, int col, int cols) {
-  return (row / 32) * 32 * cols + (col / 8) * 256 + (col % 4) * 64 + (row % 16) * 4 +
-         ((col / 4) % 2) * 2 + (row / 16) % 2;
+  return mono_aiter_scale_row(row, cols) + mono_aiter_scale_col((unsigned)col);
 }
 
 // The 16 weights of chunk `c` of row `row`, decoded exactly but unscaled:
