@@ -254,12 +254,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
     }
     mono_block_sync();
   }
-#pragma unroll
-  for (int s = 0; s < SO; ++s) {
-    const int i = s * MONO_BLOCK + tid;
-    if (i < TOKENS * N) out[s] = result[i];
-  }
-  mono_block_sync();
+  mono_gemv_deal<SO, TOKENS * N>(result, out);
 }
 
 // The whole GEMV when nothing is waited for in between.

@@ -777,6 +777,20 @@ struct mono_gemv_weights {
   }
 };
 
+// A gemv_rows' result, COUNT values ([tokens][rows]) staged in shared
+// memory, dealt to the threads as a tile: value s * MONO_BLOCK + tid to
+// out[s] (mono_gemv_rows and mono_gemv_mma alike); the block then meets, so
+// the shared memory can be reused.
+template <int SO, int COUNT>
+MONO_DEV void mono_gemv_deal(const float *staged, float (&out)[SO]) {
+#pragma unroll
+  for (int s = 0; s < SO; ++s) {
+    const int i = s * MONO_BLOCK + mono_tid();
+    if (i < COUNT) out[s] = staged[i];
+  }
+  mono_block_sync();
+}
+
 template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32, int RING = 0,
           int X32 = 0>
 MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
@@ -948,12 +962,7 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
     }
     mono_block_sync();
   }
-#pragma unroll
-  for (int s = 0; s < SO; ++s) {
-    const int i = s * MONO_BLOCK + tid;
-    if (i < TOKENS * N) out[s] = outL[i];
-  }
-  mono_block_sync();
+  mono_gemv_deal<SO, TOKENS * N>(outL, out);
 }
 
 // The whole GEMV when nothing is waited for in between.
