@@ -5,7 +5,7 @@
 // and C libraries, so a few values may differ in their last bits). Each
 // launch also runs three times to check it is deterministic on the GPU.
 //
-// On sm_90 the GEMVs of e4m3 and MXFP4 weights run on tensor cores, which
+// On sm_90 the GEMVs of e4m3 weights run on tensor cores, which
 // add a 32-k block's products in another order than the simulator's fma
 // chains: their outputs meet the stage bounds, but a stage after them reads
 // an input that is not the simulator's, and where it re-quantizes it
