@@ -5,8 +5,8 @@
 # `front` the sm_90 sources, unfused baselines and manifests of the attention
 # front at every width; `launches` launches simulated on random inputs, for
 # the GPU to match (emitted/sim); `rings` the same for the moe launch of
-# config moe16 (DSV41 dims, 16 experts), whose routed GEMVs stream through
-# sm_90's weight rings, with its scratch regions (--dump-scratch); `layer` K1 and K2 of the full config at
+# config moe16 (DSV41 dims, 16 experts), whose routed GEMVs take the paths
+# of the full size (sm_90's tensor cores), with its scratch regions (--dump-scratch); `layer` K1 and K2 of the full config at
 # TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with their unfused
 # baselines and a copy with per-stage timers (instrument_stages.py), for the
 # layer benchmark and the layer check (emitted/layer; LAYER_WIDTHS, default
@@ -85,8 +85,8 @@ for mode in "${MODES[@]}"; do
     launches) emit_launches ;;
     rings)
       # The moe launch at DSV41's dims with 16 experts (config moe16), TP 4:
-      # routed.ug and routed.down stream their weights through sm_90's rings
-      # as at full size, and the launch check compares the scratch they
+      # routed.ug and routed.down run as at full size (the MXFP4 tensor-core
+      # path; weight rings before), and the launch check compares the scratch they
       # write (routed_h, routed_down) with the simulator's. About 42 MiB.
       "$MONODC" simulate --config moe16 --rows 6 --tp 4 --launch moe --schedules 2 \
         --dump "$OUT/sim" --dump-scratch > /dev/null ;;

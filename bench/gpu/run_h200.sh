@@ -3,7 +3,7 @@
 # LLVM-free number formats and CPU reference, runs it on the emitted sources
 # for each config, keeps full logs in $OUT (the programs in $BIN, so that $OUT
 # holds only the few files the device tool brings back) and prints the
-# tables last. LAYER_BENCH=0 skips the layer benchmark; NCU_STAGES="stage ..."
+# tables last. LAYER_CHECK=0 and LAYER_BENCH=0 skip the layer check and benchmark; NCU_STAGES="stage ..."
 # profiles those stages' own kernels under Nsight Compute.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -11,37 +11,40 @@ OUT="${OUT:-/tmp/monodc-gpu}"
 BIN="${BIN:-/tmp/monodc-gpu-bin}"
 CUDA="${CUDA_HOME:-/usr/local/cuda}"
 mkdir -p "$OUT" "$BIN"
-g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
-  -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
-  "$ROOT/bench/gpu/FrontHarness.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
-  "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
-  -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/front_harness" > "$OUT/build.log" 2>&1 \
-  || { cat "$OUT/build.log"; exit 1; }
-g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
-  -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
-  "$ROOT/bench/gpu/LaunchCheck.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
-  "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
-  -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/launch_check" >> "$OUT/build.log" 2>&1 \
-  || { cat "$OUT/build.log"; exit 1; }
-# The layer harnesses need only the manifest parser: SOURCE:PROGRAM.
-for harness in LayerBench:layer_bench LayerStress:layer_stress; do
-  g++ -O2 -std=c++20 -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
-    "$ROOT/bench/gpu/${harness%%:*}.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" \
-    -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/${harness##*:}" \
+# BUILD=0 reuses the programs already in $BIN (a second tree of sources, same harness).
+if [ "${BUILD:-1}" = 1 ]; then
+  g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
+    -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
+    "$ROOT/bench/gpu/FrontHarness.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
+    "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
+    -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/front_harness" > "$OUT/build.log" 2>&1 \
+    || { cat "$OUT/build.log"; exit 1; }
+  g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
+    -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
+    "$ROOT/bench/gpu/LaunchCheck.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
+    "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
+    -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/launch_check" >> "$OUT/build.log" 2>&1 \
+    || { cat "$OUT/build.log"; exit 1; }
+  # The layer harnesses need only the manifest parser: SOURCE:PROGRAM.
+  for harness in LayerBench:layer_bench LayerStress:layer_stress; do
+    g++ -O2 -std=c++20 -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
+      "$ROOT/bench/gpu/${harness%%:*}.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" \
+      -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/${harness##*:}" \
+      >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+  done
+  # The layer check builds the whole CPU reference layer (threads, no FMA
+  # contraction, as the reference's own build).
+  g++ -O2 -std=c++20 -ffp-contract=off -pthread -I "$ROOT/runtime/formats/include" \
+    -I "$ROOT/tests/reference/include" -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" \
+    -I "$CUDA/include" "$ROOT/bench/gpu/LayerCheck.cpp" "$ROOT/bench/gpu/LayerCase.cpp" \
+    "$ROOT"/runtime/formats/src/*.cpp "$ROOT"/tests/reference/src/*.cpp "$ROOT/runtime/launch/LaunchInterface.cpp" \
+    -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/layer_check" \
     >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
-done
-# The layer check builds the whole CPU reference layer (threads, no FMA
-# contraction, as the reference's own build).
-g++ -O2 -std=c++20 -ffp-contract=off -pthread -I "$ROOT/runtime/formats/include" \
-  -I "$ROOT/tests/reference/include" -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" \
-  -I "$CUDA/include" "$ROOT/bench/gpu/LayerCheck.cpp" "$ROOT/bench/gpu/LayerCase.cpp" \
-  "$ROOT"/runtime/formats/src/*.cpp "$ROOT"/tests/reference/src/*.cpp "$ROOT/runtime/launch/LaunchInterface.cpp" \
-  -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/layer_check" \
-  >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+fi
 status=0
 # The whole layer against the CPU reference: full size on the `emit.sh layer`
 # sources, tiny on the `emit.sh stress` ones.
-if [ -d "$ROOT/bench/gpu/emitted/layer" ]; then
+if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ]; then
   "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 2 ${CHECK_WIDTHS:-6 48} \
     > "$OUT/layer_check.log" 2>&1 || status=1
   echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), dsv41 =="

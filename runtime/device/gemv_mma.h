@@ -54,6 +54,7 @@ struct mono_gemv_mma_weights {
   // 16 than with 8 (828 against 757 us), so bytes in flight are not what
   // bounds this path (docs/gpu-validation.md).
   static constexpr int DEPTH = WKIND == 3 ? 16 / TPW : 8;
+  static_assert(WKIND != 3 || DEPTH % 8 == 0, "MXFP4 steps go whole scale words (8 blocks) at a time");
   struct block_t {
     mono_u32 q[TPW][2][WORDS];  // [tile][row g, g + 8][word]
     mono_u32 s[TPW];            // their scale bytes: row g's, then row g + 8's
@@ -67,27 +68,36 @@ struct mono_gemv_mma_weights {
   MONO_DEV static int firstTile() { return TILES >= WARPS ? warp() * TPW : warp() / SPLIT; }
   MONO_DEV static int kbBegin() { return (warp() % SPLIT) * KB / SPLIT; }
   MONO_DEV static int kbEnd() { return (warp() % SPLIT + 1) * KB / SPLIT; }
+  // The slice's row that row r (0..15) of a tile stands for. e4m3 tiles are
+  // 16 rows in order, inside one 32-row scale block. MXFP4 tiles go in
+  // pairs over 32 rows, tile 2p + h taking rows 8h + r and 16 + 8h + r
+  // (r < 8): a lane's two rows are then 16 apart, and AITER's scale layout
+  // keeps such twins in one word, with the same rows' bytes for blocks c
+  // and c + 4 beside them (mono_aiter_scale_row, _col).
+  MONO_DEV static int tileRow(int tile, int r) {
+    return WKIND == 3 ? 32 * (tile / 2) + 8 * (tile % 2) + r % 8 + 16 * (r / 8) : 16 * tile + r;
+  }
 
   MONO_DEV void locate(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0) {
     const int lane = mono_tid() % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
-    for (int i = 0; i < TPW; ++i)
+    for (int i = 0; i < TPW; ++i) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const mono_i64 r = n0 + 16 * (firstTile() + i) + g + 8 * h;
-        if (WKIND == 3) {
-          // Block kb of a row is 256 kb bytes on (AITER: 16 rows x 16 bytes a block).
-          row[i][h] = w + mono_aiter_weight_offset(r, 4 * t, K / 2);
-          scaleRow[i][h] = ws + mono_aiter_scale_row(r, wsCols);
-        } else {
-          row[i][h] = w + r * K + 8 * t;
-          scaleRow[i][h] = ws + mono_block_scale_offset(r, 0, wsCols);
-        }
+        const mono_i64 r = n0 + tileRow(firstTile() + i, g + 8 * h);
+        // Block kb of a row is 256 kb bytes on for MXFP4 (AITER: 16 rows x 16 bytes a block).
+        row[i][h] = WKIND == 3 ? w + mono_aiter_weight_offset(r, 4 * t, K / 2) : w + r * K + 8 * t;
+        // MXFP4: row g's scale word holds row g + 8's too (the [i][0] one is read).
+        scaleRow[i][h] = ws + (WKIND == 3 ? mono_aiter_scale_row(r, wsCols) : mono_block_scale_offset(r, 0, wsCols));
       }
+    }
   }
-  MONO_DEV void load(block_t &b, int kb) const {
-    // The column part of the scale's offset (its row part is in scaleRow).
-    const unsigned scaleCol = WKIND == 3 ? mono_aiter_scale_col((unsigned)kb) : (unsigned)kb;
+  // Block `base + d`. For MXFP4, base is a multiple of 8 (mono_gemv_mma_fits
+  // asks it of where each warp starts; steps go DEPTH at a time), so the
+  // scale word's column part and which half of it is the block's are fixed
+  // by d: 32 base + 256 (d / 8) + 64 (d % 4), the high half when d % 8 >= 4.
+  MONO_DEV void load(block_t &b, int base, int d) const {
+    const int kb = base + d;
 #pragma unroll
     for (int i = 0; i < TPW; ++i)
 #pragma unroll
@@ -101,15 +111,22 @@ struct mono_gemv_mma_weights {
         }
       }
 #pragma unroll
-    for (int i = 0; i < TPW; ++i)
-      b.s[i] = (mono_u32)scaleRow[i][0][scaleCol] | ((mono_u32)scaleRow[i][1][scaleCol] << 8);
+    for (int i = 0; i < TPW; ++i) {
+      if (WKIND == 3) {
+        const mono_u32 word =
+            *(const mono_u32 *)(scaleRow[i][0] + 32 * base + 256 * (d / 8) + 64 * (d % 4));
+        b.s[i] = d % 8 >= 4 ? word >> 16 : word;
+      } else {
+        b.s[i] = (mono_u32)scaleRow[i][0][kb] | ((mono_u32)scaleRow[i][1][kb] << 8);
+      }
+    }
   }
   MONO_DEV void prefetch(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0) {
     locate(w, ws, wsCols, n0);
     const int first = kbBegin(), end = kbEnd();
 #pragma unroll
     for (int d = 0; d < DEPTH; ++d)
-      if (first + d < end) load(held[d], first + d);
+      if (first + d < end) load(held[d], first, d);
   }
 };
 
@@ -188,8 +205,8 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
           a[1] = cur.q[i][1][0];
           a[3] = cur.q[i][1][WORDS - 1];
         }
-        const float wsc[2] = {mono_e8m0_value((mono_u8)cur.s[i]),
-                              mono_e8m0_value((mono_u8)(cur.s[i] >> 8))};
+        const float wsc[2] = {mono_e8m0_word_value(cur.s[i] & 0xFFu),
+                              mono_e8m0_word_value((cur.s[i] >> 8) & 0xFFu)};
 #pragma unroll
         for (int j = 0; j < TT; ++j) {
           if (j == 0 || 8 * j < tcn) {
@@ -211,7 +228,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
 #pragma unroll
       for (int d = 0; d < DEPTH; ++d) {
         const typename slice_t::block_t cur = weights.held[d];
-        weights.load(weights.held[d], base + d + DEPTH);
+        weights.load(weights.held[d], base + DEPTH, d);
         step(cur, base + d);
       }
     }
@@ -222,7 +239,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         const int kb = base + d;
         if (kb < kbEnd) {
           const typename slice_t::block_t cur = weights.held[d];
-          if (kb + DEPTH < kbEnd) weights.load(weights.held[d], kb + DEPTH);
+          if (kb + DEPTH < kbEnd) weights.load(weights.held[d], base + DEPTH, d);
           step(cur, kb);
         }
       }
@@ -237,7 +254,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
           const int r = g + 8 * (e / 2), tok = 8 * j + 2 * t + e % 2;
           if (tok < tcn) {
             if (SPLIT == 1)
-              result[(tc0 + tok) * N + 16 * (slice_t::firstTile() + i) + r] = acc[i][j][e];
+              result[(tc0 + tok) * N + slice_t::tileRow(slice_t::firstTile() + i, r)] = acc[i][j][e];
             else
               partial[(slice_t::warp() * 16 + r) * PT + tok] = acc[i][j][e];
           }
@@ -246,10 +263,10 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       mono_block_sync();
       // Warp w holds split w % SPLIT of tile w / SPLIT: add the splits in order.
       for (int i = tid; i < N * tcn; i += MONO_BLOCK) {
-        const int rowOfN = i / tcn, tok = i % tcn, tile = rowOfN / 16, r = rowOfN % 16;
+        const int tileAndRow = i / tcn, tok = i % tcn, tile = tileAndRow / 16, r = tileAndRow % 16;
         float s = 0.0f;
         for (int q = 0; q < SPLIT; ++q) s += partial[((tile * SPLIT + q) * 16 + r) * PT + tok];
-        result[(tc0 + tok) * N + rowOfN] = s;
+        result[(tc0 + tok) * N + slice_t::tileRow(tile, r)] = s;
       }
     }
     mono_block_sync();

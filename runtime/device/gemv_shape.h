@@ -39,17 +39,24 @@ MONO_SHAPE bool mono_gemv_resident(int chunksPerThread, int kind) {
 // rows in tiles of 16 spread over the block's warps, or each tile's k over
 // several warps when there are fewer tiles than warps.
 MONO_SHAPE bool mono_gemv_mma_fits(int rows, int k, int kind, int block) {
-  return mono_gemv_scaled(kind) && rows % 16 == 0 && k % 32 == 0 && block % 32 == 0 &&
-         ((rows / 16) % (block / 32) == 0 || (block / 32) % (rows / 16) == 0);
+  if (!mono_gemv_scaled(kind) || rows % 16 != 0 || k % 32 != 0 || block % 32 != 0 || rows == 0)
+    return false;
+  const int tiles = rows / 16, warps = block / 32;
+  if (tiles % warps != 0 && warps % tiles != 0) return false;
+  if (kind != 3) return true;
+  // MXFP4 tiles go in pairs over 32 rows, and every warp starts at a block
+  // that is a multiple of 8, stepping 16 / (tiles a warp) blocks at a time
+  // (gemv_mma.h reads one scale word for blocks c and c + 4).
+  const int split = tiles >= warps ? 1 : warps / tiles;
+  return rows % 32 == 0 && tiles <= 2 * warps && (split == 1 || (k / 32) % (8 * split) == 0);
 }
-// The gemv_rows the compiler gives the tensor cores: those of e4m3 weights.
-// MXFP4 ones (the routed experts', one token) fit too, but on the H200
-// they ran slower there than through mono_gemv_rows' ring (routed.ug's
-// busiest CTA 757 and 828 us at rows 6, with 64 and 128 bytes in flight a
-// lane, against 423): the path is kept, tested on the host, for GEMVs of
-// several tokens an expert.
+// The gemv_rows the compiler gives the tensor cores: every one that fits.
+// (MXFP4 had stayed on mono_gemv_rows' ring while its tensor-core loop was
+// slower; with its scale words read once for two blocks and the routed
+// tasks at 128 rows, routed.ug's own kernel took 220 us at rows 6 against
+// the ring's 335 on the H200: docs/gpu-validation.md.)
 MONO_SHAPE bool mono_gemv_mma_chosen(int rows, int k, int kind, int block) {
-  return kind == 0 && mono_gemv_mma_fits(rows, k, kind, block);
+  return mono_gemv_mma_fits(rows, k, kind, block);
 }
 // Tokens one pass stages (each pass reads the weights again): 16 at most
 // (two tiles of 8), and no more than 64 KB of codes.

@@ -110,6 +110,11 @@ MONO_DEV void mono_e2m1x8_values(mono_u32 w, float *v) {
 
 // E8M0: code c means 2^(c-127); 255 is NaN. From f32: floor(log2 |v|) + 127.
 MONO_DEV float mono_e8m0_value(mono_u8 c) { return c == 255 ? mono_nan() : mono_exp2i((int)c - 127); }
+// The same for a code held in a word (0..255), in 32-bit operations: 1..254
+// are c << 23; 0 (2^-127, a denormal) and 255 (NaN) set bit 22 besides.
+MONO_DEV float mono_e8m0_word_value(mono_u32 c) {
+  return mono_as_float((c << 23) | (c - 1u >= 254u ? 0x00400000u : 0u));
+}
 MONO_DEV mono_u8 mono_e8m0_bits(float v) {
   mono_u32 e = (mono_as_u32(v) >> 23) & 0xFFu;
   if (v != v) return 255;

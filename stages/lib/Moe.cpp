@@ -96,11 +96,15 @@ void monodc::stages::addRoutedInput(Launch &l, const RoutedExpertRegions &r) {
 void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t inter,
                                     const RoutedExpertRegions &r) {
   constexpr int64_t kTile = 16;        // w13 interleaves gate and up in 16-row tiles
-  constexpr int64_t kTilesPerTask = 2; // 64 weight rows a task: fewer per-task costs
+  // 128 weight rows a task: 64 ran routed.ug's busiest CTA 20% slower on the
+  // H200 (each task's wait, staging and publish; docs/gpu-validation.md).
+  // The per-rank intermediate is padded to a multiple of 128 (DSV41.md), so
+  // a pair's 64-column parts tile it.
+  constexpr int64_t kTilesPerTask = 4;
   constexpr int64_t kDownRows = 256;   // w2 rows a task: one a thread
   const int64_t topK = c.topK, h = c.hidden;
-  // One task a (token, k, 32 intermediate columns): two of the expert's gate
-  // tiles, each with the up tile after it, for that token alone.
+  // One task a (token, k, 64 intermediate columns): four of the expert's
+  // gate tiles, each with the up tile after it, for that token alone.
   const int64_t tasksPerPair = inter / (kTile * kTilesPerTask);
   l.stage("routed.ug", l.options().rows * topK * tasksPerPair, [&](Task &t) {
     Index pair = t.id() / tasksPerPair, part = t.id() % tasksPerPair;

@@ -70,6 +70,15 @@ TEST(DeviceFormats, DecodersMatchTheFormatsLibraryOnEveryCode) {
   EXPECT_EQ(decoderMismatches(256, mono_e4m3_value, formats::e4m3Value), 0u);
   EXPECT_EQ(decoderMismatches(16, mono_e2m1_value, formats::e2m1Value), 0u);
   EXPECT_EQ(decoderMismatches(256, mono_e8m0_value, formats::e8m0Value), 0u);
+  // The tensor-core GEMVs' decoder of a code held in a word: 0 (a denormal)
+  // and 255 (NaN) included; without its bit 22 it would lose both.
+  EXPECT_EQ(decoderMismatches(256, [](uint8_t c) { return mono_e8m0_word_value(c); },
+                              formats::e8m0Value),
+            0u);
+  EXPECT_EQ(decoderMismatches(
+                256, [](uint8_t c) { return std::bit_cast<float>(uint32_t(c) << 23); },
+                formats::e8m0Value),
+            2u);
 }
 
 // Values of packed e2m1 words decoded by `decode` (8 codes a word) that

@@ -266,6 +266,18 @@ TEST(DeviceGemvMma, MatchesTheExactSumsOfTheLaunchShapes) {
   EXPECT_LT(worstRelativeError(deviceGemvMma<256, 1152, 1, 3>(down, one1152), down, one1152, 1, 256,
                                1152),
             kBound);
+  // MXFP4 tiles pair over 32 rows, and split warps start on a scale word.
+  static_assert(!mono_gemv_mma_fits(16, 1024, 3, 256) && mono_gemv_mma_fits(16, 1024, 0, 256));
+  static_assert(!mono_gemv_mma_fits(32, 1056, 3, 256) && mono_gemv_mma_fits(32, 2048, 3, 256));
+  // MXFP4 of several tokens (an expert's tokens), and a tile's 32 blocks
+  // split over 4 warps (8 each: a scale word's blocks c and c + 4 each).
+  const Weight pairs = mxfp4Weight(128, 1024, rng), split4 = mxfp4Weight(32, 1024, rng);
+  const Activations nine = randomActivations(9, 1024, rng), three = randomActivations(3, 1024, rng);
+  EXPECT_LT(worstRelativeError(deviceGemvMma<128, 1024, 9, 3>(pairs, nine), pairs, nine, 9, 128, 1024),
+            kBound);
+  EXPECT_LT(worstRelativeError(deviceGemvMma<32, 1024, 3, 3>(split4, three), split4, three, 3, 32,
+                               1024),
+            kBound);
   const Weight shared = e4m3Weight(16, 1152, rng), wide = e4m3Weight(16, 4096, rng);
   const Activations six = randomActivations(6, 1152, rng), many = randomActivations(48, 4096, rng);
   static_assert(mono_gemv_mma_pass_tokens(4096, 48) == 15);

@@ -52,41 +52,11 @@ mono.launch @mma attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, 
 
 // -----
 
-// On sm_90 an MXFP4 gemv_rows (not given to the tensor cores) whose
-// weights stream (32 rows of 2048 MXFP4: 8 threads a row, 16 chunks each,
-// 80 registers) streams them through a ring
-// of shared memory (asynchronous copies): 4 stages x 8 chunks x 256 threads
-// x (8 + 4) bytes = 98304, after its own 5248 bytes (1 token x 2048 bf16,
-// 256 partials, 32 outputs). One whose weights stay in registers (32
-// rows of 128) has none.
-// CHECK: mono.launch @ring attributes {{{.*}}mono.lds_bytes = 103552 : i64
-// CHECK: mono.gemv_rows @w {{.*}}mono.ring_bytes = 98304 : i64
+// MXFP4 takes the tensor cores too when its tiles pair over 32 rows: 32
+// rows of 2048, two tokens, the same 5952 bytes as e4m3 above. No ring.
+// CHECK: mono.launch @mma4 attributes {{{.*}}mono.lds_bytes = 5952 : i64
 // CHECK-NOT: mono.ring_bytes
-mono.launch @ring attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
-  mono.region @w weight : f4E2M1FN [32, 2048]
-  mono.region @ws weight : f8E8M0FNU [256, 64]
-  mono.region @x input : f8E4M3FN [1, 2048]
-  mono.region @xs input : f8E8M0FNU [1, 64]
-  mono.region @v weight : f4E2M1FN [32, 128]
-  mono.region @vs weight : f8E8M0FNU [256, 8]
-  mono.region @u input : f8E4M3FN [1, 128]
-  mono.region @us input : f8E8M0FNU [1, 4]
-  mono.stage @s tasks 1 {
-  ^bb0(%t: index):
-    %c0 = arith.constant 0 : index
-    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<32, f32>
-    %z = mono.gemv_rows @v scaled @vs[%c0], @u scaled @us[%c0] tokens 1 : !mono.tile<32, f32>
-  }
-}
-
-// -----
-
-// Two tokens: no ring (the loop of several tokens already waits on shared
-// memory, and the ring made it slower); 2 x 2048 bf16 + 2 x 256 partials +
-// 64 outputs.
-// CHECK: mono.launch @tokens attributes {{{.*}}mono.lds_bytes = 10496 : i64
-// CHECK-NOT: mono.ring_bytes
-mono.launch @tokens attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+mono.launch @mma4 attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
   mono.region @w weight : f4E2M1FN [32, 2048]
   mono.region @ws weight : f8E8M0FNU [256, 64]
   mono.region @x input : f8E4M3FN [2, 2048]
@@ -95,6 +65,54 @@ mono.launch @tokens attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i6
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
     %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+// On sm_90 an MXFP4 gemv_rows the tensor cores refuse (16 rows: no pair
+// of 16-row tiles) whose weights stream (16 rows of 4096 MXFP4: 16 threads
+// a row, 16 chunks each, 80 registers) streams them through a ring
+// of shared memory (asynchronous copies): 4 stages x 8 chunks x 256 threads
+// x (8 + 4) bytes = 98304, after its own 9280 bytes (1 token x 4096 bf16,
+// 256 partials, 16 outputs). One whose weights stay in registers (16
+// rows of 128) has none.
+// CHECK: mono.launch @ring attributes {{{.*}}mono.lds_bytes = 107584 : i64
+// CHECK: mono.gemv_rows @w {{.*}}mono.ring_bytes = 98304 : i64
+// CHECK-NOT: mono.ring_bytes
+mono.launch @ring attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : f4E2M1FN [16, 4096]
+  mono.region @ws weight : f8E8M0FNU [256, 128]
+  mono.region @x input : f8E4M3FN [1, 4096]
+  mono.region @xs input : f8E8M0FNU [1, 128]
+  mono.region @v weight : f4E2M1FN [16, 128]
+  mono.region @vs weight : f8E8M0FNU [256, 8]
+  mono.region @u input : f8E4M3FN [1, 128]
+  mono.region @us input : f8E8M0FNU [1, 4]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<16, f32>
+    %z = mono.gemv_rows @v scaled @vs[%c0], @u scaled @us[%c0] tokens 1 : !mono.tile<16, f32>
+  }
+}
+
+// -----
+
+// Two tokens: no ring (the loop of several tokens already waits on shared
+// memory, and the ring made it slower); 2 x 2048 bf16 + 2 x 256 partials +
+// 32 outputs (16 rows: not the tensor cores' shape for MXFP4).
+// CHECK: mono.launch @tokens attributes {{{.*}}mono.lds_bytes = 10368 : i64
+// CHECK-NOT: mono.ring_bytes
+mono.launch @tokens attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f4E2M1FN [16, 2048]
+  mono.region @ws weight : f8E8M0FNU [256, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<32, f32>
   }
 }
 
