@@ -13,11 +13,8 @@
 // the stage bounds' relative error. Such a region is held to the whole
 // layer's bound instead (DSV41.md section 6: every token's, i.e. row's,
 // cosine >= 0.999), and listed as passing on that bound.
-#include "monodc/formats/NumberFormats.h"
-#include "monodc/reference/Reference.h"
-
 #include "CudaSupport.h"
-#include "RegionCodec.h"
+#include "RegionCompare.h"
 
 #include <cstdio>
 #include <cstring>
@@ -25,36 +22,12 @@
 #include <string>
 #include <vector>
 
-namespace fmts = monodc::formats;
-namespace ref = monodc::reference;
-
-namespace {
-
 using gpu::check;
 using gpu::die;
-using gpu::readText;
-
 using gpu::Manifest;
-using gpu::Region;
 using gpu::readManifest;
-
-
-/// The whole layer's bound, row by row: every row's cosine >= 0.999.
-bool withinLayerBound(const std::vector<float> &got, const std::vector<float> &want, int64_t rows) {
-  if (rows <= 0 || got.size() != want.size() || got.size() % size_t(rows) != 0)
-    return false;
-  const size_t cols = got.size() / size_t(rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    const std::vector<float> a(got.begin() + r * cols, got.begin() + (r + 1) * cols),
-        b(want.begin() + r * cols, want.begin() + (r + 1) * cols);
-    const ref::Comparison c = ref::compare(a, b);
-    if (c.nonFinite || c.cosine < 0.999)
-      return false;
-  }
-  return true;
-}
-
-} // namespace
+using gpu::readText;
+using gpu::Region;
 
 int main(int argc, char **argv) {
   gpu::programName = "launch_check";
@@ -167,31 +140,15 @@ int main(int argc, char **argv) {
     // Byte records exact; values within the stage bounds. Prints a line.
     auto compareRegion = [&](const Region &r, const std::string &label, const std::string &got,
                              const std::string &want) {
-      size_t equal = 0, units = r.format == "f32" ? 4 : (r.format == "bf16" ? 2 : 1);
-      for (size_t i = 0; i + units <= got.size() && i + units <= want.size(); i += units)
-        equal += std::memcmp(got.data() + i, want.data() + i, units) == 0;
-      ref::Comparison c;
-      bool ok = false, layerBound = false;
-      if (r.format == "byte") {
-        c.relativeError = got == want ? 0.0 : 1.0;
-        c.cosine = got == want ? 1.0 : 0.0;
-        ok = got == want;
-      } else {
-        const std::vector<float> g = gpu::decodeRegion(r.format, got),
-                                 w = gpu::decodeRegion(r.format, want);
-        c = ref::compare(g, w);
-        ok = ref::withinStageBounds(c);
-        if (!ok && withinLayerBound(g, w, r.rows))
-          ok = layerBound = true;
-      }
-      allGood &= ok;
-      if (ok && got != want)
+      const gpu::RegionVerdict v = gpu::compareRegion(r.format, r.rows, got, want);
+      allGood &= v.ok;
+      if (v.ok && !v.identical)
         notIdentical.push_back(stem + " " + label);
-      if (layerBound)
+      if (v.layerBound)
         onLayerBound.push_back(stem + " " + label);
-      std::printf("%-40s %-14s %5zu/%-6zu %10.2e %10.6f %s\n", stem.c_str(), label.c_str(), equal,
-                  got.size() / units, c.relativeError, c.cosine,
-                  !ok ? "FAIL" : (layerBound ? "PASS (layer bound)" : "PASS"));
+      std::printf("%-40s %-14s %5zu/%-6zu %10.2e %10.6f %s\n", stem.c_str(), label.c_str(),
+                  v.equalUnits, v.units, v.comparison.relativeError, v.comparison.cosine,
+                  !v.ok ? "FAIL" : (v.layerBound ? "PASS (layer bound)" : "PASS"));
     };
     for (int k = 0; k < ranks; ++k) {
       const std::string suffix = ranks > 1 ? " r" + std::to_string(k) : "";

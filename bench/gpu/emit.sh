@@ -12,7 +12,12 @@
 # layer benchmark and the layer check (emitted/layer; LAYER_WIDTHS, default
 # "6 12 24 48"); `stress` K1 and K2 of config tiny at TP 2 (grid 66) for rows
 # 6 and 48, fused only, for the race stress of the whole layer
-# (LayerStress.cpp) and the tiny layer check (emitted/stress).
+# (LayerStress.cpp) and the tiny layer check (emitted/stress); `launcher`
+# sm_90 cubins of config tiny's K1, attention back and moe launches (rows 6,
+# TP 2) built with nvrtc here into a code-object cache, the simulator's
+# dumps of the same launches and this build's BuildId.cpp, for the launcher
+# check (LauncherCheck.cpp: the runtime library's C ABI and its CUDA-driver
+# launcher, built there runtime-only; emitted/launcher, under 2 MiB).
 # What travels is capped at 64 MiB: `launches` alone is about 59 MiB (the
 # dsv41 attention back's inputs, attention_back.dsv41.*, are 22 MiB of it),
 # `rings` 42 MiB, `layer` about 1.3 MiB a width, `stress` under 1 MiB;
@@ -25,8 +30,8 @@ MODES=("$@")
 [ ${#MODES[@]} -gt 0 ] || MODES=(front launches)
 for mode in "${MODES[@]}"; do
   case "$mode" in
-    front | launches | rings | layer | stress) ;;
-    *) echo "emit.sh: unknown mode '$mode' (modes: front, launches, rings, layer, stress)" >&2; exit 2 ;;
+    front | launches | rings | layer | stress | launcher) ;;
+    *) echo "emit.sh: unknown mode '$mode' (modes: front, launches, rings, layer, stress, launcher)" >&2; exit 2 ;;
   esac
 done
 rm -rf "$OUT" && mkdir -p "$OUT"
@@ -79,9 +84,28 @@ emit_launches() {
   done
 }
 
+# The launcher check's inputs. A runtime-only build finds a cache entry only
+# under its own build id, so the one of this monodc travels with them.
+emit_launcher() {
+  local dir="$OUT/launcher" launches="k1 attention_back moe"
+  mkdir -p "$dir"
+  if ! "$MONODC" matrix --cache "$dir/cache" --config tiny --arch sm_90 --launch "${launches// /,}" \
+         --rows 6 --tp 2 --backend nvrtc > "$dir/matrix.log" 2>&1; then
+    cat "$dir/matrix.log" >&2
+    echo "emit.sh: the launcher mode builds cubins with nvrtc here (CUDA_HOME or libnvrtc on the loader path)" >&2
+    exit 1
+  fi
+  for launch in $launches; do
+    "$MONODC" simulate --config tiny --rows 6 --tp 2 --launch "$launch" --schedules 2 \
+      --dump "$dir/sim" > /dev/null
+  done
+  cp "$(dirname "$MONODC")/../runtime/keys/BuildId.cpp" "$dir/BuildId.cpp"
+}
+
 for mode in "${MODES[@]}"; do
   case "$mode" in
     front) emit_front ;;
+    launcher) emit_launcher ;;
     launches) emit_launches ;;
     rings)
       # The moe launch at DSV41's dims with 16 experts (config moe16), TP 4:

@@ -42,6 +42,34 @@ if [ "${BUILD:-1}" = 1 ]; then
     >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
 fi
 status=0
+# The launcher check (`emit.sh launcher`): the runtime library built from its
+# sources here (runtime-only: no LLVM), with the build id monodc had there.
+LAUNCHER="$ROOT/bench/gpu/emitted/launcher"
+if [ -d "$LAUNCHER" ]; then
+  includes=()
+  for d in runtime/formats/include tests/reference/include runtime/launch/include runtime/keys/include \
+           runtime/cache/include runtime/codeobject/include runtime/api/include \
+           runtime/backends/nvrtc/include runtime/backends/hiprtc/include runtime/api; do
+    includes+=(-I "$ROOT/$d")
+  done
+  if g++ -O2 -std=c++20 "${includes[@]}" -I "$CUDA/include" "$ROOT/bench/gpu/LauncherCheck.cpp" \
+       "$ROOT/runtime/formats/src/NumberFormats.cpp" "$ROOT/tests/reference/src/Reference.cpp" \
+       "$ROOT"/runtime/api/*.cpp "$ROOT"/runtime/keys/*.cpp "$LAUNCHER/BuildId.cpp" "$ROOT"/runtime/cache/*.cpp \
+       "$ROOT"/runtime/codeobject/*.cpp "$ROOT"/runtime/launch/*.cpp "$ROOT"/runtime/backends/nvrtc/*.cpp \
+       "$ROOT"/runtime/backends/hiprtc/*.cpp -L "$CUDA/lib64/stubs" -lcuda -ldl -pthread \
+       -o "$BIN/launcher_check" > "$OUT/launcher_build.log" 2>&1; then
+    stems=()
+    for launch in k1 attention_back moe; do
+      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6")
+    done
+    "$BIN/launcher_check" "$LAUNCHER/cache" "$LAUNCHER/sim" "${stems[@]}" > "$OUT/launcher.log" 2>&1 || status=1
+  else
+    status=1
+    cp "$OUT/launcher_build.log" "$OUT/launcher.log"
+  fi
+  echo "== launches through the runtime library's C ABI and CUDA-driver launcher =="
+  tail -n 40 "$OUT/launcher.log"
+fi
 # The whole layer against the CPU reference: full size on the `emit.sh layer`
 # sources, tiny on the `emit.sh stress` ones.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ]; then
