@@ -203,9 +203,9 @@ int main(int argc, char **argv) {
   }
   // Requests the library must refuse, with a message that names them.
   const monodc_kernel *none = nullptr;
-  good &= refuses(monodc_session_kernel(session, "model=tiny launch=k1 arch=sm_90 tp=2 rows=7", &none),
+  good &= refuses(monodc_session_kernel(session, "model=tiny launch=k1 arch=sm_90 tp=2 rows=7 backend=nvrtc", &none),
                   "request of a width not in the cache");
-  good &= refuses(monodc_session_kernel(session, "model=tiny launch=k1 arch=sm_90 tp=3 rows=6", &none),
+  good &= refuses(monodc_session_kernel(session, "model=tiny launch=k1 arch=sm_90 tp=3 rows=6 backend=nvrtc", &none),
                   "request of TP 3");
   monodc_session_close(session);
   cuDevicePrimaryCtxRelease(device);

@@ -60,7 +60,7 @@ if [ -d "$LAUNCHER" ]; then
        -o "$BIN/launcher_check" > "$OUT/launcher_build.log" 2>&1; then
     stems=()
     for launch in k1 attention_back moe; do
-      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6")
+      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 backend=nvrtc")
     done
     "$BIN/launcher_check" "$LAUNCHER/cache" "$LAUNCHER/sim" "${stems[@]}" > "$OUT/launcher.log" 2>&1 || status=1
   else
