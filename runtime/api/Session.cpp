@@ -4,6 +4,8 @@
 #include "monodc/runtime/BuildId.h"
 #include "monodc/runtime/CacheDirectory.h"
 
+#include <algorithm>
+
 using namespace monodc;
 using namespace monodc::runtime;
 
@@ -31,8 +33,20 @@ Result<BuildKey> Session::findInCache(const KernelRequest &request) {
     return files.error();
   std::vector<BuildKey> matches;
   std::vector<std::string> otherBuilds;
+  // This build's entries of the request's model and launch: when none
+  // matches, they show which field was asked differently (a TP, a width, a
+  // backend the request left at its default).
+  std::vector<std::string> sameLaunch;
   for (const CacheFile &file : *files) {
     Result<BuildKey> key = BuildKey::parse(file.keyText);
+    if (file.problem.empty() && key && key->compilerId == compilerBuildId() &&
+        key->model == request.model && key->launch == request.launch) {
+      std::string fields;
+      for (std::string_view name : {"tp", "rows", "ratio", "grid", "arch", "backend", "options"})
+        fields.append(fields.empty() ? "" : " ").append(name).append("=").append(
+            BuildKey::encodeValue(key->field(name)));
+      sameLaunch.push_back(std::move(fields));
+    }
     if (!file.problem.empty() || !key || !request.matches(*key))
       continue;
     if (key->compilerId == compilerBuildId())
@@ -56,6 +70,15 @@ Result<BuildKey> Session::findInCache(const KernelRequest &request) {
   if (!otherBuilds.empty())
     message += " (the cache holds it for compiler " + otherBuilds.front() +
                ", another revision of the sources)";
+  if (!sameLaunch.empty()) {
+    constexpr size_t kListed = 8;
+    std::sort(sameLaunch.begin(), sameLaunch.end());
+    message += "; for model=" + request.model + " launch=" + request.launch + " it holds:";
+    for (size_t i = 0; i < std::min(kListed, sameLaunch.size()); ++i)
+      message += (i ? "; " : " ") + sameLaunch[i];
+    if (sameLaunch.size() > kListed)
+      message += " and " + std::to_string(sameLaunch.size() - kListed) + " more";
+  }
   return makeError(message);
 }
 

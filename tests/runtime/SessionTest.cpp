@@ -103,6 +103,13 @@ TEST(RuntimeOnlySession, AMissingKeyIsAnErrorNamingIt) {
       << missing.message();
   EXPECT_NE(missing.message().find("in cache " + dir.path()), std::string::npos);
   EXPECT_NE(missing.message().find("monodc matrix --cache"), std::string::npos);
+  // ... and lists what the cache holds of this build for the same model
+  // and launch (rows 6; not the other revision's rows 24).
+  EXPECT_NE(missing.message().find("for model=dsv41 launch=attention_front it holds: tp=2 rows=6 "
+                                   "ratio=0 grid=256 arch=gfx950 backend=clang options=-O3"),
+            std::string::npos)
+      << missing.message();
+  EXPECT_EQ(missing.message().find("rows=24"), std::string::npos) << missing.message();
 
   request.rows = 24;
   auto staleResult = session.kernel(request);
