@@ -94,8 +94,8 @@ struct mono_gemv_mma_weights {
   }
   // Block `base + d`. For MXFP4, base is a multiple of 8 (mono_gemv_mma_fits
   // asks it of where each warp starts; steps go DEPTH at a time), so the
-  // scale word's column part and which half of it is the block's are fixed
-  // by d: 32 base + 256 (d / 8) + 64 (d % 4), the high half when d % 8 >= 4.
+  // scale word's column part (mono_aiter_scale_word) and which half of it
+  // is the block's (the high one when d % 8 >= 4) are fixed by d.
   MONO_DEV void load(block_t &b, int base, int d) const {
     const int kb = base + d;
 #pragma unroll
@@ -114,7 +114,7 @@ struct mono_gemv_mma_weights {
     for (int i = 0; i < TPW; ++i) {
       if (WKIND == 3) {
         const mono_u32 word =
-            *(const mono_u32 *)(scaleRow[i][0] + 32 * base + 256 * (d / 8) + 64 * (d % 4));
+            *(const mono_u32 *)(scaleRow[i][0] + mono_aiter_scale_word((unsigned)base, d));
         b.s[i] = d % 8 >= 4 ? word >> 16 : word;
       } else {
         b.s[i] = (mono_u32)scaleRow[i][0][kb] | ((mono_u32)scaleRow[i][1][kb] << 8);

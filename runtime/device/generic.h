@@ -569,13 +569,21 @@ MONO_DEV mono_i64 mono_block_scale_offset(mono_i64 row, int c, int cols) {
   return (row / 32) * cols + c / 2;
 }
 // The scale's offset is a row part plus a column part, so a GEMV walking a
-// row's columns adds the column part to the row's (gemv_mma.h). Columns are
-// never negative: unsigned, the divisions are shifts and masks.
+// row's columns adds a column part to the row's (gemv_mma.h adds
+// mono_aiter_scale_word's). Columns are never negative: unsigned, the
+// divisions are shifts and masks.
 MONO_DEV mono_i64 mono_aiter_scale_row(mono_i64 row, int cols) {
   return (row / 32) * 32 * cols + (row % 16) * 4 + (row / 16) % 2;
 }
 MONO_DEV unsigned mono_aiter_scale_col(unsigned col) {
   return (col / 8) * 256 + (col % 4) * 64 + ((col / 4) % 2) * 2;
+}
+// The aligned word at column `base + d` of a row's scales, for base a
+// multiple of 8: 32 base (whole groups of 8 columns) + a part d fixes. It
+// holds the row's and its twin's (16 rows on) scales for columns c and
+// c + 4 (c = base + d % 4): row byte, twin byte, then the same for c + 4.
+MONO_DEV unsigned mono_aiter_scale_word(unsigned base, int d) {
+  return 32u * base + 256u * (unsigned)(d / 8) + 64u * (unsigned)(d % 4);
 }
 MONO_DEV mono_i64 mono_aiter_scale_offset(mono_i64 row, int col, int cols) {
   return mono_aiter_scale_row(row, cols) + mono_aiter_scale_col((unsigned)col);

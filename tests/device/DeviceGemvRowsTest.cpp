@@ -233,6 +233,28 @@ TEST(DeviceGemvRows, AWrongScaleOrLayoutIsCaught) {
             100 * kBound);
 }
 
+// The scale word the MXFP4 tensor-core path reads (mono_aiter_scale_word)
+// holds, for columns base + d, a row's scale and its twin's (16 rows on)
+// where mono_aiter_scale_offset puts them: the low half for d % 8 < 4.
+TEST(DeviceAiterLayout, AScaleWordHoldsARowAndItsTwin) {
+  constexpr int cols = 40;
+  int checked = 0;
+  for (int row = 0; row < 256; ++row) {
+    if (row % 32 >= 16)
+      continue;
+    for (unsigned base = 0; base < cols; base += 8)
+      for (int d = 0; d < 16 && base + d < cols; ++d) {
+        const int64_t word = mono_aiter_scale_row(row, cols) + mono_aiter_scale_word(base, d);
+        const int64_t half = d % 8 >= 4 ? 2 : 0;
+        EXPECT_EQ(word % 4, 0);
+        EXPECT_EQ(word + half, mono_aiter_scale_offset(row, int(base) + d, cols)) << row << " " << d;
+        EXPECT_EQ(word + half + 1, mono_aiter_scale_offset(row + 16, int(base) + d, cols));
+        ++checked;
+      }
+  }
+  EXPECT_EQ(checked, 128 * (4 * 16 + 8));  // bases 0, 8, 16, 24 take 16 steps, 32 takes 8
+}
+
 /// mono_gemv_mma on one block, in the shared memory gemv_shape.h gives it.
 template <int N, int K, int TOKENS, int WKIND>
 std::vector<float> deviceGemvMma(const Weight &w, const Activations &x) {
