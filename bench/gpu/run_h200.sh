@@ -43,7 +43,8 @@ if [ "${BUILD:-1}" = 1 ]; then
 fi
 status=0
 # The launcher check (`emit.sh launcher`): the runtime library built from its
-# sources here (runtime-only: no LLVM), with the build id monodc had there.
+# sources on this machine (runtime-only: no LLVM), with the build id of the
+# monodc that filled the cache (a runtime-only session finds only its own).
 LAUNCHER="$ROOT/bench/gpu/emitted/launcher"
 if [ -d "$LAUNCHER" ]; then
   includes=()
