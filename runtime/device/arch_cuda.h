@@ -102,6 +102,33 @@ MONO_DEV void mono_mma_e4m3(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, 
       : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
 }
+// sm_90 has no e4m3 mma.sync in hardware: ptxas makes the one above into
+// f16 conversions of both operands, two f16 instructions and an f32 add a
+// result element. This is the same sum with B already in f16 (staged so),
+// so only A is converted: b holds B's column g at A's k as f16 pairs, k 4t,
+// 4t + 1 (b0), 4t + 2, 4t + 3 (b1), then 16 + 4t .. (b2, b3). The two f16
+// instructions take A's k 4t .. 4t + 3 and 16 + 4t .. as their slots 2t,
+// 2t + 1, 2t + 8, 2t + 9 (any slot will do if B's is the same).
+MONO_DEV void mono_e4m3x4_to_f16(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
+  asm("{ .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e4m3x2 %0, l;\n"
+      " cvt.rn.f16x2.e4m3x2 %1, h; }"
+      : "=r"(lo), "=r"(hi) : "r"(w));
+}
+MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 (&b)[4]) {
+  mono_u32 h[8];  // a0, a1, a2, a3 as f16 pairs: [2i] k .. + 1, [2i + 1] k + 2 .. + 3
+#pragma unroll
+  for (int i = 0; i < 4; ++i) mono_e4m3x4_to_f16(a[i], h[2 * i], h[2 * i + 1]);
+  float p[4];
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%10, %10, %10, %10};"
+      : "=f"(p[0]), "=f"(p[1]), "=f"(p[2]), "=f"(p[3])
+      : "r"(h[0]), "r"(h[2]), "r"(h[1]), "r"(h[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(h[4]), "r"(h[6]), "r"(h[5]), "r"(h[7]), "r"(b[2]), "r"(b[3]), "f"(p[0]), "f"(p[1]),
+        "f"(p[2]), "f"(p[3]));
+}
 // Launches whose shared memory passes CUDA's 48 KB of static shared memory
 // take it as dynamic shared memory (the manifest's dynamic_shared_bytes).
 #define MONO_DYNAMIC_LDS(name) extern __shared__ __align__(16) float name[]

@@ -141,7 +141,10 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
   constexpr int TPW = slice_t::TPW, SPLIT = slice_t::SPLIT, KB = slice_t::KB,
                 DEPTH = slice_t::DEPTH, WORDS = slice_t::WORDS;
   constexpr int TT = (PT + 7) / 8;  // token tiles a pass
-  constexpr int ROW = mono_gemv_mma_row_bytes(K);
+  constexpr int ROW = mono_gemv_mma_row_bytes(K, TOKENS);
+  constexpr bool F16 = mono_gemv_mma_f16_tokens(K, TOKENS);  // tokens staged as f16
+  // One token: a lane's odd result columns (2t + 1) are never a token's.
+  constexpr int COLUMNS = TOKENS == 1 ? 1 : 2;
   static_assert(PT == mono_gemv_mma_pass_tokens(K, TOKENS), "the compiler's pass is the device's");
   mono_u8 *codes = (mono_u8 *)lds;
   float *scales = (float *)((mono_u8 *)lds + mono_gemv_mma_scales_at(K, TOKENS));
@@ -151,12 +154,23 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
   const int kbBegin = slice_t::kbBegin(), kbEnd = slice_t::kbEnd();
   for (int tc0 = 0; tc0 < TOKENS; tc0 += PT) {
     const int tcn = TOKENS - tc0 < PT ? TOKENS - tc0 : PT;
-    // Stage the pass's codes (16 bytes a thread at a time) and scales.
+    // Stage the pass's codes (16 bytes a thread at a time), as they are or
+    // as f16 values, and their scales.
 #pragma unroll 1
     for (int i = tid; i < tcn * (K / 16); i += MONO_BLOCK) {
       const int tok = i / (K / 16), k = (i % (K / 16)) * 16;
-      *(mono_u32x4 *)(codes + tok * ROW + k) =
-          *(const mono_u32x4 *)((const mono_u8 *)x + (t0 + tc0 + tok) * K + k);
+      const mono_u32x4 v = *(const mono_u32x4 *)((const mono_u8 *)x + (t0 + tc0 + tok) * K + k);
+      if (F16) {
+        mono_u32x4 lo, hi;
+        mono_e4m3x4_to_f16(v.x, lo.x, lo.y);
+        mono_e4m3x4_to_f16(v.y, lo.z, lo.w);
+        mono_e4m3x4_to_f16(v.z, hi.x, hi.y);
+        mono_e4m3x4_to_f16(v.w, hi.z, hi.w);
+        *(mono_u32x4 *)(codes + tok * ROW + 2 * k) = lo;
+        *(mono_u32x4 *)(codes + tok * ROW + 2 * k + 16) = hi;
+      } else {
+        *(mono_u32x4 *)(codes + tok * ROW + k) = v;
+      }
     }
 #pragma unroll 1
     for (int i = tid; i < tcn * KB; i += MONO_BLOCK) {
@@ -183,15 +197,23 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
     // One block step: the tokens' codes and scales of block kb, then each
     // tile's instruction and its scaled sum into the accumulators.
     auto step = [&](const typename slice_t::block_t &cur, int kb) {
-      mono_u32 b[TT][2];
+      mono_u32 b[TT][4];  // e4m3: k 8t .. 8t + 3, 8t + 4 ..; f16: pairs of them
       float xsc[TT][2];
 #pragma unroll
       for (int j = 0; j < TT; ++j) {
-        const mono_u32x2 v = *(const mono_u32x2 *)(codes + tokRow[j] * ROW + 32 * kb + 8 * t);
-        b[j][0] = v.x;
-        b[j][1] = v.y;
-        xsc[j][0] = scales[kb * PT + tokCol[j][0]];
-        xsc[j][1] = scales[kb * PT + tokCol[j][1]];
+        if (F16) {
+          const mono_u32x4 v = *(const mono_u32x4 *)(codes + tokRow[j] * ROW + 64 * kb + 16 * t);
+          b[j][0] = v.x;
+          b[j][1] = v.y;
+          b[j][2] = v.z;
+          b[j][3] = v.w;
+        } else {
+          const mono_u32x2 v = *(const mono_u32x2 *)(codes + tokRow[j] * ROW + 32 * kb + 8 * t);
+          b[j][0] = v.x;
+          b[j][1] = v.y;
+        }
+#pragma unroll
+        for (int c = 0; c < COLUMNS; ++c) xsc[j][c] = scales[kb * PT + tokCol[j][c]];
       }
 #pragma unroll
       for (int i = 0; i < TPW; ++i) {
@@ -211,10 +233,14 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         for (int j = 0; j < TT; ++j) {
           if (j == 0 || 8 * j < tcn) {
             float dsum[4];
-            mono_mma_e4m3(dsum, a, b[j][0], b[j][1]);
+            if (F16)
+              mono_mma_e4m3_f16(dsum, a, b[j]);
+            else
+              mono_mma_e4m3(dsum, a, b[j][0], b[j][1]);
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-              acc[i][j][e] = mono_fma(dsum[e] * xsc[j][e % 2], wsc[e / 2], acc[i][j][e]);
+              if (e % 2 < COLUMNS)
+                acc[i][j][e] = mono_fma(dsum[e] * xsc[j][e % 2], wsc[e / 2], acc[i][j][e]);
           }
         }
       }

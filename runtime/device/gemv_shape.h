@@ -65,14 +65,24 @@ MONO_SHAPE int mono_gemv_mma_pass_tokens(int k, int tokens) {
   const int most = tokens < 16 ? tokens : 16;
   return most < fit ? most : fit;
 }
-// A staged token row: its k codes, then 32 bytes, so that the 8 tokens of a
-// tile's operand loads fall in distinct banks.
-MONO_SHAPE int mono_gemv_mma_row_bytes(int k) { return k + 32; }
+// Tokens are staged as f16 values of their codes when a pass is one tile of
+// 8 at most and its rows fit the same 64 KB: f16 is what sm_90's tensor
+// cores take, so a block step converts only the weights' operand (gemv_mma.h).
+// Wider passes stage the e4m3 codes, half the bytes.
+MONO_SHAPE bool mono_gemv_mma_f16_tokens(int k, int tokens) {
+  const int pass = mono_gemv_mma_pass_tokens(k, tokens);
+  return pass <= 8 && pass * (2 * k + 64) <= 65536;
+}
+// A staged token row: its k codes (or f16 values), then 32 (64) bytes, so
+// that the 8 tokens of a tile's operand loads fall in distinct banks.
+MONO_SHAPE int mono_gemv_mma_row_bytes(int k, int tokens) {
+  return mono_gemv_mma_f16_tokens(k, tokens) ? 2 * k + 64 : k + 32;
+}
 // Its shared memory, in this order: a pass's codes ([pass][row bytes]),
 // their scales as f32 ([k / 32][pass]), the partial sums of the warps that
 // split a tile's k ([warps][16][pass] f32) and the result ([tokens][rows]).
 MONO_SHAPE int mono_gemv_mma_scales_at(int k, int tokens) {
-  return mono_gemv_mma_pass_tokens(k, tokens) * mono_gemv_mma_row_bytes(k);
+  return mono_gemv_mma_pass_tokens(k, tokens) * mono_gemv_mma_row_bytes(k, tokens);
 }
 MONO_SHAPE int mono_gemv_mma_partials_at(int k, int tokens) {
   return mono_gemv_mma_scales_at(k, tokens) + (k / 32) * mono_gemv_mma_pass_tokens(k, tokens) * 4;

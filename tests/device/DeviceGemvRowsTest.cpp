@@ -288,6 +288,11 @@ TEST(DeviceGemvMma, MatchesTheExactSumsOfTheLaunchShapes) {
   EXPECT_LT(worstRelativeError(deviceGemvMma<256, 1152, 1, 3>(down, one1152), down, one1152, 1, 256,
                                1152),
             kBound);
+  // Passes of one tile stage the tokens as f16 (the routed experts', 6 and
+  // 3 tokens here); 9 and 48 tokens stage e4m3 codes.
+  static_assert(mono_gemv_mma_f16_tokens(5120, 1) && mono_gemv_mma_f16_tokens(1152, 1) &&
+                mono_gemv_mma_f16_tokens(1152, 6) && mono_gemv_mma_f16_tokens(1024, 3));
+  static_assert(!mono_gemv_mma_f16_tokens(1024, 9) && !mono_gemv_mma_f16_tokens(4096, 48));
   // MXFP4 tiles pair over 32 rows, and split warps start on a scale word.
   static_assert(!mono_gemv_mma_fits(16, 1024, 3, 256) && mono_gemv_mma_fits(16, 1024, 0, 256));
   static_assert(!mono_gemv_mma_fits(32, 1056, 3, 256) && mono_gemv_mma_fits(32, 2048, 3, 256));

@@ -119,7 +119,7 @@ namespace host_arch {
 struct WarpExchange {
   std::barrier<> meet{32};
   mono_u32 a[32][4];
-  mono_u32 b[32][2];
+  mono_u32 b[32][4];  // two registers of e4m3 codes, or four of f16 pairs
 };
 inline std::deque<WarpExchange> *warps = nullptr;
 inline double e4m3Value(mono_u32 code) {
@@ -150,14 +150,58 @@ MONO_DEV void mono_mma_e4m3(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, 
     double sum = 0;
     for (int k = 0; k < 32; ++k)
       sum += host_arch::e4m3Value(host_arch::operandCode(&x.a[0][0], 4, row % 8, k, row / 8, 2)) *
-             host_arch::e4m3Value(host_arch::operandCode(&x.b[0][0], 2, col, k, 0, 1));
+             host_arch::e4m3Value(host_arch::operandCode(&x.b[0][0], 4, col, k, 0, 1));
+    d[e] = float(sum);
+  }
+  x.meet.arrive_and_wait();
+}
+// The same with B in f16 pairs (arch_cuda.h: b0 k 4t, 4t + 1; b1 k 4t + 2,
+// 4t + 3; b2, b3 the same from 16 on), and e4m3 -> f16 pairs exactly.
+namespace host_arch {
+inline mono_u32 f16Bits(double v) {  // exact for every e4m3 value (f16 normals)
+  if (v == 0)
+    return std::signbit(v) ? 0x8000u : 0u;
+  int exponent;
+  const double fraction = std::frexp(std::fabs(v), &exponent);  // [0.5, 1)
+  const mono_u32 mantissa = mono_u32(std::ldexp(fraction, 11)) & 0x3FFu;
+  return (v < 0 ? 0x8000u : 0u) | (mono_u32(exponent - 1 + 15) << 10) | mantissa;
+}
+inline double f16Value(mono_u32 bits) {
+  const int exponent = int(bits >> 10) & 31, mantissa = int(bits) & 0x3FF;
+  const double magnitude = exponent == 0 ? std::ldexp(mantissa, -24)
+                                         : std::ldexp(1024 + mantissa, exponent - 25);
+  return (bits & 0x8000u) ? -magnitude : magnitude;
+}
+} // namespace host_arch
+MONO_DEV void mono_e4m3x4_to_f16(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
+  mono_u32 h[4];
+  for (int i = 0; i < 4; ++i)
+    h[i] = host_arch::f16Bits(host_arch::e4m3Value((w >> (8 * i)) & 0xFFu));
+  lo = h[0] | (h[1] << 16);
+  hi = h[2] | (h[3] << 16);
+}
+MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 (&b)[4]) {
+  const int lane = host_arch::threadId % 32;
+  host_arch::WarpExchange &x = (*host_arch::warps)[host_arch::threadId / 32];
+  std::memcpy(x.a[lane], a, sizeof a);
+  std::memcpy(x.b[lane], b, sizeof b);
+  x.meet.arrive_and_wait();
+  const int g = lane / 4, t = lane % 4;
+  for (int e = 0; e < 4; ++e) {
+    const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
+    double sum = 0;
+    for (int k = 0; k < 32; ++k) {
+      const mono_u32 pair = x.b[4 * col + (k % 16) / 4][(k >= 16 ? 2 : 0) + (k % 4) / 2];
+      sum += host_arch::e4m3Value(host_arch::operandCode(&x.a[0][0], 4, row % 8, k, row / 8, 2)) *
+             host_arch::f16Value((pair >> (16 * (k % 2))) & 0xFFFFu);
+    }
     d[e] = float(sum);
   }
   x.meet.arrive_and_wait();
 }
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting
-/// at every mono_block_sync (and a warp's 32 at every mono_mma_e4m3).
+/// at every mono_block_sync (and a warp's 32 at every mono_mma_e4m3[_f16]).
 inline void runBlock(const std::function<void()> &body) {
   std::barrier<> barrier(MONO_BLOCK);
   blockBarrier = &barrier;
