@@ -2,11 +2,13 @@
 //
 // On arches with an e4m3 matrix instruction (MONO_HAS_MMA_E4M3: sm_90's
 // mma.sync m16n8k32), GEMVs whose weights are e4m3 or MXFP4 and whose
-// tokens are MXFP8 fit this path (gemv_shape.h, mono_gemv_mma_fits); the
-// compiler gives it the e4m3 ones (mono_gemv_mma_chosen says why not
-// MXFP4). The fma chains of mono_gemv_rows cost about ten instructions a
-// weight (the H200 issued 4e9 of them for the routed experts' 4e8 weights
-// at rows 6); the e4m3 stages ran 2 to 2.5 times faster here.
+// tokens are MXFP8 fit this path (gemv_shape.h, mono_gemv_mma_fits), and
+// the compiler gives it every one that fits (mono_gemv_mma_chosen). The fma
+// chains of mono_gemv_rows cost about ten instructions a weight (the H200
+// issued 4e9 of them for the routed experts' 4e8 weights at rows 6); the
+// e4m3 stages ran 2 to 2.5 times faster here, the routed experts' 1.5.
+// Passes of one token tile stage the tokens as f16, the instruction type
+// sm_90 really has (mono_mma_e4m3_f16).
 //
 // The result is the same sum: for each 32-k block (a block of the weight's
 // scales and of the tokens'), the instruction sums the 32 exact products of
@@ -15,7 +17,7 @@
 // within the stage bounds, not bit for bit.
 //
 // A lane (g, t) of the instruction holds rows g and g + 8 of a 16-row tile
-// and 8 k of each; which physical k its slots stand for is free as long as
+// (MXFP4: rows 16 apart, tileRow) and 8 k of each; which physical k its slots stand for is free as long as
 // the token operand uses the same: here lane t takes k 8t .. 8t + 7 of the
 // block, so a row's block (32 bytes of e4m3, 16 of MXFP4: AITER's layout
 // keeps a block's 16 rows x 16 bytes together) is read by 4 neighbouring
