@@ -46,6 +46,7 @@ std::string KernelRequest::text() const {
 
 Result<KernelRequest> KernelRequest::parse(std::string_view text) {
   KernelRequest request;
+  bool backendNamed = false;
   std::istringstream stream{std::string(text)};
   for (std::string word; stream >> word;) {
     size_t equals = word.find('=');
@@ -64,11 +65,16 @@ Result<KernelRequest> KernelRequest::parse(std::string_view text) {
     runtime::Status set = value ? scratch.setField(name, *value) : value.status();
     if (!set)
       return makeError("bad kernel request '" + std::string(text) + "': " + set.message());
+    backendNamed |= name == "backend";
     if (auto *member = std::get_if<std::string KernelRequest::*>(&field->member))
       request.*(*member) = *value;
     else
       request.*std::get<int64_t KernelRequest::*>(field->member) = std::stoll(*value);
   }
+  // NVIDIA targets are built by nvrtc only: a request for one that leaves
+  // the backend out means it (clang's default would match no entry).
+  if (!backendNamed && request.arch.rfind("sm_", 0) == 0)
+    request.backend = "nvrtc";
   return request;
 }
 

@@ -38,6 +38,10 @@ TEST(KernelRequest, PrintsAndParses) {
   EXPECT_EQ(partial->rows, 48);
   EXPECT_EQ(partial->tp, 4);
   EXPECT_EQ(partial->model, "dsv41");
+  EXPECT_EQ(partial->backend, "clang");
+  // An NVIDIA arch without a backend asks for nvrtc's build; a named one stays.
+  EXPECT_EQ(KernelRequest::parse("arch=sm_90 rows=6")->backend, "nvrtc");
+  EXPECT_EQ(KernelRequest::parse("backend=hiprtc arch=sm_90")->backend, "hiprtc");
   EXPECT_NE(KernelRequest::parse("rank=1").message().find("'rank=1' is not name=value"),
             std::string::npos);
   EXPECT_NE(KernelRequest::parse("compiler=abc").message().find("is not name=value"),

@@ -25,8 +25,9 @@ struct KernelRequest {
   /// `name=value` pairs separated by spaces, in BuildKey's field names and
   /// encoding: `model=dsv41 launch=attention_front arch=gfx950 tp=2 rows=6`.
   std::string text() const;
-  /// The reverse; fields left out keep their defaults. Unknown names and
-  /// fields the compiler fills in are refused.
+  /// The reverse; fields left out keep their defaults, but for an `sm_*`
+  /// arch a backend left out is nvrtc (the only one that builds them).
+  /// Unknown names and fields the compiler fills in are refused.
   static runtime::Result<KernelRequest> parse(std::string_view text);
 
   /// True when every field of the request equals the key's (grid 0: any grid).
