@@ -105,6 +105,12 @@ int64_t monodc_kernel_block(const monodc_kernel *kernel) {
   return asKernel(kernel).interface.block;
 }
 
+int64_t monodc_kernel_ranks(const monodc_kernel *kernel) { return asKernel(kernel).interface.ranks; }
+
+int64_t monodc_kernel_peer_buffer_bytes(const monodc_kernel *kernel) {
+  return asKernel(kernel).interface.peerBufferBytes();
+}
+
 monodc_error *monodc_kernel_resources_get(const monodc_kernel *kernel,
                                           monodc_kernel_resources *resources) {
   const Kernel &k = asKernel(kernel);
@@ -167,6 +173,12 @@ monodc_error *monodc_launcher_bind(monodc_launcher *launcher, const char *region
   if (!launcher || !region)
     return toError("monodc_launcher_bind: a null argument");
   return check(launcher->launcher->bind(region, device_pointer));
+}
+
+monodc_error *monodc_launcher_bind_rank(monodc_launcher *launcher, int rank) {
+  if (!launcher)
+    return toError("monodc_launcher_bind_rank: a null launcher");
+  return check(launcher->launcher->bindRank(rank));
 }
 
 monodc_error *monodc_launcher_launch(monodc_launcher *launcher, void *stream) {

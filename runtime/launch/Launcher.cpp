@@ -7,12 +7,6 @@ Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<DeviceRuntime
                                                    const std::vector<char> &codeObject,
                                                    const LaunchInterface &interface,
                                                    const ArgumentLayout &layout, int device) {
-  // Peer buffers shared across ranks need an allocation and exchange step
-  // this launcher does not have yet; refuse rather than launch without them.
-  if (interface.peerSlotBytes > 0)
-    return makeError("launch " + interface.kernelName + " uses peer memory across " +
-                     std::to_string(interface.ranks) +
-                     " ranks, which this launcher cannot bind yet");
   if (Status s = runtime->initialize(); !s)
     return s.error();
   if (Status s = runtime->setDevice(device); !s)
@@ -67,9 +61,22 @@ Status Launcher::bind(const std::string &region, void *devicePointer) {
     return makeError("kernel " + interface_.kernelName + " has no region '" + region + "'");
   if (slot->launcherOwned)
     return makeError("the " + region + " buffer belongs to the launcher and cannot be bound");
+  if (slot->kind == "rank")
+    return makeError("the rank (" + region + ") is a number, not memory: bind it with bindRank");
   if (!devicePointer)
     return makeError("region '" + region + "' cannot be bound to a null pointer");
   bound_[region] = reinterpret_cast<uint64_t>(devicePointer);
+  return Status::success();
+}
+
+Status Launcher::bindRank(int rank) {
+  if (!layout_.slot(kRankArgument))
+    return makeError("kernel " + interface_.kernelName +
+                     " uses no peer memory and takes no rank");
+  if (rank < 0 || rank >= interface_.ranks)
+    return makeError("rank " + std::to_string(rank) + " is not one of kernel " +
+                     interface_.kernelName + "'s ranks 0.." + std::to_string(interface_.ranks - 1));
+  bound_[kRankArgument] = static_cast<uint64_t>(rank);
   return Status::success();
 }
 

@@ -49,6 +49,8 @@ int main(int argc, char **argv) {
   printf("symbol %s\n", monodc_kernel_symbol(kernel));
   printf("grid %lld block %lld\n", (long long)monodc_kernel_grid(kernel),
          (long long)monodc_kernel_block(kernel));
+  printf("ranks %lld peer buffer %lld\n", (long long)monodc_kernel_ranks(kernel),
+         (long long)monodc_kernel_peer_buffer_bytes(kernel));
   printf("code object %s, %s\n", size > 4 && memcmp(code, "\x7f" "ELF", 4) == 0 ? "ELF" : "?",
          size > 1000 ? "over 1000 bytes" : "small");
   monodc_kernel_resources resources;
@@ -97,6 +99,7 @@ int main(int argc, char **argv) {
 
   monodc_launcher *launcher = NULL;
   expectError(monodc_launcher_create(kernel, 0, &launcher), "launcher without a GPU");
+  expectError(monodc_launcher_bind_rank(NULL, 0), "rank of no launcher");
 
   monodc_session_close(session);
   printf("%s\n", failures ? "C ABI test FAILED" : "C ABI test passed");

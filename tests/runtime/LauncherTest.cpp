@@ -218,6 +218,56 @@ TEST(Launcher, OverTheCudaDriver) {
   EXPECT_EQ(fake.get<int (*)()>("fake_cuda_retained")(), 0);
 }
 
+// A launch with peer memory (TP 2: K2's all-reduce): the caller binds the
+// device array of the ranks' peer buffers and the launch's rank, which go
+// after the epoch as the kernel takes them (a pointer, then 4 bytes).
+TEST(Launcher, TakesThePeerBuffersAndTheRank) {
+  Fake fake(MONODC_FAKE_CUDA_PATH);
+  ASSERT_NE(fake.handle, nullptr) << dlerror();
+  fake.get<void (*)(int, int, int)>("fake_cuda_configure")(4, 1, 1);
+  auto cuda = CudaDriver::load({MONODC_FAKE_CUDA_PATH});
+  ASSERT_TRUE(cuda.ok()) << cuda.message();
+  Prepared p;
+  std::string elf = makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {makeKernelFor("mono_k", kArgs)});
+  p.codeObject.assign(elf.begin(), elf.end());
+  p.interface = *LaunchInterface::parse(makeManifest("mono_k", kArgs) + "ranks 2\npeer_slot_bytes 96\n");
+  EXPECT_EQ(p.interface.peerBufferBytes(), 2 * 2 * 96);
+  p.layout = *layoutArguments(p.interface, nullptr);
+  auto launcher = Launcher::create(*cuda, p.codeObject, p.interface, p.layout, 0);
+  ASSERT_TRUE(launcher.ok()) << launcher.message();
+  Launcher &l = **launcher;
+  char buffers[5][64];
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(l.bind(kArgs[i], buffers[i]).ok());
+  ASSERT_TRUE(l.bind("mono_epoch", buffers[3]).ok());
+  EXPECT_EQ(l.launch(nullptr).message(), "region 'mono_peers' (peers, 16 bytes) is not bound");
+  ASSERT_TRUE(l.bind("mono_peers", buffers[4]).ok());
+  EXPECT_EQ(l.launch(nullptr).message(), "the rank (mono_rank) is not bound");
+  EXPECT_EQ(l.bind("mono_rank", buffers[0]).message(),
+            "the rank (mono_rank) is a number, not memory: bind it with bindRank");
+  EXPECT_EQ(l.bindRank(2).message(), "rank 2 is not one of kernel mono_k's ranks 0..1");
+  EXPECT_FALSE(l.bindRank(-1).ok());
+  ASSERT_TRUE(l.bindRank(1).ok());
+  ASSERT_TRUE(l.launch(nullptr).ok());
+  size_t size = 0;
+  const unsigned char *kernarg =
+      fake.get<const unsigned char *(*)(size_t *)>("fake_cuda_kernarg")(&size);
+  ASSERT_EQ(size, 52u);
+  void *pointers[6];
+  uint32_t rank = 0;
+  std::memcpy(pointers, kernarg, 48);
+  std::memcpy(&rank, kernarg + 48, 4);
+  EXPECT_EQ(pointers[4], buffers[3]);
+  EXPECT_EQ(pointers[5], buffers[4]);
+  EXPECT_EQ(rank, 1u);
+
+  // A launch without peer memory takes no rank.
+  Prepared single = prepare(true);
+  auto plain = Launcher::create(*cuda, single.codeObject, single.interface, single.layout, 0);
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  EXPECT_EQ((*plain)->bindRank(0).message(), "kernel mono_k uses no peer memory and takes no rank");
+}
+
 TEST(Launcher, OverTheCudaDriverRefusesWhatCannotRun) {
   Fake fake(MONODC_FAKE_CUDA_PATH);
   ASSERT_NE(fake.handle, nullptr);

@@ -49,6 +49,10 @@ const char *monodc_kernel_symbol(const monodc_kernel *kernel);
 const void *monodc_kernel_code_object(const monodc_kernel *kernel, size_t *size);
 int64_t monodc_kernel_grid(const monodc_kernel *kernel);
 int64_t monodc_kernel_block(const monodc_kernel *kernel);
+/* Tensor parallelism through peer memory: the ranks of the launch and the
+ * bytes of one rank's peer buffer (0 when it has none). */
+int64_t monodc_kernel_ranks(const monodc_kernel *kernel);
+int64_t monodc_kernel_peer_buffer_bytes(const monodc_kernel *kernel);
 
 typedef struct monodc_kernel_resources {
   int64_t vgprs, agprs, sgprs;
@@ -63,8 +67,8 @@ monodc_error *monodc_kernel_resources_get(const monodc_kernel *kernel,
                                           monodc_kernel_resources *resources);
 
 typedef struct monodc_kernel_argument {
-  const char *name;     /* region name, "mono_scratch" or "mono_epoch" */
-  const char *kind;     /* input, output, weight, peer; scratch; epoch */
+  const char *name;     /* region name, "mono_scratch", "mono_epoch", "mono_peers" or "mono_rank" */
+  const char *kind;     /* input, output, weight; scratch; epoch; peers, rank */
   int64_t offset;       /* in the kernarg buffer */
   int64_t size;         /* bytes of the argument (a pointer: 8) */
   int64_t bytes;        /* bytes the buffer behind it holds */
@@ -83,6 +87,10 @@ monodc_error *monodc_launcher_create(const monodc_kernel *kernel, int device,
                                      monodc_launcher **launcher);
 monodc_error *monodc_launcher_bind(monodc_launcher *launcher, const char *region,
                                    void *device_pointer);
+/* A launch with peer memory: "mono_peers" is bound to a device array of
+ * every rank's peer buffer (monodc_kernel_peer_buffer_bytes each, zeroed
+ * once, in rank order), and this is its rank. */
+monodc_error *monodc_launcher_bind_rank(monodc_launcher *launcher, int rank);
 /* Launches on a hipStream_t (NULL: the default stream). */
 monodc_error *monodc_launcher_launch(monodc_launcher *launcher, void *stream);
 void monodc_launcher_destroy(monodc_launcher *launcher);

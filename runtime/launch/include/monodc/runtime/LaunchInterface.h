@@ -54,6 +54,8 @@ struct LaunchInterface {
   /// Tensor parallelism through peer memory: each rank's peer buffer is
   /// 2 (epoch parity) x ranks x peerSlotBytes; 0 when the launch has none.
   int64_t ranks = 1, peerSlotBytes = 0;
+  /// Bytes of one rank's peer buffer.
+  int64_t peerBufferBytes() const { return 2 * ranks * peerSlotBytes; }
   std::vector<StageSpec> stages;
   std::vector<RegionSpec> arguments; ///< `arg` lines: kernel arguments, in order
   std::vector<RegionSpec> scratch;   ///< `scratch` lines: regions in the scratch buffer

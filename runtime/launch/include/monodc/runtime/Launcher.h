@@ -19,7 +19,11 @@ namespace monodc::runtime {
 /// protocol expects. The caller binds the argument regions (inputs, weights,
 /// outputs, peer memory) and the epoch buffer, which every launch of a step
 /// sequence shares and which is zeroed once when allocated; then launches any
-/// number of times. Not thread-safe.
+/// number of times. A launch with peer memory (TP: the all-reduce) also takes
+/// `mono_peers`, a device array of every rank's peer buffer
+/// (LaunchInterface::peerBufferBytes() each, zeroed once, in rank order; the
+/// caller allocates and exchanges them), and its rank (bindRank). Not
+/// thread-safe.
 class Launcher {
 public:
   static Result<std::unique_ptr<Launcher>> create(std::shared_ptr<DeviceRuntime> runtime,
@@ -30,8 +34,10 @@ public:
   Launcher(const Launcher &) = delete;
   Launcher &operator=(const Launcher &) = delete;
 
-  /// Binds an argument region, or kEpochArgument, to device memory.
+  /// Binds an argument region, kEpochArgument or kPeersArgument to device memory.
   Status bind(const std::string &region, void *devicePointer);
+  /// This launch's rank, for a launch with peer memory (0 .. ranks - 1).
+  Status bindRank(int rank);
   /// Launches on `stream` (null: the default stream); every region must be
   /// bound. It makes the launch call alone, so a stream being captured into a
   /// graph (hipStreamBeginCapture, cuStreamBeginCapture) captures it.
