@@ -7,8 +7,9 @@
 // Each launch's inputs and expected outputs are the simulator's dump
 // (`monodc simulate --dump`); outputs must meet the launch check's bounds
 // (RegionCompare.h) and the graph replays must give the direct launch's
-// bytes. Launches with peer memory (the all-reduce) are not taken: the
-// launcher refuses peer buffers (docs/runtime.md). Last, requests the
+// bytes. Launches with peer memory (the all-reduce) are not taken yet: two
+// ranks on one GPU must each run on half the SMs, and `monodc matrix` builds
+// for the arch's whole grid. Last, requests the
 // library must refuse, to show their messages.
 //
 //   launcher_check CACHE SIM_DIR STEM=REQUEST...
@@ -60,7 +61,8 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
   const std::string base = dir + "/" + stem;
   const gpu::Manifest m = gpu::readManifest(base + ".manifest");
   if (m.ranks > 1) {
-    std::printf("%-40s skipped: peer memory (the launcher refuses it)\n", stem.c_str());
+    std::printf("%-40s skipped: peer memory (ranks on one GPU need their own grid)\n",
+                stem.c_str());
     return true;
   }
   const monodc_kernel *kernel = nullptr;
