@@ -61,8 +61,7 @@ Status CudaDriver::check(int code, const char *call) const {
   const char *name = nullptr;
   if (getErrorName_(code, &name) != 0)
     name = nullptr;
-  return makeError(std::string(call) + " failed in " + library_.name() + ": " +
-                   (name ? name : "unknown error") + " (" + std::to_string(code) + ")");
+  return library_.callFailed(call, name, code);
 }
 
 Status CudaDriver::initialize() {

@@ -45,9 +45,7 @@ HipRuntime::load(const std::vector<std::string> &candidates) {
 Status HipRuntime::check(int code, const char *call) const {
   if (code == 0)
     return Status::success();
-  const char *name = getErrorString_(code);
-  return makeError(std::string(call) + " failed in " + library_.name() + ": " +
-                   (name ? name : "unknown error") + " (" + std::to_string(code) + ")");
+  return library_.callFailed(call, getErrorString_(code), code);
 }
 
 Status HipRuntime::initialize() {

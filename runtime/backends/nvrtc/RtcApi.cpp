@@ -57,8 +57,7 @@ Result<std::vector<char>> RtcApi::compile(const std::string &source,
                                           const std::vector<std::string> &options) const {
   void *program = nullptr;
   if (int code = createProgram_(&program, source.c_str(), sourceName.c_str(), 0, nullptr, nullptr))
-    return makeError(prefix_ + "CreateProgram failed in " + library_.name() + ": " +
-                     describe(code));
+    return library_.callFailed(prefix_ + "CreateProgram", getErrorString_(code), code);
   struct Destroy {
     const RtcApi &api;
     void *&program;

@@ -59,6 +59,14 @@ public:
       status = address.error();
   }
 
+  /// "`call` failed in <library>: <errorName> (<code>)": how a call of a
+  /// loaded API that returned an error code is reported (errorName null:
+  /// the API had no name for it).
+  Error callFailed(const std::string &call, const char *errorName, int code) const {
+    return makeError(call + " failed in " + name_ + ": " + (errorName ? errorName : "unknown error") +
+                     " (" + std::to_string(code) + ")");
+  }
+
 private:
   SharedLibrary(void *handle, std::string name) : handle_(handle), name_(std::move(name)) {}
   Result<void *> lookup(const char *symbol) const;
