@@ -103,6 +103,22 @@ inline CUdeviceptr alloc(size_t bytes) {
   return p;
 }
 
+/// Poisons an output region before a run (0xFF), but byte records (a KV
+/// cache), which a step writes only in part: the simulator's untouched
+/// bytes are zero.
+inline void poisonOutput(CUdeviceptr p, const Region &r) {
+  check(cuMemsetD8(p, r.format == "byte" ? 0x00 : 0xFF, r.bytes), "poison");
+}
+
+/// A launch that does not end the step (K1) is followed by one that does
+/// (K2); standing in for it between runs, the host moves the epoch e on.
+inline void advanceEpoch(CUdeviceptr epoch) {
+  uint32_t e = 0;
+  check(cuMemcpyDtoH(&e, epoch, 4), "read epoch");
+  ++e;
+  check(cuMemcpyHtoD(epoch, &e, 4), "advance epoch");
+}
+
 /// Captures what `body` enqueues on `stream` (and on streams that join it)
 /// into a graph, replays it `warmups` times, then times `reps` replays:
 /// milliseconds a replay.

@@ -84,15 +84,10 @@ int main(int argc, char **argv) {
     }
     for (int k = 0; k < ranks; ++k)
       params[k] = gpu::kernelParams(values[k], m, rankValues[k]);
-    // A launch that does not end the step (K1) is followed by one that does
-    // (K2); standing in for it, the host moves each rank's e on between runs.
+    // A K1 is followed by a launch that ends the step: each rank's e moves on.
     auto advanceEpochs = [&] {
-      for (CUdeviceptr epoch : epochs) {
-        uint32_t e = 0;
-        check(cuMemcpyDtoH(&e, epoch, 4), "read epoch");
-        ++e;
-        check(cuMemcpyHtoD(epoch, &e, 4), "advance epoch");
-      }
+      for (CUdeviceptr epoch : epochs)
+        gpu::advanceEpoch(epoch);
     };
     std::vector<std::map<std::string, std::string>> firstRun(ranks), firstScratch(ranks);
     bool deterministic = true, ranksAgree = true;
@@ -102,8 +97,7 @@ int main(int argc, char **argv) {
       for (int k = 0; k < ranks; ++k)
         for (const Region &r : m.arguments)
           if (r.kind == "output")
-            check(cuMemsetD8(buffers[k][r.name], r.format == "byte" ? 0x00 : 0xFF, r.bytes),
-                  "poison");
+            gpu::poisonOutput(buffers[k][r.name], r);
       check(cuCtxSynchronize(), "poison");
       for (int k = 0; k < ranks; ++k)
         gpu::launchOnGrid(f, m, streams[k], params[k].data(), "launch");

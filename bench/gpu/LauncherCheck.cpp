@@ -96,25 +96,15 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
             stem + ": bind " + b.name);
     bindings.push_back(b);
   }
-  // Outputs poisoned before each run, but byte records (a KV cache), which
-  // a step writes only in part (the simulator's untouched bytes are zero).
   auto poison = [&] {
     for (const Binding &b : bindings)
       if (b.kind == "output")
-        check(cuMemsetD8(b.pointer, gpu::argument(m, b.name).format == "byte" ? 0x00 : 0xFF,
-                         size_t(b.bytes)),
-              "poison");
+        gpu::poisonOutput(b.pointer, gpu::argument(m, b.name));
     check(cuCtxSynchronize(), "poison");
   };
-  // A launch that does not end the step (K1) is followed by one that does;
-  // standing in for it, the host moves e on.
   auto advanceEpoch = [&] {
-    if (m.endsStep || !epoch)
-      return;
-    uint32_t e = 0;
-    check(cuMemcpyDtoH(&e, epoch, 4), "read epoch");
-    ++e;
-    check(cuMemcpyHtoD(epoch, &e, 4), "advance epoch");
+    if (!m.endsStep && epoch)
+      gpu::advanceEpoch(epoch);
   };
   auto outputs = [&] {
     std::map<std::string, std::string> out;
