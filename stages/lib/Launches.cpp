@@ -137,7 +137,8 @@ MoeRegions declareMoe(Launch &launch, const ModelConfig &c, int64_t tp, const Re
               launch.weight("gate_bias", f32, {c.experts}),
               launch.output("logits", f32, {rows, c.experts}),
               launch.output("topk_indices", f32, {rows, c.topK}),
-              launch.output("topk_weights", f32, {rows, c.topK})};
+              launch.output("topk_weights", f32, {rows, c.topK}),
+              withRouted ? launch.scratch("routed_pairs", f32, {1, rows * c.topK}) : Region()};
   m.shared = {codes,
               scales,
               launch.weight("shared_gate_up", e4m3, {2 * inter, h}),

@@ -27,6 +27,8 @@ void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegi
     Tile total = max(sum(chosen), t.constant(1e-20f));
     t.store(r.indices, t.id(), 0, top.indices);
     t.store(r.weights, t.id(), 0, chosen * c.routedScaling / total);
+    if (!r.pairExperts.name().empty())
+      t.store(r.pairExperts, t.index(0), t.id() * c.topK, top.indices);
   });
 }
 
@@ -75,6 +77,8 @@ RoutedExpertRegions monodc::stages::declareRoutedExperts(Launch &l, const ModelC
   return {x,
           router.indices,
           router.weights,
+          router.pairExperts,
+          l.scratch("routed_plan", f32, {3, pairs}),
           l.scratch("xrq", e4m3, {rows, h}),
           l.scratch("xrs", e8m0, {rows, h / 32}),
           l.weight("w13", e2m1, {c.experts * 2 * inter, h}),
@@ -91,6 +95,17 @@ RoutedExpertRegions monodc::stages::declareRoutedExperts(Launch &l, const ModelC
 
 void monodc::stages::addRoutedInput(Launch &l, const RoutedExpertRegions &r) {
   addMxfp8Rows(l, "routed.xr", r.x, r.xCodes, r.xScales, Mxfp8Flavour::Routed);
+  // The pairs sorted by expert: top-k is stable (ties to the lower index),
+  // so a top-k of the negated experts keeps each expert's pairs in pair
+  // order; the same of the negated order is its inverse (each pair's place).
+  const int64_t pairs = r.pairExperts.cols();
+  l.stage("routed.plan", 1, [&](Task &t) {
+    TopK byExpert = topk(-t.loadRow(r.pairExperts, t.index(0)), pairs);
+    TopK place = topk(-byExpert.indices, pairs);
+    t.store(r.plan, t.index(0), 0, byExpert.indices);
+    t.store(r.plan, t.index(1), 0, -byExpert.values);
+    t.store(r.plan, t.index(2), 0, place.indices);
+  });
 }
 
 void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t inter,
@@ -103,29 +118,33 @@ void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t int
   constexpr int64_t kTilesPerTask = 4;
   constexpr int64_t kDownRows = 256;   // w2 rows a task: one a thread
   const int64_t topK = c.topK, h = c.hidden;
-  // One task a (token, k, 64 intermediate columns): four of the expert's
-  // gate tiles, each with the up tile after it, for that token alone.
+  // One task a (place in the plan, 64 intermediate columns): four of the
+  // expert's gate tiles, each with the up tile after it, for that pair's
+  // token alone. Tasks of one place are consecutive, and places of one
+  // expert too: its weights come from memory once a step (L2 serves the
+  // rest).
   const int64_t tasksPerPair = inter / (kTile * kTilesPerTask);
   l.stage("routed.ug", l.options().rows * topK * tasksPerPair, [&](Task &t) {
-    Index pair = t.id() / tasksPerPair, part = t.id() % tasksPerPair;
-    Index expert = t.toIndex(t.load(r.indices, pair / topK, pair % topK, 1));
+    Index place = t.id() / tasksPerPair, part = t.id() % tasksPerPair;
+    Index pair = t.toIndex(t.load(r.plan, t.index(0), place, 1));
+    Index expert = t.toIndex(t.load(r.plan, t.index(1), place, 1));
     Tile gu = t.gemvRows(r.w13, r.w13Scales, expert * (2 * inter) + part * (2 * kTile * kTilesPerTask),
                          2 * kTile * kTilesPerTask, r.xCodes, r.xScales, pair / topK, 1);
     for (int64_t j = 0; j < kTilesPerTask; ++j) {
       Tile g = min(gu.slice(2 * kTile * j, kTile), t.constant(c.swigluLimit));
       Tile u = max(min(gu.slice(2 * kTile * j + kTile, kTile), t.constant(c.swigluLimit)),
                    t.constant(-c.swigluLimit));
-      t.store(r.h, pair, (part * kTilesPerTask + j) * kTile, (g * sigmoid(g) * u).to(bf16));
+      t.store(r.h, place, (part * kTilesPerTask + j) * kTile, (g * sigmoid(g) * u).to(bf16));
     }
   }, /*dynamic=*/true);
   addMxfp8Rows(l, "routed.hq", r.h, r.hCodes, r.hScales, Mxfp8Flavour::Routed);
   const int64_t blocks = h / kDownRows;
   l.stage("routed.down", l.options().rows * topK * blocks, [&](Task &t) {
-    Index pair = t.id() / blocks, block = t.id() % blocks;
-    Index expert = t.toIndex(t.load(r.indices, pair / topK, pair % topK, 1));
+    Index place = t.id() / blocks, block = t.id() % blocks;
+    Index expert = t.toIndex(t.load(r.plan, t.index(1), place, 1));
     Tile d = t.gemvRows(r.w2, r.w2Scales, expert * h + block * kDownRows, kDownRows, r.hCodes,
-                        r.hScales, pair, 1);
-    t.store(r.down, pair, block * kDownRows, d);
+                        r.hScales, place, 1);
+    t.store(r.down, place, block * kDownRows, d);
   }, /*dynamic=*/true);
 }
 
@@ -141,7 +160,8 @@ void monodc::stages::addRoutedCombine(Launch &l, const ModelConfig &c,
     Index col = (t.id() % slices) * width;
     Tile routed = t.constant(0.0f, width);
     for (int64_t k = 0; k < topK; ++k) {
-      Tile d = t.load(r.down, token * topK + t.index(k), col, width);
+      Index place = t.toIndex(t.load(r.plan, t.index(2), token * topK + t.index(k), 1));
+      Tile d = t.load(r.down, place, col, width);
       Tile w = t.load(r.weights, token, k, 1);
       routed = (routed + (d * w).to(bf16).to(f32)).to(bf16).to(f32);
     }

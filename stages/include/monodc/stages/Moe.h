@@ -22,6 +22,9 @@ struct RouterRegions {
   dsl::Region logits;   ///< f32 [rows, experts]
   dsl::Region indices;  ///< f32 [rows, topK] (exact integers)
   dsl::Region weights;  ///< f32 [rows, topK]
+  /// f32 [1, rows topK]: the indices again, all in one row, for the routed
+  /// experts' plan (left undeclared, it is not written).
+  dsl::Region pairExperts;
 };
 void addRouter(dsl::Launch &launch, const ModelConfig &config, const RouterRegions &regions);
 
@@ -49,12 +52,16 @@ void addSharedExpertDown(dsl::Launch &launch, const ModelConfig &config,
 struct RoutedExpertRegions {
   dsl::Region x;                ///< bf16 [rows, H]
   dsl::Region indices, weights; ///< f32 [rows, topK] (the routing)
+  dsl::Region pairExperts;      ///< f32 [1, rows topK] (the router's)
+  /// f32 [3, rows topK]: the (token, k) pairs in expert order (stable), the
+  /// expert at each place of that order, and each pair's place in it.
+  dsl::Region plan;
   dsl::Region xCodes, xScales;  ///< MXFP8r(x)
   dsl::Region w13, w13Scales;   ///< e2m1 [E 2I, H] (16-row gate/up tiles), shuffled E8M0
-  dsl::Region h;                ///< bf16 [rows topK, I]
+  dsl::Region h;                ///< bf16 [rows topK, I], pairs in plan order
   dsl::Region hCodes, hScales;  ///< MXFP8r(h)
   dsl::Region w2, w2Scales;     ///< e2m1 [E H, I], shuffled E8M0
-  dsl::Region down;             ///< f32 [rows topK, H]
+  dsl::Region down;             ///< f32 [rows topK, H], pairs in plan order
   dsl::Region shared;           ///< bf16 [rows, H]: the shared expert's output
   dsl::Region out;              ///< bf16 [rows, H]: the rank's partial
 };
@@ -62,8 +69,10 @@ struct RoutedExpertRegions {
 RoutedExpertRegions declareRoutedExperts(dsl::Launch &launch, const ModelConfig &config,
                                          int64_t intermediate, const dsl::Region &x,
                                          const RouterRegions &router, const dsl::Region &shared);
-/// In three parts: MXFP8r(x); the GEMVs and the activation (up to `down`);
-/// the combine with the shared expert's output.
+/// In three parts: MXFP8r(x) and the plan; the GEMVs and the activation (up
+/// to `down`); the combine with the shared expert's output. The GEMVs take
+/// the pairs in the plan's order, so that pairs of one expert are claimed
+/// one after another and all but the first read its weights from L2.
 void addRoutedInput(dsl::Launch &launch, const RoutedExpertRegions &regions);
 void addRoutedGemvs(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
                     const RoutedExpertRegions &regions);
