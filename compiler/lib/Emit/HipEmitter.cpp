@@ -151,6 +151,23 @@ private:
     prefetched[g] = slice;
   }
 
+  /// A wait whose flags do not depend on the task (constant first and
+  /// count: a whole producer stage, or one fixed flag) is polled by a CTA's
+  /// first task of the stage only: the flags carry this step's tag from then
+  /// on, and that first wait's acquire already orders every later read of
+  /// the CTA after the producers' stores. Declares the CTA's "seen" flag.
+  void declareOnceWaits(StageOp stage) {
+    for (Operation &op : stage.getBodyBlock()) {
+      auto wait = dyn_cast<WaitOp>(op);
+      if (!wait || !wait.getFirst().getDefiningOp<arith::ConstantOp>() ||
+          !wait.getCount().getDefiningOp<arith::ConstantOp>())
+        continue;
+      std::string seen = "mono_waited" + std::to_string(nextId++);
+      os << "  bool " << seen << " = false;  // a task-independent wait, polled once\n";
+      onceWaits[wait] = seen;
+    }
+  }
+
   int64_t peerSlotBytes() {
     auto slot = launch->getAttrOfType<IntegerAttr>("mono.peer_slot_bytes");
     return slot ? slot.getInt() : 0;
@@ -222,6 +239,7 @@ private:
   int64_t block;
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Operation *, std::string> prefetched;
+  llvm::DenseMap<Operation *, std::string> onceWaits; ///< wait -> its CTA's "seen" flag
   int nextId = 0;
 };
 
@@ -307,6 +325,8 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   if (!base)
     return stage.emitOpError() << "has no mono.base; run mono-place-tasks first";
   auto claim = stage->getAttrOfType<IntegerAttr>("mono.claim");
+  if (!options.unfused)
+    declareOnceWaits(stage);
   if (claim && !options.unfused) {
     // A dynamic stage: the block claims its tasks from the step's counter.
     auto tagOffset = launch->getAttrOfType<IntegerAttr>("mono.tag_offset").getInt();
@@ -615,8 +635,13 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       .Case<WaitOp>([&](WaitOp w) {
         if (options.unfused)
           return success();  // the stream orders the stage kernels
+        auto once = onceWaits.find(w);
+        if (once != onceWaits.end())
+          os << "    if (!" << once->second << ") {\n  ";
         os << "    mono_wait_flags((const mono_u64 *)" << regionPointer(w.getFlags()) << ", "
            << nameOf(w.getFirst()) << ", " << nameOf(w.getCount()) << ", mono_tag);\n";
+        if (once != onceWaits.end())
+          os << "      " << once->second << " = true;\n    }\n";
         return success();
       })
       .Case<PublishOp>([&](PublishOp p) {
