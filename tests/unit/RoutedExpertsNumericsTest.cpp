@@ -17,7 +17,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 using namespace monodc;
@@ -76,6 +78,7 @@ std::pair<std::vector<uint8_t>, std::vector<uint8_t>> shuffled(const ref::Mxfp4W
 
 struct RoutedOutputs {
   std::vector<float> indices, weights, shared, out;
+  std::vector<float> plan; ///< routed_plan: order, expert at each place, place of each pair
 };
 
 RoutedOutputs simulateRouted(const stages::ModelConfig &c, int tp, const RoutedInputs &in,
@@ -95,7 +98,7 @@ RoutedOutputs simulateRouted(const stages::ModelConfig &c, int tp, const RoutedI
   auto run = sim::simulate(built->launch, memory, schedule);
   EXPECT_TRUE(succeeded(run) && !run->deadlock);
   return {memory.values("topk_indices"), memory.values("topk_weights"),
-          memory.values("shared_out"), memory.values("moe_out")};
+          memory.values("shared_out"), memory.values("moe_out"), memory.values("routed_plan")};
 }
 
 /// The reference on the simulator's own routing and shared output.
@@ -172,4 +175,28 @@ TEST(RoutedExpertsNumerics, UnshuffledWeightsAreCaught) {
   RoutedOutputs good = simulateRouted(c, 2, in);
   RoutedOutputs plain = simulateRouted(c, 2, in, {}, /*shuffleW13=*/false);
   EXPECT_FALSE(ref::withinStageBounds(ref::compare(plain.out, good.out)));
+}
+
+TEST(RoutedExpertsNumerics, PlanSortsPairsByExpertStably) {
+  // rows 48 of tiny: 288 (token, k) pairs on 32 experts, so experts repeat
+  // and the order within one expert matters. The plan must be a stable sort
+  // of the pairs by expert, its experts the sorted ones, and its places the
+  // inverse permutation (routed.combine finds each pair's d through them).
+  const auto c = stages::tinyConfig();
+  const int rows = 48, pairs = rows * int(c.topK);
+  RoutedInputs in = makeInputs(c, rows, 2, 53u);
+  RoutedOutputs got = simulateRouted(c, 2, in);
+  ASSERT_EQ(got.plan.size(), size_t(3 * pairs));
+  std::vector<int> order(pairs);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return got.indices[a] < got.indices[b]; });
+  int repeated = 0;
+  for (int q = 0; q < pairs; ++q) {
+    EXPECT_EQ(got.plan[q], float(order[q])) << "place " << q;
+    EXPECT_EQ(got.plan[pairs + q], got.indices[order[q]]) << "place " << q;
+    EXPECT_EQ(got.plan[2 * pairs + order[q]], float(q)) << "pair " << order[q];
+    repeated += q > 0 && got.indices[order[q]] == got.indices[order[q - 1]];
+  }
+  EXPECT_GT(repeated, pairs / 2) << "too few pairs share an expert to test the order";
 }
