@@ -122,7 +122,8 @@ void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t int
   // expert's gate tiles, each with the up tile after it, for that pair's
   // token alone. Tasks of one place are consecutive, and places of one
   // expert too: its weights come from memory once a step (L2 serves the
-  // rest).
+  // rest). Each pair still decodes them: at rows 48 the H200 ran routed.ug
+  // hardly faster for it (instruction-bound; docs/gpu-validation.md).
   const int64_t tasksPerPair = inter / (kTile * kTilesPerTask);
   l.stage("routed.ug", l.options().rows * topK * tasksPerPair, [&](Task &t) {
     Index place = t.id() / tasksPerPair, part = t.id() % tasksPerPair;
