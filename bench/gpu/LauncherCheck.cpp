@@ -7,10 +7,11 @@
 // Each launch's inputs and expected outputs are the simulator's dump
 // (`monodc simulate --dump`); outputs must meet the launch check's bounds
 // (RegionCompare.h) and the graph replays must give the direct launch's
-// bytes. Launches with peer memory (the all-reduce) are not taken yet: two
-// ranks on one GPU must each run on half the SMs, and `monodc matrix` builds
-// for the arch's whole grid. Last, requests the
-// library must refuse, to show their messages.
+// bytes. A launch with peer memory (TP) takes a launcher per rank, bound
+// to its rank and to the ranks' peer buffers in this GPU's memory, all
+// launched at once on their own streams; its ranks must fit the SMs
+// together (`monodc matrix --grid`: 66 each for two ranks). Last, requests
+// the library must refuse, to show their messages.
 //
 //   launcher_check CACHE SIM_DIR STEM=REQUEST...
 #include "monodc/monodc.h"
@@ -55,114 +56,178 @@ struct Binding {
   int64_t bytes = 0;
 };
 
-/// One stem: its launcher, bound buffers, launched directly and from a graph.
-bool checkLaunch(monodc_session *session, const std::string &dir, const std::string &stem,
-                 const std::string &request) {
-  const std::string base = dir + "/" + stem;
-  const gpu::Manifest m = gpu::readManifest(base + ".manifest");
-  if (m.ranks > 1) {
-    std::printf("%-40s skipped: peer memory (ranks on one GPU need their own grid)\n",
-                stem.c_str());
-    return true;
-  }
-  const monodc_kernel *kernel = nullptr;
-  require(monodc_session_kernel(session, request.c_str(), &kernel), request);
-  std::printf("%-40s key %s, %s, grid %lld\n", stem.c_str(), monodc_kernel_key(kernel),
-              monodc_kernel_symbol(kernel), static_cast<long long>(monodc_kernel_grid(kernel)));
+/// One rank of a launch: its launcher, bound buffers and stream.
+struct Rank {
   monodc_launcher *launcher = nullptr;
-  require(monodc_launcher_create(kernel, 0, &launcher), stem + ": launcher");
-
   std::vector<Binding> bindings;
   CUdeviceptr epoch = 0;
-  for (size_t i = 0; i < monodc_kernel_argument_count(kernel); ++i) {
-    monodc_kernel_argument a;
-    require(monodc_kernel_argument_get(kernel, i, &a), stem + ": argument");
-    if (a.launcher_owned)
-      continue;
-    Binding b{a.name, a.kind, gpu::alloc(size_t(a.bytes)), a.bytes};
-    if (b.kind == "input" || b.kind == "weight") {
-      const std::string bytes = readText(base + ".in." + b.name + ".bin");
-      if (int64_t(bytes.size()) != b.bytes)
-        die(stem + ": input " + b.name + " has " + std::to_string(bytes.size()) +
-            " bytes, the kernel's argument " + std::to_string(b.bytes));
-      check(cuMemcpyHtoD(b.pointer, bytes.data(), bytes.size()), "upload");
-    } else if (b.kind == "epoch") {
-      check(cuMemsetD8(b.pointer, 0, size_t(b.bytes)), "zero epoch");
-      epoch = b.pointer;
-    } else if (b.kind != "output") {
-      die(stem + ": argument " + b.name + " of kind " + b.kind + " is not bound here");
+  CUstream stream = nullptr;
+};
+
+/// One stem: a launcher per rank over its own buffers (a TP launch's ranks
+/// share peer buffers in this GPU's memory and run at once on their own
+/// streams), launched directly and from a graph.
+bool checkLaunch(monodc_session *session, const std::string &dir, const std::string &stem,
+                 const std::string &request, int sms) {
+  const std::string base = dir + "/" + stem;
+  const gpu::Manifest m = gpu::readManifest(base + ".manifest");
+  const monodc_kernel *kernel = nullptr;
+  require(monodc_session_kernel(session, request.c_str(), &kernel), request);
+  const int ranks = int(monodc_kernel_ranks(kernel));
+  const int64_t grid = monodc_kernel_grid(kernel);
+  std::printf("%-40s key %s, %s, grid %lld, %d rank(s)\n", stem.c_str(), monodc_kernel_key(kernel),
+              monodc_kernel_symbol(kernel), static_cast<long long>(grid), ranks);
+  if (ranks != int(m.ranks))
+    die(stem + ": the kernel has " + std::to_string(ranks) + " ranks, the simulator's dump " +
+        std::to_string(m.ranks));
+  // Each launcher checks its own rank's residency; ranks sharing this GPU
+  // must also fit together, or the pair would wait on each other forever.
+  if (grid * ranks > sms) {
+    std::printf("%-40s FAIL: %d ranks of grid %lld do not fit %d SMs together (build the cache "
+                "with `monodc matrix --grid`)\n",
+                stem.c_str(), ranks, static_cast<long long>(grid), sms);
+    return false;
+  }
+  auto rankTag = [&](int r) { return ranks > 1 ? "r" + std::to_string(r) + "." : std::string(); };
+  gpu::PeerBuffers peers;
+  if (monodc_kernel_peer_buffer_bytes(kernel) > 0) {
+    peers = gpu::allocatePeers(m, ranks);
+    if (2 * ranks * m.peerSlotBytes != monodc_kernel_peer_buffer_bytes(kernel))
+      die(stem + ": peer buffer bytes differ between the kernel and the manifest");
+  }
+  std::vector<Rank> rs(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    Rank &k = rs[r];
+    require(monodc_launcher_create(kernel, 0, &k.launcher), stem + ": launcher");
+    if (ranks > 1)
+      require(monodc_launcher_bind_rank(k.launcher, r), stem + ": bind rank");
+    for (size_t i = 0; i < monodc_kernel_argument_count(kernel); ++i) {
+      monodc_kernel_argument a;
+      require(monodc_kernel_argument_get(kernel, i, &a), stem + ": argument");
+      const std::string kind = a.kind;
+      if (a.launcher_owned || kind == "rank")
+        continue;
+      if (kind == "peers") {
+        require(monodc_launcher_bind(k.launcher, a.name, reinterpret_cast<void *>(peers.table)),
+                stem + ": bind peers");
+        continue;
+      }
+      Binding b{a.name, kind, gpu::alloc(size_t(a.bytes)), a.bytes};
+      if (b.kind == "input" || b.kind == "weight") {
+        const std::string bytes = readText(base + ".in." + rankTag(r) + b.name + ".bin");
+        if (int64_t(bytes.size()) != b.bytes)
+          die(stem + ": input " + b.name + " has " + std::to_string(bytes.size()) +
+              " bytes, the kernel's argument " + std::to_string(b.bytes));
+        check(cuMemcpyHtoD(b.pointer, bytes.data(), bytes.size()), "upload");
+      } else if (b.kind == "epoch") {
+        check(cuMemsetD8(b.pointer, 0, size_t(b.bytes)), "zero epoch");
+        k.epoch = b.pointer;
+      } else if (b.kind != "output") {
+        die(stem + ": argument " + b.name + " of kind " + b.kind + " is not bound here");
+      }
+      require(monodc_launcher_bind(k.launcher, b.name.c_str(), reinterpret_cast<void *>(b.pointer)),
+              stem + ": bind " + b.name);
+      k.bindings.push_back(b);
     }
-    require(monodc_launcher_bind(launcher, b.name.c_str(), reinterpret_cast<void *>(b.pointer)),
-            stem + ": bind " + b.name);
-    bindings.push_back(b);
+    check(cuStreamCreate(&k.stream, CU_STREAM_NON_BLOCKING), "stream");
   }
   auto poison = [&] {
-    for (const Binding &b : bindings)
-      if (b.kind == "output")
-        gpu::poisonOutput(b.pointer, gpu::argument(m, b.name));
+    for (const Rank &k : rs)
+      for (const Binding &b : k.bindings)
+        if (b.kind == "output")
+          gpu::poisonOutput(b.pointer, gpu::argument(m, b.name));
     check(cuCtxSynchronize(), "poison");
   };
-  auto advanceEpoch = [&] {
-    if (!m.endsStep && epoch)
-      gpu::advanceEpoch(epoch);
+  auto advanceEpochs = [&] {
+    for (const Rank &k : rs)
+      if (!m.endsStep && k.epoch)
+        gpu::advanceEpoch(k.epoch);
   };
-  auto outputs = [&] {
+  auto outputs = [&](int r) {
     std::map<std::string, std::string> out;
-    for (const Binding &b : bindings)
+    for (const Binding &b : rs[r].bindings)
       if (b.kind == "output")
         out[b.name] = gpu::download(b.pointer, size_t(b.bytes));
     return out;
   };
+  std::vector<CUstream> streams;
+  for (const Rank &k : rs)
+    streams.push_back(k.stream);
+  CUevent fork, join;
+  check(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING), "event");
+  check(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING), "event");
+  // Every rank's launch, each on its stream, forked from and joined into
+  // the first one's (so that capturing it takes them all); the first error.
+  auto enqueueAll = [&] {
+    monodc_error *failed = nullptr;
+    gpu::forkJoin(streams, fork, join, [&] {
+      for (int r = 0; r < ranks && !failed; ++r)
+        failed = monodc_launcher_launch(rs[r].launcher, rs[r].stream);
+    });
+    return failed;
+  };
 
-  CUstream stream;
-  check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "stream");
   poison();
-  require(monodc_launcher_launch(launcher, stream), stem + ": launch");
-  check(cuStreamSynchronize(stream), "run");
-  advanceEpoch();
-  const std::map<std::string, std::string> first = outputs();
+  require(enqueueAll(), stem + ": launch");
+  check(cuCtxSynchronize(), "run");
+  advanceEpochs();
+  std::vector<std::map<std::string, std::string>> first(ranks);
   bool good = true;
-  for (const auto &[name, got] : first) {
-    const gpu::Region &r = gpu::argument(m, name);
-    const gpu::RegionVerdict v =
-        gpu::compareRegion(r.format, r.rows, got, readText(base + ".out." + name + ".bin"));
-    good &= v.ok;
-    std::printf("%-40s %-14s %5zu/%-6zu %10.2e %10.6f %s\n", stem.c_str(), name.c_str(),
-                v.equalUnits, v.units, v.comparison.relativeError, v.comparison.cosine,
-                !v.ok ? "FAIL" : (v.layerBound ? "PASS (layer bound)" : "PASS"));
+  for (int r = 0; r < ranks; ++r) {
+    first[r] = outputs(r);
+    const std::string suffix = ranks > 1 ? " r" + std::to_string(r) : "";
+    for (const auto &[name, got] : first[r]) {
+      const gpu::Region &region = gpu::argument(m, name);
+      const gpu::RegionVerdict v = gpu::compareRegion(
+          region.format, region.rows, got, readText(base + ".out." + rankTag(r) + name + ".bin"));
+      good &= v.ok;
+      std::printf("%-40s %-14s %5zu/%-6zu %10.2e %10.6f %s\n", stem.c_str(),
+                  (name + suffix).c_str(), v.equalUnits, v.units, v.comparison.relativeError,
+                  v.comparison.cosine, !v.ok ? "FAIL" : (v.layerBound ? "PASS (layer bound)" : "PASS"));
+    }
   }
 
-  // The same launch in a graph: captured (the launcher makes only the
-  // launch call), instantiated, replayed twice.
+  // The same launches in a graph: captured (the launchers make only the
+  // launch calls), instantiated, replayed twice.
   CUgraph graph;
   CUgraphExec exec;
-  check(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
-  monodc_error *captured = monodc_launcher_launch(launcher, stream);
-  check(cuStreamEndCapture(stream, &graph), "end capture");
+  check(cuStreamBeginCapture(rs[0].stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
+  monodc_error *captured = enqueueAll();
+  check(cuStreamEndCapture(rs[0].stream, &graph), "end capture");
   require(captured, stem + ": launch under capture");
   check(cuGraphInstantiate(&exec, graph, 0), "instantiate");
   bool replaysEqual = true;
   for (int replay = 0; replay < 2; ++replay) {
     poison();
-    check(cuGraphLaunch(exec, stream), "replay");
-    check(cuStreamSynchronize(stream), "replay");
-    advanceEpoch();
-    replaysEqual &= outputs() == first;
+    check(cuGraphLaunch(exec, rs[0].stream), "replay");
+    check(cuStreamSynchronize(rs[0].stream), "replay");
+    advanceEpochs();
+    for (int r = 0; r < ranks; ++r)
+      replaysEqual &= outputs(r) == first[r];
   }
   std::printf("%-40s %-14s %s\n", stem.c_str(), "(graph)",
               replaysEqual ? "PASS: 2 replays bit-identical to the direct launch"
                            : "FAIL: a replay differs from the direct launch");
   good &= replaysEqual;
 
-  // A wrong binding is refused by name.
-  good &= refuses(monodc_launcher_bind(launcher, "no_such_region", reinterpret_cast<void *>(epoch)),
+  // A wrong binding is refused by name; so is a rank the launch does not have.
+  good &= refuses(monodc_launcher_bind(rs[0].launcher, "no_such_region",
+                                       reinterpret_cast<void *>(rs[0].epoch)),
                   stem + " bind no_such_region");
+  if (ranks > 1)
+    good &= refuses(monodc_launcher_bind_rank(rs[0].launcher, ranks), stem + " bind rank " +
+                                                                          std::to_string(ranks));
   cuGraphExecDestroy(exec);
   cuGraphDestroy(graph);
-  cuStreamDestroy(stream);
-  monodc_launcher_destroy(launcher);
-  for (const Binding &b : bindings)
-    cuMemFree(b.pointer);
+  cuEventDestroy(fork);
+  cuEventDestroy(join);
+  for (Rank &k : rs) {
+    cuStreamDestroy(k.stream);
+    monodc_launcher_destroy(k.launcher);
+    for (const Binding &b : k.bindings)
+      cuMemFree(b.pointer);
+  }
+  gpu::freePeers(peers);
   return good;
 }
 
@@ -181,6 +246,8 @@ int main(int argc, char **argv) {
   check(cuDevicePrimaryCtxRetain(&context, device), "primary context");
   check(cuCtxSetCurrent(context), "current context");
 
+  int sms = 0;
+  check(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device), "SMs");
   monodc_session *session = nullptr;
   require(monodc_session_open(argv[1], &session), std::string("session over ") + argv[1]);
   std::printf("%-40s %-14s %12s %10s %10s %s\n", "launch", "output", "equal", "rel err", "cosine",
@@ -191,7 +258,7 @@ int main(int argc, char **argv) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos)
       die("expected STEM=REQUEST, got '" + item + "'");
-    good &= checkLaunch(session, argv[2], item.substr(0, eq), item.substr(eq + 1));
+    good &= checkLaunch(session, argv[2], item.substr(0, eq), item.substr(eq + 1), sms);
   }
   // Requests the library must refuse, with a message that names them.
   const monodc_kernel *none = nullptr;

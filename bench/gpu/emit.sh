@@ -17,7 +17,7 @@
 # TP 2) built with nvrtc here into a code-object cache, the simulator's
 # dumps of the same launches and this build's BuildId.cpp, for the launcher
 # check (LauncherCheck.cpp: the runtime library's C ABI and its CUDA-driver
-# launcher, built there runtime-only; emitted/launcher, under 2 MiB).
+# launcher, built there runtime-only; emitted/launcher, about 18 MiB).
 # What travels is capped at 64 MiB: `launches` alone is about 59 MiB (the
 # dsv41 attention back's inputs, attention_back.dsv41.*, are 22 MiB of it),
 # `rings` 42 MiB, `layer` about 1.3 MiB a width, `stress` under 1 MiB;
@@ -86,16 +86,20 @@ emit_launches() {
 
 # The launcher check's inputs. A runtime-only build finds a cache entry only
 # under its own build id, so the one of this monodc travels with them.
+# Launches with peer memory (TP 2: both ranks on this one GPU) are built for
+# 66 CTAs, half the SMs each; the others for the arch's grid.
 emit_launcher() {
-  local dir="$OUT/launcher" launches="k1 attention_back moe"
+  local dir="$OUT/launcher" launches="k1 attention_back moe" tp_launches="allreduce k2"
   mkdir -p "$dir"
-  if ! "$MONODC" matrix --cache "$dir/cache" --config tiny --arch sm_90 --launch "${launches// /,}" \
-         --rows 6 --tp 2 --backend nvrtc > "$dir/matrix.log" 2>&1; then
+  if ! { "$MONODC" matrix --cache "$dir/cache" --config tiny --arch sm_90 --launch "${launches// /,}" \
+           --rows 6 --tp 2 --backend nvrtc &&
+         "$MONODC" matrix --cache "$dir/cache" --config tiny --arch sm_90 --launch "${tp_launches// /,}" \
+           --rows 6 --tp 2 --grid 66 --backend nvrtc; } > "$dir/matrix.log" 2>&1; then
     cat "$dir/matrix.log" >&2
     echo "emit.sh: the launcher mode builds cubins with nvrtc here (CUDA_HOME or libnvrtc on the loader path)" >&2
     exit 1
   fi
-  for launch in $launches; do
+  for launch in $launches $tp_launches; do
     "$MONODC" simulate --config tiny --rows 6 --tp 2 --launch "$launch" --schedules 2 \
       --dump "$dir/sim" > /dev/null
   done

@@ -63,6 +63,10 @@ if [ -d "$LAUNCHER" ]; then
     for launch in k1 attention_back moe; do
       stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 backend=nvrtc")
     done
+    # Both ranks of a TP launch on this GPU: 66 CTAs each.
+    for launch in allreduce k2; do
+      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 grid=66 backend=nvrtc")
+    done
     "$BIN/launcher_check" "$LAUNCHER/cache" "$LAUNCHER/sim" "${stems[@]}" > "$OUT/launcher.log" 2>&1 || status=1
   else
     status=1

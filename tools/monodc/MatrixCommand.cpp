@@ -32,6 +32,7 @@ struct MatrixCommand {
   std::string tps = "2,4";
   std::string backend = "clang";
   std::string options = "-O3";
+  int64_t grid = 0; ///< 0: the arch's compute units
   int jobs = 1;
 };
 
@@ -80,6 +81,7 @@ int runMatrix(const MatrixCommand &cmd) {
           request.arch = arch;
           request.tp = tp;
           request.rows = rows;
+          request.grid = cmd.grid;
           request.backend = cmd.backend;
           request.options = cmd.options;
           requests.push_back(request);
@@ -144,10 +146,11 @@ int runMatrix(const MatrixCommand &cmd) {
         slowest = fmt::format("{} r{} tp{} {}", (*kernel)->key.launch, (*kernel)->key.rows,
                               (*kernel)->key.tp, (*kernel)->key.arch);
       }
-      std::cout << fmt::format("{:<7} {:>8.1f} ms  {} {} {} r{} tp{}  {}  {}\n",
+      std::cout << fmt::format("{:<7} {:>8.1f} ms  {} {} {} r{} tp{} grid {}  {}  {}\n",
                                wasCached ? "cached" : "built", ms, (*kernel)->key.model,
                                (*kernel)->key.launch, (*kernel)->key.arch, (*kernel)->key.rows,
-                               (*kernel)->key.tp, resources, (*kernel)->key.fileName());
+                               (*kernel)->key.tp, (*kernel)->key.grid, resources,
+                               (*kernel)->key.fileName());
       std::cout.flush();
     }
   };
@@ -186,6 +189,10 @@ void monodc::cli::addMatrixCommand(CLI::App &app) {
       ->capture_default_str();
   sub->add_option("--rows", cmd->rows, "step widths: N, A-B or a list")->capture_default_str();
   sub->add_option("--tp", cmd->tps, "tensor parallelism: a list")->capture_default_str();
+  sub->add_option("--grid", cmd->grid,
+                  "CTAs of every key (default: the arch's compute units; TP ranks sharing one "
+                  "GPU need a share each)")
+      ->check(CLI::Range(int64_t(1), int64_t(65536)));
   sub->add_option("--backend", cmd->backend, "clang, hiprtc or nvrtc")->capture_default_str();
   sub->add_option("--options", cmd->options, "backend options (part of the key)")
       ->capture_default_str();
