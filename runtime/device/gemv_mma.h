@@ -134,11 +134,15 @@ struct mono_gemv_mma_weights {
 
 // result[t * N + j] = sum_k x[t0 + t][k] * W[n0 + j][k] for TOKENS tokens, PT
 // of them staged at a time (mono_gemv_mma_pass_tokens); the lane's outputs
-// s * MONO_BLOCK + tid in `out`, as mono_gemv_rows gives them.
+// s * MONO_BLOCK + tid in `out`, as mono_gemv_rows gives them. With a
+// runtime `count` (0 .. TOKENS, block-uniform), only the first `count`
+// tokens are read and summed and the others' results are 0: a count of 0
+// reads no weights past those `weights` holds.
 template <int SO, int N, int K, int TOKENS, int PT, int WKIND>
 MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, const mono_u8 *w,
                                 const mono_u8 *ws, int wsCols, mono_i64 n0, const void *x,
-                                const mono_u8 *xs, mono_i64 t0, float (&out)[SO], float *lds) {
+                                const mono_u8 *xs, mono_i64 t0, float (&out)[SO], float *lds,
+                                int count = TOKENS) {
   typedef mono_gemv_mma_weights<N, K, WKIND> slice_t;
   constexpr int TPW = slice_t::TPW, SPLIT = slice_t::SPLIT, KB = slice_t::KB,
                 DEPTH = slice_t::DEPTH, WORDS = slice_t::WORDS;
@@ -154,8 +158,8 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
   float *result = (float *)((mono_u8 *)lds + mono_gemv_mma_result_at(K, TOKENS, MONO_BLOCK));
   const int tid = mono_tid(), lane = tid % 32, g = lane / 4, t = lane % 4;
   const int kbBegin = slice_t::kbBegin(), kbEnd = slice_t::kbEnd();
-  for (int tc0 = 0; tc0 < TOKENS; tc0 += PT) {
-    const int tcn = TOKENS - tc0 < PT ? TOKENS - tc0 : PT;
+  for (int tc0 = 0; tc0 < count; tc0 += PT) {
+    const int tcn = count - tc0 < PT ? count - tc0 : PT;
     // Stage the pass's codes (16 bytes a thread at a time), as they are or
     // as f16 values, and their scales.
 #pragma unroll 1
@@ -299,6 +303,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
     }
     mono_block_sync();
   }
+  mono_gemv_zero_past<N, TOKENS>(result, count);
   mono_gemv_deal<SO, TOKENS * N>(result, out);
 }
 
@@ -306,10 +311,11 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
 template <int SO, int N, int K, int TOKENS, int PT, int WKIND>
 MONO_DEV void mono_gemv_mma(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
                             const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
-                            float *lds) {
+                            float *lds, int count = TOKENS) {
   mono_gemv_mma_weights<N, K, WKIND> weights;
-  weights.prefetch(w, ws, wsCols, n0);
-  mono_gemv_mma_run<SO, N, K, TOKENS, PT, WKIND>(weights, w, ws, wsCols, n0, x, xs, t0, out, lds);
+  if (count > 0) weights.prefetch(w, ws, wsCols, n0);
+  mono_gemv_mma_run<SO, N, K, TOKENS, PT, WKIND>(weights, w, ws, wsCols, n0, x, xs, t0, out, lds,
+                                                 count);
 }
 
 #endif

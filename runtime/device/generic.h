@@ -804,12 +804,25 @@ MONO_DEV void mono_gemv_deal(const float *staged, float (&out)[SO]) {
   mono_block_sync();
 }
 
+// Results of the tokens from `count` on, which a GEMV with a runtime count
+// does not compute, are 0 in the staged results [TOKENS][N] (the block meets
+// after, when there were any).
+template <int N, int TOKENS>
+MONO_DEV void mono_gemv_zero_past(float *staged, int count) {
+  if (count >= TOKENS) return;
+  for (int i = count * N + mono_tid(); i < TOKENS * N; i += MONO_BLOCK) staged[i] = 0.0f;
+  mono_block_sync();
+}
+
+// With a runtime `count` (0 .. TOKENS, block-uniform): only the first
+// `count` tokens are read and summed, the others' results are 0, and a count
+// of 0 reads no weights past those `weights` holds.
 template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32, int RING = 0,
           int X32 = 0>
 MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
                                  const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
                                  const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
-                                 float *lds) {
+                                 float *lds, int count = TOKENS) {
   typedef mono_gemv_weights<N, K, WKIND> slice_t;
   constexpr int TP = slice_t::TP, CHUNKS = slice_t::CHUNKS, CPT = slice_t::CPT;
   constexpr bool RESIDENT = slice_t::RESIDENT;
@@ -826,8 +839,8 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
   const int tid = mono_tid(), p = tid % TP;
   const mono_i64 row = n0 + tid / TP;
   const chunk_t *resident = weights.held;
-  for (int tc0 = 0; tc0 < TOKENS; tc0 += TC) {
-    const int tcn = TOKENS - tc0 < TC ? TOKENS - tc0 : TC;
+  for (int tc0 = 0; tc0 < count; tc0 += TC) {
+    const int tcn = count - tc0 < TC ? count - tc0 : TC;
     // Stage the tokens as bf16, 16 values a thread at a time: one 16-byte
     // code load (or two/four for bf16/f32), 32 bytes stored.
 #pragma unroll 1
@@ -975,6 +988,7 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
     }
     mono_block_sync();
   }
+  mono_gemv_zero_past<N, TOKENS>(outL, count);
   mono_gemv_deal<SO, TOKENS * N>(outL, out);
 }
 
@@ -983,11 +997,11 @@ template <int SO, int N, int K, int TOKENS, int TC, int WKIND, int XF32, int RIN
           int X32 = 0>
 MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
                              const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
-                             float *lds) {
+                             float *lds, int count = TOKENS) {
   mono_gemv_weights<N, K, WKIND> weights;
-  weights.prefetch(w, ws, wsCols, n0);
+  if (count > 0) weights.prefetch(w, ws, wsCols, n0);
   mono_gemv_rows_run<SO, N, K, TOKENS, TC, WKIND, XF32, RING, X32>(weights, w, ws, wsCols, n0, x,
-                                                                    xs, t0, out, lds);
+                                                                    xs, t0, out, lds, count);
 }
 
 // ---- mailboxes: (value, tag) pairs written with one 8-byte store ----

@@ -103,6 +103,8 @@ Weight mxfp4Weight(int N, int K, std::mt19937 &rng) {
 
 /// Bytes of one stage of a weight ring: D chunks a thread, each with its
 /// scale word when the weight is scaled.
+constexpr mono_u32x4 kNanWords{0x7FC00000u, 0x7FC00000u, 0x7FC00000u, 0x7FC00000u};
+
 template <int N, int K, int WKIND>
 constexpr int ringStageBytes() {
   constexpr int chunk = WKIND == 3 ? 8 : 16 * mono_weight_chunk<K, WKIND>::VECTORS;
@@ -114,16 +116,17 @@ constexpr int ringStageBytes() {
 /// weight ring after its own shared memory (16-byte aligned), and the
 /// tokens staged as f32 with X32.
 template <int N, int K, int TOKENS, int TC, int WKIND, int RING = 0, int X32 = 0>
-std::vector<float> deviceGemv(const Weight &w, const Activations &x) {
+std::vector<float> deviceGemv(const Weight &w, const Activations &x, int count = TOKENS) {
   constexpr int SO = (TOKENS * N + MONO_BLOCK - 1) / MONO_BLOCK;
   constexpr int own = ((X32 ? TC * K : TC * K / 2) + TC * MONO_BLOCK + TOKENS * N + 3) & ~3;
-  std::vector<mono_u32x4> lds((own * 4 + RING) / 16);
+  // Shared memory starts as NaN words, as a launch's holds what ran before.
+  std::vector<mono_u32x4> lds((own * 4 + RING) / 16, kNanWords);
   std::vector<float> out(TOKENS * N);
   host_arch::runBlock([&] {
     float o[SO];
     mono_gemv_rows<SO, N, K, TOKENS, TC, WKIND, 0, RING, X32>(
         w.bytes.data(), w.scales.data(), w.scaleCols, 0, x.codes.data(), x.scales.data(), 0, o,
-        reinterpret_cast<float *>(lds.data()));
+        reinterpret_cast<float *>(lds.data()), count);
     for (int s = 0; s < SO; ++s)
       if (s * MONO_BLOCK + mono_tid() < TOKENS * N)
         out[s * MONO_BLOCK + mono_tid()] = o[s];
@@ -257,16 +260,17 @@ TEST(DeviceAiterLayout, AScaleWordHoldsARowAndItsTwin) {
 
 /// mono_gemv_mma on one block, in the shared memory gemv_shape.h gives it.
 template <int N, int K, int TOKENS, int WKIND>
-std::vector<float> deviceGemvMma(const Weight &w, const Activations &x) {
+std::vector<float> deviceGemvMma(const Weight &w, const Activations &x, int count = TOKENS) {
   constexpr int SO = (TOKENS * N + MONO_BLOCK - 1) / MONO_BLOCK;
   constexpr int PT = mono_gemv_mma_pass_tokens(K, TOKENS);
-  std::vector<mono_u32x4> lds((mono_gemv_mma_shared_bytes(N, K, TOKENS, MONO_BLOCK) + 15) / 16);
+  std::vector<mono_u32x4> lds((mono_gemv_mma_shared_bytes(N, K, TOKENS, MONO_BLOCK) + 15) / 16,
+                             kNanWords);
   std::vector<float> out(TOKENS * N);
   host_arch::runBlock([&] {
     float o[SO];
     mono_gemv_mma<SO, N, K, TOKENS, PT, WKIND>(w.bytes.data(), w.scales.data(), w.scaleCols, 0,
                                                 x.codes.data(), x.scales.data(), 0, o,
-                                                reinterpret_cast<float *>(lds.data()));
+                                                reinterpret_cast<float *>(lds.data()), count);
     for (int s = 0; s < SO; ++s)
       if (s * MONO_BLOCK + mono_tid() < TOKENS * N)
         out[s * MONO_BLOCK + mono_tid()] = o[s];
@@ -334,6 +338,65 @@ TEST(DeviceGemvMma, AWrongScaleOrLayoutIsCaught) {
   ++eDoubled.scales[5];
   EXPECT_GT(worstRelativeError(deviceGemvMma<32, 1024, 6, 0>(eDoubled, six), e, six, 6, 32, 1024),
             100 * kBound);
+}
+
+/// The first `count` tokens' outputs within the bound of their exact sums,
+/// and every later token's exactly 0.
+void expectCountedTokens(const std::vector<float> &got, const Weight &w, const Activations &x,
+                         int count, int tokens, int N, int K) {
+  if (count > 0) {
+    const std::vector<float> head(got.begin(), got.begin() + size_t(count) * N);
+    EXPECT_LT(worstRelativeError(head, w, x, count, N, K), kBound) << "count " << count;
+  }
+  for (size_t i = size_t(count) * N; i < size_t(tokens) * N; ++i)
+    ASSERT_EQ(got[i], 0.0f) << "count " << count << ", token " << i / N << " row " << i % N;
+}
+
+/// Activations with no memory behind them: a GEMV of count 0 must not read.
+Activations noActivations() { return {}; }
+Weight noWeight(int scaleCols) {
+  Weight w;
+  w.scaleCols = scaleCols;
+  return w;
+}
+
+// A runtime count (the union's expert groups: fewer tokens than the tile
+// holds, or none): the counted tokens' sums, zeros past them, and with a
+// count of 0 no weight or token read (empty vectors: a read would fault).
+// The token rows past the count hold NaN codes, which a sum over them shows.
+TEST(DeviceGemvCount, SumsTheCountedTokensOnEveryPath) {
+  std::mt19937 rng(8);
+  auto poisonPast = [](Activations x, int count, int K) {
+    std::fill(x.codes.begin() + size_t(count) * K, x.codes.end(), uint8_t(0x7F));  // e4m3 NaN
+    return x;
+  };
+  // CUDA cores: streamed e4m3 in passes of 3 (count 4: a pass and one
+  // token), and MXFP4.
+  const Weight e = e4m3Weight(16, 4096, rng);
+  const Activations six = randomActivations(6, 4096, rng);
+  for (int count : {6, 4, 1})
+    expectCountedTokens(deviceGemv<16, 4096, 6, 3, 0>(e, poisonPast(six, count, 4096), count), e,
+                        six, count, 6, 16, 4096);
+  const Weight m = mxfp4Weight(32, 1024, rng);
+  const Activations three = randomActivations(3, 1024, rng);
+  expectCountedTokens(deviceGemv<32, 1024, 3, 3, 3>(m, poisonPast(three, 2, 1024), 2), m, three,
+                      2, 3, 32, 1024);
+  // Tensor cores: MXFP4 over an 8-token tile (f16 staging) and e4m3 over 48
+  // tokens in passes of 15 (count 20: a pass and 5 tokens).
+  const Weight mm = mxfp4Weight(128, 1024, rng);
+  const Activations eight = randomActivations(8, 1024, rng);
+  for (int count : {8, 5, 1})
+    expectCountedTokens(deviceGemvMma<128, 1024, 8, 3>(mm, poisonPast(eight, count, 1024), count),
+                        mm, eight, count, 8, 128, 1024);
+  const Weight wide = e4m3Weight(16, 4096, rng);
+  const Activations many = randomActivations(48, 4096, rng);
+  expectCountedTokens(deviceGemvMma<16, 4096, 48, 0>(wide, poisonPast(many, 20, 4096), 20), wide,
+                      many, 20, 48, 16, 4096);
+  // Count 0: nothing read, every result 0.
+  expectCountedTokens(deviceGemv<16, 4096, 6, 3, 0>(noWeight(e.scaleCols), noActivations(), 0), e,
+                      six, 0, 6, 16, 4096);
+  expectCountedTokens(deviceGemvMma<128, 1024, 8, 3>(noWeight(mm.scaleCols), noActivations(), 0),
+                      mm, eight, 0, 8, 128, 1024);
 }
 
 } // namespace
