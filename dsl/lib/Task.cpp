@@ -598,7 +598,8 @@ Tile Task::gemv(const Region &weight, Index row, int64_t rows, const Tile &x) {
 /// scale regions are null for unscaled weights.
 static Tile buildGemvRows(Task &t, const dsl::Region &weight, const dsl::Region *weightScales,
                           Index row, int64_t outputs, const dsl::Region &x,
-                          const dsl::Region *xScales, Index firstToken, int64_t tokens) {
+                          const dsl::Region *xScales, Index firstToken, int64_t tokens,
+                          Value count = Value()) {
   if (x.cols() != weight.cols()) {
     t.fail("gemvRows of activation '" + x.name() + "' (" + std::to_string(x.cols()) +
            " columns) with weight '" + weight.name() + "' (" + std::to_string(weight.cols()) +
@@ -614,7 +615,16 @@ static Tile buildGemvRows(Task &t, const dsl::Region &weight, const dsl::Region 
   return Tile(&t, mono::GemvRowsOp::create(b, locOf(t), tileType(t, outputs * tokens, DType::F32),
                                            symbol(&weight), symbol(weightScales), row.get(),
                                            symbol(&x), symbol(xScales), firstToken.get(),
-                                           b.getI64IntegerAttr(tokens)));
+                                           b.getI64IntegerAttr(tokens), count));
+}
+
+Tile Task::gemvRows(const dsl::Region &weight, const dsl::Region &weightScales, Index row,
+                    int64_t outputs, const dsl::Region &x, const dsl::Region &xScales, Index firstToken,
+                    int64_t tokens, Index count) {
+  Tile out = gemvRows(weight, weightScales, row, outputs, x, xScales, firstToken, tokens);
+  if (auto g = out.valid() ? out.get().getDefiningOp<mono::GemvRowsOp>() : nullptr)
+    g.getCountMutable().assign(count.get());
+  return out;
 }
 
 Tile Task::gemvRows(const dsl::Region &weight, const dsl::Region &weightScales, Index row,

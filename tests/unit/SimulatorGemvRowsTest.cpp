@@ -1,9 +1,11 @@
 // The simulator's gemv_rows on its own: a bf16 weight whose K (48) is a
 // multiple of 16 but not of 32, so the last thread part's chunk is half a
-// 32-wide block, against a double sum of the same bf16 operands.
+// 32-wide block, against a double sum of the same bf16 operands; and a
+// gemv_rows with a runtime token count, simulated and emitted.
 #include "FusedLaunch.h"
 #include "MemoryInputs.h"
 
+#include "monodc/Emit/HipEmitter.h"
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/dsl/Launch.h"
@@ -52,6 +54,90 @@ TEST(SimulatorGemvRows, UnscaledWeightWithKNotAMultipleOf32) {
     // Products of these operands and their partial sums are exact in f32.
     EXPECT_EQ(double(got[j]), want) << "row " << j;
   }
+}
+
+/// A launch whose one task multiplies the 4 tokens a first stage hands over
+/// (e4m3 codes; their scales are an input) with 32 e4m3 weight rows, for a
+/// token count read from the index input `count`; through the fusion passes
+/// when `fuse` (emitHip runs them itself).
+mlir::OwningOpRef<mlir::ModuleOp> countedGemv(mlir::MLIRContext &ctx, const std::string &arch,
+                                              bool fuse = true) {
+  Launch l(ctx, "k", {arch, 4, 256, 4});
+  Region count = l.indexInput("count", {1, 1}, 5);
+  Region xin = l.input("xin", e4m3, {4, 1024});
+  Region xs = l.input("xs", e8m0, {4, 32});
+  Region xq = l.scratch("xq", e4m3, {4, 1024});
+  Region w = l.weight("w", e4m3, {32, 1024});
+  Region ws = l.weight("ws", e8m0, {1, 32});
+  Region y = l.output("y", f32, {4, 32});
+  l.stage("copy", 4, [&](Task &t) {
+    t.store(xq, t.id(), 0, t.loadRow(xin, t.id()).to(f32).to(e4m3));
+  });
+  l.stage("gemv", 1, [&](Task &t) {
+    Index n = t.toIndex(t.load(count, t.index(0), 0, 1));
+    Tile out = t.gemvRows(w, ws, t.index(0), 32, xq, xs, t.index(0), 4, n);
+    t.storeRows(y, t.index(0), t.index(0), 4, out);
+  });
+  auto module = l.finish();
+  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
+  if (!module)
+    return nullptr;
+  if (fuse)
+    EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  return std::move(*module);
+}
+
+TEST(SimulatorGemvRows, ACountComputesItsTokensOnly) {
+  mlir::MLIRContext ctx;
+  auto module = countedGemv(ctx, "gfx950");
+  ASSERT_TRUE(module);
+  auto launch = monodc::testing::launchOf(*module);
+  std::vector<uint8_t> x(4 * 1024), xs(4 * 32), w(32 * 1024), ws(32);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = uint8_t((i * 37) % 0x7E);  // finite e4m3 codes of both signs
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = uint8_t((i * 11 + 3) % 0x7E);
+  for (size_t i = 0; i < xs.size(); ++i)
+    xs[i] = uint8_t(120 + i % 5);
+  for (size_t i = 0; i < ws.size(); ++i)
+    ws[i] = uint8_t(122 + i % 3);
+  auto run = [&](int count, bool poisonPast) {
+    sim::LaunchMemory memory(launch);
+    std::vector<uint8_t> codes = x;
+    if (poisonPast)  // e4m3 NaN in every token row the count leaves out
+      std::fill(codes.begin() + count * 1024, codes.end(), uint8_t(0x7F));
+    monodc::testing::setBytes(memory, "xin", codes);
+    monodc::testing::setBytes(memory, "xs", xs);
+    monodc::testing::setBytes(memory, "w", w);
+    monodc::testing::setBytes(memory, "ws", ws);
+    EXPECT_FALSE(memory.setValues("count", {float(count)}));
+    auto result = sim::simulate(launch, memory);
+    EXPECT_TRUE(succeeded(result) && !result->deadlock);
+    return memory.values("y");
+  };
+  const std::vector<float> all = run(4, false);
+  for (int count : {0, 1, 3}) {
+    const std::vector<float> got = run(count, true);
+    for (int i = 0; i < 4 * 32; ++i)
+      ASSERT_EQ(got[i], i / 32 < count ? all[i] : 0.0f) << "count " << count << " token " << i / 32;
+  }
+  EXPECT_NE(all[3 * 32], 0.0f);
+}
+
+TEST(SimulatorGemvRows, ACountReachesTheDeviceCall) {
+  // On sm_90 the gemv takes the tensor cores; its weights are loaded before
+  // the poll for the copied tokens unless the count is 0, and the run gets
+  // the count.
+  mlir::MLIRContext ctx;
+  auto module = countedGemv(ctx, "sm_90", /*fuse=*/false);
+  ASSERT_TRUE(module);
+  auto hip = emit::emitHip(*module);
+  ASSERT_TRUE(succeeded(hip));
+  const size_t at = hip->find(" > 0) w");
+  ASSERT_NE(at, std::string::npos) << "no guarded prefetch";
+  EXPECT_NE(hip->find(".prefetch(", at), std::string::npos);
+  EXPECT_NE(hip->find("mono_gemv_mma_run<"), std::string::npos);
+  EXPECT_NE(hip->find("mono_lds, (int)v"), std::string::npos) << "the run has no count";
 }
 
 } // namespace

@@ -141,13 +141,17 @@ private:
     auto g = dyn_cast_or_null<GemvRowsOp>(next);
     if (!g)
       return;
-    Operation *row = g.getRow().getDefiningOp();
-    if (row && (row->getBlock() != wait.getBlock() || !row->isBeforeInBlock(&wait)))
-      return;
+    for (Value known : {g.getRow(), g.getCount()}) {
+      Operation *def = known ? known.getDefiningOp() : nullptr;
+      if (def && (def->getBlock() != wait.getBlock() || !def->isBeforeInBlock(&wait)))
+        return;
+    }
     std::string slice = "w" + std::to_string(nextId++);
     GemvRowsShape shape = gemvRowsShape(g);
+    // A counted gemv of no tokens reads no weights, not even these.
+    const std::string guard = g.getCount() ? "if (" + nameOf(g.getCount()) + " > 0) " : "";
     os << "    " << shape.sliceType << " " << slice << ";  // loaded before the poll\n"
-       << "    " << slice << ".prefetch(" << shape.weightArgs << ");\n";
+       << "    " << guard << slice << ".prefetch(" << shape.weightArgs << ");\n";
     prefetched[g] = slice;
   }
 
@@ -606,7 +610,8 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
           os << "    " << shape.whole << "<" << slotsOf(res) << ", " << shape.args << ">(";
         os << shape.weightArgs << ", (const void *)" << regionPointer(x.getSymName()) << ", "
            << (scaled ? "(const mono_u8 *)" + regionPointer(xs.getSymName()) : "nullptr")
-           << ", " << nameOf(g.getFirstToken()) << ", " << name << ", mono_lds);\n";
+           << ", " << nameOf(g.getFirstToken()) << ", " << name << ", mono_lds"
+           << (g.getCount() ? ", (int)" + nameOf(g.getCount()) : std::string()) << ");\n";
         return success();
       })
       .Case<GemvOp>([&](GemvOp g) {

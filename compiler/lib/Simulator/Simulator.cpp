@@ -88,7 +88,8 @@ private:
                 TileValues &scales);
   TileValues gemv(GemvOp op, RegionOp weight, int64_t row0);
   LogicalResult attendChunk(AttendChunkOp op);
-  TileValues gemvRows(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0, int64_t t0);
+  TileValues gemvRows(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0, int64_t t0,
+                      int64_t count);
 
   /// Index of value `i` of copy (parity, source) of a peer region.
   int64_t peerIndex(const RegionStorage &r, int64_t source, int64_t i) const {
@@ -315,8 +316,9 @@ TileValues TaskInterpreter::gemv(GemvOp op, RegionOp weight, int64_t row0) {
 // part's sum by one fma with its block scale; then the TP parts are added
 // in order.
 TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xRegion,
-                                     int64_t row0, int64_t t0) {
-  const int64_t n = op.getOutputs(), tokens = op.getTokens(), k = weight.getCols();
+                                     int64_t row0, int64_t t0, int64_t count) {
+  // Tokens from `count` on are neither read nor summed: their results stay 0.
+  const int64_t n = op.getOutputs(), tokens = count, k = weight.getCols();
   const int64_t parts = block / n, chunks = k / 16;
   const bool scaled = static_cast<bool>(op.getWeightScales());
   const RegionStorage &w = memory.region(weight.getSymName().str());
@@ -333,7 +335,7 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
         v *= xs->get((t0 + t) * (k / 32) + c / 32);
       staged[t * k + c] = fmts::roundToBf16(v);
     }
-  TileValues out(tokens * n);
+  TileValues out(op.getTokens() * n, 0.0f);
   // One scale a 32-wide block; an unscaled weight may end in half a block.
   std::vector<float> decoded(k), blockScale((k + 31) / 32, 1.0f);
   const bool mxfp4 = isa<Float4E2M1FNType>(weight.getElementType());
@@ -700,7 +702,11 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
           return g.emitOpError() << "reads weight rows [" << row0 << ", "
                                  << row0 + g.getOutputs() << ") or tokens [" << t0 << ", "
                                  << t0 + g.getTokens() << ") outside their regions";
-        tiles[g.getResult()] = gemvRows(g, weight, x, row0, t0);
+        const int64_t count = g.getCount() ? indices.lookup(g.getCount()) : g.getTokens();
+        if (count < 0 || count > g.getTokens())
+          return g.emitOpError() << "count " << count << " is outside [0, " << g.getTokens()
+                                 << "]";
+        tiles[g.getResult()] = gemvRows(g, weight, x, row0, t0, count);
         return success();
       })
       .Case<GemvOp>([&](GemvOp g) -> LogicalResult {

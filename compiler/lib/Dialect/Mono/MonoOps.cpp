@@ -501,6 +501,9 @@ LogicalResult GemvRowsOp::verify() {
     return emitOpError() << "tokens [" << *t << ", " << *t + getTokens()
                          << ") are outside '" << x.getSymName() << "' (" << x.getRows()
                          << " rows)";
+  if (auto n = getCount() ? constantIndex(getCount()) : std::nullopt;
+      n && (*n < 0 || *n > getTokens()))
+    return emitOpError() << "count " << *n << " is outside [0, " << getTokens() << "]";
   if (auto r = constantIndex(getRow()); r && *r + outputs > weight.getRows())
     return emitOpError() << "weight rows [" << *r << ", " << *r + outputs
                          << ") are outside '" << weight.getSymName() << "'";

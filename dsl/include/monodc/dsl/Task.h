@@ -191,6 +191,11 @@ public:
   /// (MXFP4) is read in AITER's shuffled layouts (see mono.gemv_rows).
   Tile gemvRows(const Region &weight, const Region &weightScales, Index row, int64_t outputs,
                 const Region &x, const Region &xScales, Index firstToken, int64_t tokens);
+  /// The same for the first `count` tokens only (a runtime number, 0 ..
+  /// tokens): the others' results are 0, and a count of 0 reads no weights.
+  Tile gemvRows(const Region &weight, const Region &weightScales, Index row, int64_t outputs,
+                const Region &x, const Region &xScales, Index firstToken, int64_t tokens,
+                Index count);
   /// The same against a bf16 or f32 weight with a bf16 or f32 activation.
   Tile gemvRows(const Region &weight, Index row, int64_t outputs, const Region &x,
                 Index firstToken, int64_t tokens);

@@ -407,15 +407,20 @@ def Mono_GemvRowsOp : Mono_Op<"gemv_rows"> {
     section 2): its bytes permuted per 16-row group, and its scales (one E8M0
     per 32 along k, [rows padded to 256, k/32 padded to 8]) permuted too; it
     takes an MXFP8 activation.
+
+    An optional runtime `count` (0 .. tokens) computes only tokens
+    [0, count): the others' results are 0, their rows of `x` are not read,
+    and a count of 0 reads no weights (a task over fewer tokens than its
+    tile, or none). The handoff still covers all `tokens` rows.
   }];
   let arguments = (ins FlatSymbolRefAttr:$weight,
                        OptionalAttr<FlatSymbolRefAttr>:$weightScales, Index:$row,
                        FlatSymbolRefAttr:$x, OptionalAttr<FlatSymbolRefAttr>:$xScales,
-                       Index:$firstToken, I64Attr:$tokens);
+                       Index:$firstToken, I64Attr:$tokens, Optional<Index>:$count);
   let results = (outs Mono_AnyTile:$result);
   let assemblyFormat = [{
     $weight (`scaled` $weightScales^)? `[` $row `]` `,` $x (`scaled` $xScales^)?
-    `[` $firstToken `]` `tokens` $tokens attr-dict `:` type($result)
+    `[` $firstToken `]` `tokens` $tokens (`count` $count^)? attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
