@@ -621,15 +621,20 @@ static Tile buildGemvRows(Task &t, const dsl::Region &weight, const dsl::Region 
 Tile Task::gemvRows(const dsl::Region &weight, const dsl::Region &weightScales, Index row,
                     int64_t outputs, const dsl::Region &x, const dsl::Region &xScales, Index firstToken,
                     int64_t tokens, Index count) {
-  Tile out = gemvRows(weight, weightScales, row, outputs, x, xScales, firstToken, tokens);
-  if (auto g = out.valid() ? out.get().getDefiningOp<mono::GemvRowsOp>() : nullptr)
-    g.getCountMutable().assign(count.get());
-  return out;
+  return scaledGemvRows(weight, weightScales, row, outputs, x, xScales, firstToken, tokens,
+                        count.get());
 }
 
 Tile Task::gemvRows(const dsl::Region &weight, const dsl::Region &weightScales, Index row,
                     int64_t outputs, const dsl::Region &x, const dsl::Region &xScales, Index firstToken,
                     int64_t tokens) {
+  return scaledGemvRows(weight, weightScales, row, outputs, x, xScales, firstToken, tokens,
+                        Value());
+}
+
+Tile Task::scaledGemvRows(const dsl::Region &weight, const dsl::Region &weightScales, Index row,
+                          int64_t outputs, const dsl::Region &x, const dsl::Region &xScales,
+                          Index firstToken, int64_t tokens, mlir::Value count) {
   for (const dsl::Region *r : {&weight, &weightScales, &x, &xScales})
     if (!checkRegion(*r, "reads"))
       return {};
@@ -641,7 +646,7 @@ Tile Task::gemvRows(const dsl::Region &weight, const dsl::Region &weightScales, 
     return {};
   }
   return buildGemvRows(*this, weight, &weightScales, row, outputs, x, &xScales, firstToken,
-                       tokens);
+                       tokens, count);
 }
 
 Tile Task::gemvRows(const dsl::Region &weight, Index row, int64_t outputs, const dsl::Region &x,

@@ -217,6 +217,10 @@ public:
 
 private:
   bool checkRegion(const Region &region, const char *verb);
+  /// Both scaled gemvRows forms; a null `count` computes every token.
+  Tile scaledGemvRows(const Region &weight, const Region &weightScales, Index row, int64_t outputs,
+                      const Region &x, const Region &xScales, Index firstToken, int64_t tokens,
+                      mlir::Value count);
 
   Launch &launch;
   std::string stageName;
