@@ -159,6 +159,15 @@ inline Manifest readManifest(const std::string &path) {
   }
 }
 
+/// The file of region `name` in a simulator dump (`monodc simulate --dump`)
+/// whose files start with `base`: `kind` is in, out or scratch, and a
+/// launch of several ranks names the rank's copy.
+inline std::string dumpFile(const std::string &base, const char *kind, int ranks, int rank,
+                            const std::string &name) {
+  const std::string tag = ranks > 1 ? "r" + std::to_string(rank) + "." : std::string();
+  return base + "." + kind + "." + tag + name + ".bin";
+}
+
 /// Kernel `name` of the source file at `path`, compiled and loaded.
 inline CUfunction compileKernel(const std::string &path, const std::string &name) {
   CUfunction f;

@@ -51,7 +51,6 @@ int main(int argc, char **argv) {
     // peer buffers in the same device memory.
     const int ranks = m.ranks;
     gpu::requireResident(f, m, ranks, sms, stem);
-    auto rankTag = [&](int r) { return ranks > 1 ? "r" + std::to_string(r) + "." : std::string(); };
     std::vector<std::map<std::string, CUdeviceptr>> buffers(ranks);
     std::vector<std::vector<CUdeviceptr>> values(ranks);
     std::vector<CUstream> streams(ranks);
@@ -67,7 +66,7 @@ int main(int argc, char **argv) {
         const CUdeviceptr p = gpu::alloc(r.bytes);
         buffers[k][r.name] = p;
         if (r.kind != "output") {
-          std::string bytes = readText(base + ".in." + rankTag(k) + r.name + ".bin");
+          std::string bytes = readText(gpu::dumpFile(base, "in", ranks, k, r.name));
           if (long(bytes.size()) != r.bytes)
             die(stem + ": input " + r.name + " has " + std::to_string(bytes.size()) + " bytes");
           check(cuMemcpyHtoD(p, bytes.data(), bytes.size()), "upload");
@@ -120,7 +119,7 @@ int main(int argc, char **argv) {
         for (int k = 0; k < ranks; ++k)
           for (const Region &r : m.scratch)
             if (r.kind == "scratch" &&
-                std::ifstream(base + ".scratch." + rankTag(k) + r.name + ".bin").good())
+                std::ifstream(gpu::dumpFile(base, "scratch", ranks, k, r.name)).good())
               firstScratch[k][r.name] = gpu::download(scratches[k] + r.offset, r.bytes);
     }
     // Outputs the simulator reduced (equal on every rank) must agree on the
@@ -128,8 +127,8 @@ int main(int argc, char **argv) {
     if (ranks > 1)
       for (int k = 1; k < ranks; ++k)
         for (auto &[name, bytes] : firstRun[k])
-          if (readText(base + ".out." + rankTag(k) + name + ".bin") ==
-              readText(base + ".out." + rankTag(0) + name + ".bin"))
+          if (readText(gpu::dumpFile(base, "out", ranks, k, name)) ==
+              readText(gpu::dumpFile(base, "out", ranks, 0, name)))
             ranksAgree &= bytes == firstRun[0][name];
     // Byte records exact; values within the stage bounds. Prints a line.
     auto compareRegion = [&](const Region &r, const std::string &label, const std::string &got,
@@ -149,11 +148,11 @@ int main(int argc, char **argv) {
       for (const Region &r : m.arguments)
         if (r.kind == "output")
           compareRegion(r, r.name + suffix, firstRun[k][r.name],
-                        readText(base + ".out." + rankTag(k) + r.name + ".bin"));
+                        readText(gpu::dumpFile(base, "out", ranks, k, r.name)));
       for (const Region &r : m.scratch)
         if (firstScratch[k].count(r.name))
           compareRegion(r, "(s) " + r.name + suffix, firstScratch[k][r.name],
-                        readText(base + ".scratch." + rankTag(k) + r.name + ".bin"));
+                        readText(gpu::dumpFile(base, "scratch", ranks, k, r.name)));
     }
     if (ranks > 1) {
       std::printf("%-40s %-14s %s\n", stem.c_str(), "(ranks)",

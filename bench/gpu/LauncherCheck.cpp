@@ -88,7 +88,6 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
                 stem.c_str(), ranks, static_cast<long long>(grid), sms);
     return false;
   }
-  auto rankTag = [&](int r) { return ranks > 1 ? "r" + std::to_string(r) + "." : std::string(); };
   gpu::PeerBuffers peers;
   if (monodc_kernel_peer_buffer_bytes(kernel) > 0) {
     peers = gpu::allocatePeers(m, ranks);
@@ -114,7 +113,7 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
       }
       Binding b{a.name, kind, gpu::alloc(size_t(a.bytes)), a.bytes};
       if (b.kind == "input" || b.kind == "weight") {
-        const std::string bytes = readText(base + ".in." + rankTag(r) + b.name + ".bin");
+        const std::string bytes = readText(gpu::dumpFile(base, "in", ranks, r, b.name));
         if (int64_t(bytes.size()) != b.bytes)
           die(stem + ": input " + b.name + " has " + std::to_string(bytes.size()) +
               " bytes, the kernel's argument " + std::to_string(b.bytes));
@@ -179,7 +178,7 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
     for (const auto &[name, got] : first[r]) {
       const gpu::Region &region = gpu::argument(m, name);
       const gpu::RegionVerdict v = gpu::compareRegion(
-          region.format, region.rows, got, readText(base + ".out." + rankTag(r) + name + ".bin"));
+          region.format, region.rows, got, readText(gpu::dumpFile(base, "out", ranks, r, name)));
       good &= v.ok;
       std::printf("%-40s %-14s %5zu/%-6zu %10.2e %10.6f %s\n", stem.c_str(),
                   (name + suffix).c_str(), v.equalUnits, v.units, v.comparison.relativeError,
