@@ -156,13 +156,20 @@ double worstRelativeError(const std::vector<float> &got, const Weight &w, const 
 
 constexpr double kBound = 2e-6;
 
+/// worstRelativeError of mono_gemv_rows on this shape (the shape given once).
+template <int N, int K, int TOKENS, int TC, int WKIND, int RING = 0, int X32 = 0>
+double rowsError(const Weight &w, const Activations &x) {
+  return worstRelativeError(deviceGemv<N, K, TOKENS, TC, WKIND, RING, X32>(w, x), w, x, TOKENS, N,
+                            K);
+}
+
 TEST(DeviceGemvRows, E4m3SliceHeldInRegisters) {
   // 16 rows of 2048: 8 chunks a thread, resident.
   static_assert(mono_gemv_weights<16, 2048, 0>::RESIDENT);
   std::mt19937 rng(1);
   const Weight w = e4m3Weight(16, 2048, rng);
   const Activations x = randomActivations(6, 2048, rng);
-  EXPECT_LT(worstRelativeError(deviceGemv<16, 2048, 6, 6, 0>(w, x), w, x, 6, 16, 2048), kBound);
+  EXPECT_LT((rowsError<16, 2048, 6, 6, 0>(w, x)), kBound);
 }
 
 TEST(DeviceGemvRows, E4m3SliceStreamedInGroups) {
@@ -172,16 +179,15 @@ TEST(DeviceGemvRows, E4m3SliceStreamedInGroups) {
   std::mt19937 rng(2);
   const Weight w = e4m3Weight(16, 4096, rng);
   const Activations x = randomActivations(6, 4096, rng);
-  EXPECT_LT(worstRelativeError(deviceGemv<16, 4096, 6, 3, 0>(w, x), w, x, 6, 16, 4096), kBound);
+  EXPECT_LT((rowsError<16, 4096, 6, 3, 0>(w, x)), kBound);
 }
 
 TEST(DeviceGemvRows, Mxfp4InAiterLayoutsForOneAndThreeTokens) {
   std::mt19937 rng(3);
   const Weight w = mxfp4Weight(32, 1024, rng);
   const Activations one = randomActivations(1, 1024, rng), three = randomActivations(3, 1024, rng);
-  EXPECT_LT(worstRelativeError(deviceGemv<32, 1024, 1, 1, 3>(w, one), w, one, 1, 32, 1024), kBound);
-  EXPECT_LT(worstRelativeError(deviceGemv<32, 1024, 3, 3, 3>(w, three), w, three, 3, 32, 1024),
-            kBound);
+  EXPECT_LT((rowsError<32, 1024, 1, 1, 3>(w, one)), kBound);
+  EXPECT_LT((rowsError<32, 1024, 3, 3, 3>(w, three)), kBound);
 }
 
 // Weights streamed through a ring of shared memory by asynchronous copies
@@ -278,6 +284,12 @@ std::vector<float> deviceGemvMma(const Weight &w, const Activations &x, int coun
   return out;
 }
 
+/// worstRelativeError of mono_gemv_mma on this shape (the shape given once).
+template <int N, int K, int TOKENS, int WKIND>
+double mmaError(const Weight &w, const Activations &x) {
+  return worstRelativeError(deviceGemvMma<N, K, TOKENS, WKIND>(w, x), w, x, TOKENS, N, K);
+}
+
 // The shapes of the dsv41 launches: the routed experts' one-token MXFP4
 // GEMVs (routed.ug: 4 tiles, each split over 2 warps; routed.down: 2 tiles
 // a warp, 36 blocks), and e4m3 ones of 6 tokens with 36 blocks split over 8
@@ -287,11 +299,8 @@ TEST(DeviceGemvMma, MatchesTheExactSumsOfTheLaunchShapes) {
   std::mt19937 rng(6);
   const Weight ug = mxfp4Weight(64, 5120, rng), down = mxfp4Weight(256, 1152, rng);
   const Activations one5120 = randomActivations(1, 5120, rng), one1152 = randomActivations(1, 1152, rng);
-  EXPECT_LT(worstRelativeError(deviceGemvMma<64, 5120, 1, 3>(ug, one5120), ug, one5120, 1, 64, 5120),
-            kBound);
-  EXPECT_LT(worstRelativeError(deviceGemvMma<256, 1152, 1, 3>(down, one1152), down, one1152, 1, 256,
-                               1152),
-            kBound);
+  EXPECT_LT((mmaError<64, 5120, 1, 3>(ug, one5120)), kBound);
+  EXPECT_LT((mmaError<256, 1152, 1, 3>(down, one1152)), kBound);
   // Passes of one tile stage the tokens as f16 (the routed experts', 6 and
   // 3 tokens here); 9 and 48 tokens stage e4m3 codes.
   static_assert(mono_gemv_mma_f16_tokens(5120, 1) && mono_gemv_mma_f16_tokens(1152, 1) &&
@@ -304,18 +313,13 @@ TEST(DeviceGemvMma, MatchesTheExactSumsOfTheLaunchShapes) {
   // split over 4 warps (8 each: a scale word's blocks c and c + 4 each).
   const Weight pairs = mxfp4Weight(128, 1024, rng), split4 = mxfp4Weight(32, 1024, rng);
   const Activations nine = randomActivations(9, 1024, rng), three = randomActivations(3, 1024, rng);
-  EXPECT_LT(worstRelativeError(deviceGemvMma<128, 1024, 9, 3>(pairs, nine), pairs, nine, 9, 128, 1024),
-            kBound);
-  EXPECT_LT(worstRelativeError(deviceGemvMma<32, 1024, 3, 3>(split4, three), split4, three, 3, 32,
-                               1024),
-            kBound);
+  EXPECT_LT((mmaError<128, 1024, 9, 3>(pairs, nine)), kBound);
+  EXPECT_LT((mmaError<32, 1024, 3, 3>(split4, three)), kBound);
   const Weight shared = e4m3Weight(16, 1152, rng), wide = e4m3Weight(16, 4096, rng);
   const Activations six = randomActivations(6, 1152, rng), many = randomActivations(48, 4096, rng);
   static_assert(mono_gemv_mma_pass_tokens(4096, 48) == 15);
-  EXPECT_LT(worstRelativeError(deviceGemvMma<16, 1152, 6, 0>(shared, six), shared, six, 6, 16, 1152),
-            kBound);
-  EXPECT_LT(worstRelativeError(deviceGemvMma<16, 4096, 48, 0>(wide, many), wide, many, 48, 16, 4096),
-            kBound);
+  EXPECT_LT((mmaError<16, 1152, 6, 0>(shared, six)), kBound);
+  EXPECT_LT((mmaError<16, 4096, 48, 0>(wide, many)), kBound);
 }
 
 // The comparison can fail on this path too: one MXFP4 row block's scale a
