@@ -136,24 +136,34 @@ inline mono_u32 operandCode(const mono_u32 *regs, int regsPerLane, int index, in
   const int lane = 4 * index + (k % 16) / 4, reg = low + (k >= 16 ? step : 0);
   return (regs[lane * regsPerLane + reg] >> (8 * (k % 4))) & 0xFFu;
 }
-} // namespace host_arch
-MONO_DEV void mono_mma_e4m3(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
-  const int lane = host_arch::threadId % 32;
-  host_arch::WarpExchange &x = (*host_arch::warps)[host_arch::threadId / 32];
+/// One warp's m16n8 product through the exchange: every lane leaves its A
+/// registers and `bRegs` B registers, then computes its four results (row
+/// g + 8 (e / 2), column 2t + e % 2) as the exact sum over 32 k of A's e4m3
+/// value times bValue(exchange, column, k).
+template <class BValue>
+void warpMma(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 *b, int bRegs,
+             BValue bValue) {
+  const int lane = threadId % 32;
+  WarpExchange &x = (*warps)[threadId / 32];
   std::memcpy(x.a[lane], a, sizeof a);
-  x.b[lane][0] = b0;
-  x.b[lane][1] = b1;
+  std::memcpy(x.b[lane], b, bRegs * sizeof(mono_u32));
   x.meet.arrive_and_wait();
   const int g = lane / 4, t = lane % 4;
   for (int e = 0; e < 4; ++e) {
     const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
     double sum = 0;
     for (int k = 0; k < 32; ++k)
-      sum += host_arch::e4m3Value(host_arch::operandCode(&x.a[0][0], 4, row % 8, k, row / 8, 2)) *
-             host_arch::e4m3Value(host_arch::operandCode(&x.b[0][0], 4, col, k, 0, 1));
+      sum += e4m3Value(operandCode(&x.a[0][0], 4, row % 8, k, row / 8, 2)) * bValue(x, col, k);
     d[e] = float(sum);
   }
   x.meet.arrive_and_wait();
+}
+} // namespace host_arch
+MONO_DEV void mono_mma_e4m3(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
+  const mono_u32 b[2] = {b0, b1};
+  host_arch::warpMma(d, a, b, 2, [](const host_arch::WarpExchange &x, int col, int k) {
+    return host_arch::e4m3Value(host_arch::operandCode(&x.b[0][0], 4, col, k, 0, 1));
+  });
 }
 // The same with B in f16 pairs (arch_cuda.h: b0 k 4t, 4t + 1; b1 k 4t + 2,
 // 4t + 3; b2, b3 the same from 16 on), and e4m3 -> f16 pairs exactly.
@@ -181,23 +191,10 @@ MONO_DEV void mono_e4m3x4_to_f16(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
   hi = h[2] | (h[3] << 16);
 }
 MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 (&b)[4]) {
-  const int lane = host_arch::threadId % 32;
-  host_arch::WarpExchange &x = (*host_arch::warps)[host_arch::threadId / 32];
-  std::memcpy(x.a[lane], a, sizeof a);
-  std::memcpy(x.b[lane], b, sizeof b);
-  x.meet.arrive_and_wait();
-  const int g = lane / 4, t = lane % 4;
-  for (int e = 0; e < 4; ++e) {
-    const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
-    double sum = 0;
-    for (int k = 0; k < 32; ++k) {
-      const mono_u32 pair = x.b[4 * col + (k % 16) / 4][(k >= 16 ? 2 : 0) + (k % 4) / 2];
-      sum += host_arch::e4m3Value(host_arch::operandCode(&x.a[0][0], 4, row % 8, k, row / 8, 2)) *
-             host_arch::f16Value((pair >> (16 * (k % 2))) & 0xFFFFu);
-    }
-    d[e] = float(sum);
-  }
-  x.meet.arrive_and_wait();
+  host_arch::warpMma(d, a, b, 4, [](const host_arch::WarpExchange &x, int col, int k) {
+    const mono_u32 pair = x.b[4 * col + (k % 16) / 4][(k >= 16 ? 2 : 0) + (k % 4) / 2];
+    return host_arch::f16Value((pair >> (16 * (k % 2))) & 0xFFFFu);
+  });
 }
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting
