@@ -13,14 +13,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
 // clang-format off
 #include "prelude.h"
 #include "gemv_shape.h"
+#include "attend_shape.h"
 #include "HostArch.h"
 #include "generic.h"
+#include "attend_mma.h"
 // clang-format on
 
 namespace ref = monodc::reference;
@@ -39,14 +42,20 @@ struct Chunk {
   std::vector<float> m, l, p;
 };
 
-/// mono_attend_chunk on one block of host threads.
+enum class Path { Fma, Mma };
+
+/// mono_attend_chunk (Fma) or mono_attend_chunk_mma (Mma, the tensor-core
+/// path: HostArch's mono_mma_bf16 sums exactly, then rounds once) on one
+/// block of host threads.
 Chunk deviceChunk(const std::vector<uint16_t> &q, const ref::KvCache &cache,
-                  const std::vector<int> &slots) {
+                  const std::vector<int> &slots, Path path = Path::Fma) {
   constexpr int SS = (kKeys + MONO_BLOCK - 1) / MONO_BLOCK, SH = 1,
                 SP = (kHeads * kDim + MONO_BLOCK - 1) / MONO_BLOCK;
   // Key and query rows of kDim + kParts words (mono_attend_word).
-  std::vector<float> lds(kKeys + (kBatch + kHeads) * (kDim + kParts) +
-                         kHeads * kBatch * kParts + 3 * kHeads);
+  std::vector<float> lds(path == Path::Mma
+                             ? mono_attend_mma_shared_bytes(kDim, kKeys, MONO_BLOCK) / 4
+                             : kKeys + (kBatch + kHeads) * (kDim + kParts) +
+                                   kHeads * kBatch * kParts + 3 * kHeads);
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(double(kDim)));
   Chunk out{std::vector<float>(kHeads), std::vector<float>(kHeads),
             std::vector<float>(kHeads * kDim)};
@@ -55,9 +64,14 @@ Chunk deviceChunk(const std::vector<uint16_t> &q, const ref::KvCache &cache,
     float slotTile[SS], m[SH], l[SH], p[SP];
     for (int s = 0; s < SS; ++s)
       slotTile[s] = s * MONO_BLOCK + tid < kKeys ? float(slots[s * MONO_BLOCK + tid]) : -1.0f;
-    mono_attend_chunk<kHeads, kDim, kNope, kKeys, kBatch, kPageTokens, kDataBytes, SS, SH, SP,
-                      kParts>(q.data(), cache.bytes.data(), cache.layout.pageBytes(), scale,
-                              slotTile, m, l, p, lds.data());
+    if (path == Path::Mma)
+      mono_attend_chunk_mma<kHeads, kDim, kNope, kKeys, kPageTokens, kDataBytes, SS, SH, SP>(
+          q.data(), cache.bytes.data(), cache.layout.pageBytes(), scale, slotTile, m, l, p,
+          lds.data());
+    else
+      mono_attend_chunk<kHeads, kDim, kNope, kKeys, kBatch, kPageTokens, kDataBytes, SS, SH, SP,
+                        kParts>(q.data(), cache.bytes.data(), cache.layout.pageBytes(), scale,
+                                slotTile, m, l, p, lds.data());
     if (tid < kHeads) {
       out.m[tid] = m[0];
       out.l[tid] = l[0];
@@ -131,19 +145,64 @@ TEST(DeviceAttendChunk, MatchesTheReferenceChunkState) {
   }
 }
 
+// The tensor-core path: keys and queries are exact in bf16 and each weight
+// enters as two bf16 (about 2^-17 of itself), so it keeps the f32 path's
+// bound; heads fewer than the instruction's 8 columns and a chunk whose
+// keys are all masked give what the f32 path gives.
+TEST(DeviceAttendChunk, TensorCoresMatchTheReferenceChunkState) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    const Case c = makeCase(seed);
+    EXPECT_LT(worstRelativeError(deviceChunk(c.qBits, c.cache, c.slots, Path::Mma), c), 1e-5)
+        << "seed " << seed;
+  }
+  Case masked = makeCase(4);
+  masked.slots.assign(kKeys, -1);
+  const Chunk none = deviceChunk(masked.qBits, masked.cache, masked.slots, Path::Mma);
+  for (int h = 0; h < kHeads; ++h) {
+    EXPECT_EQ(none.m[h], -std::numeric_limits<float>::infinity());
+    EXPECT_EQ(none.l[h], 0.0f);
+  }
+  for (float v : none.p)
+    EXPECT_EQ(v, 0.0f);
+}
+
+TEST(DeviceAttendChunk, TensorCoresTakeFewerHeadsThanColumns) {
+  constexpr int kFew = 3, SS = 1, SH = 1, SP = (kFew * kDim + MONO_BLOCK - 1) / MONO_BLOCK;
+  const Case c = makeCase(5);
+  std::vector<float> lds(mono_attend_mma_shared_bytes(kDim, kKeys, MONO_BLOCK) / 4);
+  const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(double(kDim)));
+  std::vector<float> p(kFew * kDim);
+  host_arch::runBlock([&] {
+    const int tid = mono_tid();
+    float slotTile[SS] = {tid < kKeys ? float(c.slots[tid]) : -1.0f}, m[SH], l[SH], tile[SP];
+    mono_attend_chunk_mma<kFew, kDim, kNope, kKeys, kPageTokens, kDataBytes, SS, SH, SP>(
+        c.qBits.data(), c.cache.bytes.data(), c.cache.layout.pageBytes(), scale, slotTile, m, l,
+        tile, lds.data());
+    for (int s = 0; s < SP; ++s)
+      if (s * MONO_BLOCK + tid < kFew * kDim)
+        p[s * MONO_BLOCK + tid] = tile[s];
+  });
+  // The first three heads of the 8-head chunk.
+  const Chunk all = deviceChunk(c.qBits, c.cache, c.slots, Path::Mma);
+  for (int i = 0; i < kFew * kDim; ++i)
+    ASSERT_EQ(p[i], all.p[i]) << "value " << i;
+}
+
 // The comparison can fail: one 64-dim group's scale byte one step up (the
-// group's keys doubled) in one record the chunk reads is caught.
+// group's keys doubled) in one record the chunk reads is caught, on both paths.
 TEST(DeviceAttendChunk, OneDoubledKeyGroupIsCaught) {
-  Case c = makeCase(1);
-  const Chunk clean = deviceChunk(c.qBits, c.cache, c.slots);
-  const int slot = c.slots[5], pageBytes = c.cache.layout.pageBytes();
-  uint8_t &scaleByte = c.cache.bytes[size_t(slot / kPageTokens) * pageBytes +
-                                     kPageTokens * kDataBytes + (slot % kPageTokens) * 8 + 2];
-  ++scaleByte;
-  const Chunk corrupted = deviceChunk(c.qBits, c.cache, c.slots);
-  --scaleByte;  // the reference reads the intact cache
-  EXPECT_LT(worstRelativeError(clean, c), 1e-5);
-  EXPECT_GT(worstRelativeError(corrupted, c), 1e-3);
+  for (Path path : {Path::Fma, Path::Mma}) {
+    Case c = makeCase(1);
+    const Chunk clean = deviceChunk(c.qBits, c.cache, c.slots, path);
+    const int slot = c.slots[5], pageBytes = c.cache.layout.pageBytes();
+    uint8_t &scaleByte = c.cache.bytes[size_t(slot / kPageTokens) * pageBytes +
+                                       kPageTokens * kDataBytes + (slot % kPageTokens) * 8 + 2];
+    ++scaleByte;
+    const Chunk corrupted = deviceChunk(c.qBits, c.cache, c.slots, path);
+    --scaleByte;  // the reference reads the intact cache
+    EXPECT_LT(worstRelativeError(clean, c), 1e-5);
+    EXPECT_GT(worstRelativeError(corrupted, c), 1e-3);
+  }
 }
 
 } // namespace

@@ -196,9 +196,38 @@ MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mon
     return host_arch::f16Value((pair >> (16 * (k % 2))) & 0xFFFFu);
   });
 }
+// The bf16 instruction (m16n8k16, accumulating; arch_cuda.h says which lane
+// holds what): d + the exact sum of the 16 products, rounded once.
+#define MONO_HAS_MMA_BF16 1
+MONO_DEV void mono_mma_bf16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
+  using host_arch::threadId;
+  const int lane = threadId % 32;
+  host_arch::WarpExchange &x = (*host_arch::warps)[threadId / 32];
+  std::memcpy(x.a[lane], a, sizeof a);
+  x.b[lane][0] = b0;
+  x.b[lane][1] = b1;
+  x.meet.arrive_and_wait();
+  // The bf16 at (row or column `index`, k) of registers `low` (k < 8) and
+  // `low` + `step` (k >= 8), lanes 4 index + t holding k 2t, 2t + 1.
+  auto value = [](const mono_u32 *regs, int index, int k, int low, int step) {
+    const mono_u32 reg = regs[4 * (4 * index + (k % 8) / 2) + low + (k >= 8 ? step : 0)];
+    return double(std::bit_cast<float>(((reg >> (16 * (k % 2))) & 0xFFFFu) << 16));
+  };
+  const int g = lane / 4, t = lane % 4;
+  float result[4];
+  for (int e = 0; e < 4; ++e) {
+    const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
+    double sum = d[e];
+    for (int k = 0; k < 16; ++k)
+      sum += value(&x.a[0][0], row % 8, k, row / 8, 2) * value(&x.b[0][0], col, k, 0, 1);
+    result[e] = float(sum);
+  }
+  x.meet.arrive_and_wait();
+  std::memcpy(d, result, sizeof result);
+}
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting
-/// at every mono_block_sync (and a warp's 32 at every mono_mma_e4m3[_f16]).
+/// at every mono_block_sync (and a warp's 32 at every mono_mma_*).
 inline void runBlock(const std::function<void()> &body) {
   std::barrier<> barrier(MONO_BLOCK);
   blockBarrier = &barrier;

@@ -582,11 +582,17 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         declareTile(a.getM(), m);
         declareTile(a.getL(), l);
         declareTile(a.getP(), p);
-        os << "    mono_attend_chunk<" << a.getHeads() << ", " << a.getHeadDim() << ", "
-           << a.getNope() << ", " << a.getKeys() << ", " << AttendChunkOp::kKeyBatch << ", "
-           << a.getPageTokens() << ", " << a.getDataBytes() << ", " << slotsOf(a.getSlots())
-           << ", " << slotsOf(a.getM()) << ", " << slotsOf(a.getP()) << ", "
-           << a.scoreParts(block) << ">((const mono_u16 *)"
+        const bool mma = attendChunkUsesMma(a, block, launch.getArch());
+        // Tensor cores (attend_mma.h) take the whole chunk as one batch.
+        os << "    " << (mma ? "mono_attend_chunk_mma<" : "mono_attend_chunk<") << a.getHeads()
+           << ", " << a.getHeadDim() << ", " << a.getNope() << ", " << a.getKeys() << ", ";
+        if (!mma)
+          os << AttendChunkOp::kKeyBatch << ", ";
+        os << a.getPageTokens() << ", " << a.getDataBytes() << ", " << slotsOf(a.getSlots())
+           << ", " << slotsOf(a.getM()) << ", " << slotsOf(a.getP());
+        if (!mma)
+          os << ", " << a.scoreParts(block);
+        os << ">((const mono_u16 *)"
            << regionPointer(q.getSymName()) << " + " << nameOf(a.getRow()) << " * "
            << q.getCols() << " + " << nameOf(a.getCol()) << ", (const mono_u8 *)"
            << regionPointer(cache.getSymName()) << ", " << cache.getCols() << ", "

@@ -3,7 +3,8 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
-// The device library's gemv_rows slice shape (runtime/device).
+// The device library's gemv_rows slice and attention chunk shapes (runtime/device).
+#include "attend_shape.h"
 #include "gemv_shape.h"
 
 namespace monodc::mono {
@@ -41,6 +42,14 @@ bool monodc::mono::gemvRowsUsesMma(GemvRowsOp g, int64_t block, llvm::StringRef 
   const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
   return mono_gemv_mma_chosen(static_cast<int>(g.getOutputs()), static_cast<int>(k),
                             static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
+}
+
+bool monodc::mono::attendChunkUsesMma(AttendChunkOp a, int64_t block, llvm::StringRef arch) {
+  if (arch != "sm_90") // the arches whose device layer has MONO_HAS_MMA_BF16
+    return false;
+  return mono_attend_mma_fits(static_cast<int>(a.getHeads()), static_cast<int>(a.getHeadDim()),
+                              static_cast<int>(a.getNope()), static_cast<int>(a.getKeys()),
+                              static_cast<int>(block));
 }
 
 int64_t monodc::mono::gemvRowsMmaPassTokens(GemvRowsOp g) {
@@ -98,6 +107,9 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
     return ring ? llvm::alignTo(own, 16) + ring : own;
   }
   if (auto a = dyn_cast<AttendChunkOp>(op)) {
+    if (attendChunkUsesMma(a, block, arch))
+      return mono_attend_mma_shared_bytes(static_cast<int>(a.getHeadDim()),
+                                          static_cast<int>(a.getKeys()), static_cast<int>(block));
     // Key and query rows are D + parts words (mono_attend_word's gaps).
     const int64_t parts = a.scoreParts(block), row = a.getHeadDim() + parts;
     return (a.getKeys() + (AttendChunkOp::kKeyBatch + a.getHeads()) * row +

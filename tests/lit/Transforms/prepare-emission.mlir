@@ -189,6 +189,44 @@ mono.launch @attend attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i
 
 // -----
 
+// The same on sm_90 takes the tensor cores (attend_shape.h): keys and 8
+// query rows of 64 + 4 words (64 x 68 + 8 x 68 = 4896), 2 dim parts of
+// partial scores (2 x 64 keys x 8 columns = 1024), the weights' two halves
+// (2 x 8 rows of 32 + 4 words = 576), 64 slots and 16 for max and sum:
+// 6576 words.
+// CHECK: mono.launch @attendmma attributes {{{.*}}mono.lds_bytes = 26304 : i64
+mono.launch @attendmma attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [2, 6400]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
+
+// -----
+
+// 96 dims are 6 tiles of 16, which the 8 warps cannot share evenly: sm_90
+// keeps the f32 chunks (16 parts: rows of 96 + 16 words; 64 + 10 x 112 +
+// 2 x 8 x 16 + 6 = 1446 words).
+// CHECK: mono.launch @attend96 attributes {{{.*}}mono.lds_bytes = 5784 : i64
+mono.launch @attend96 attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 192]
+  mono.region @cache input : i8 [2, 4352]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 2 : i64, headDim = 96 : i64, ropeDim = 32 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<192, f32>
+  }
+}
+
+// -----
+
 // A slice goes through shared memory whole: 32768 f32 are 128 KB, more than
 // a gfx942 CTA has.
 mono.launch @toomuch attributes {arch = "gfx942", grid = 4 : i64, block = 512 : i64, rows = 1 : i64} {
