@@ -76,8 +76,7 @@ void addChunks(Launch &launch, const ModelConfig &c, int64_t heads, const std::s
     Index row = token * heads + firstHead;
     t.storeRows(state.max, row, chunk, perTask, s.m);
     t.storeRows(state.sum, row, chunk, perTask, s.l);
-    for (int64_t h = 0; h < perTask; ++h)
-      t.store(state.values, row + t.index(h), chunk * dim, s.p.slice(h * dim, dim));
+    t.storeRows(state.values, row, chunk * dim, perTask, s.p);
   });
 }
 
