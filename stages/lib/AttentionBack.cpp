@@ -92,21 +92,33 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
             r.compressedState);
 
   // Combine, one task a (token, head): the sink joins the denominator only.
+  // Every load comes first: the emitted code keeps the program's order, and
+  // a load after a block barrier (every tile operation through shared
+  // memory has one) could not start before it, so each paid its latency in
+  // turn.
   launch.stage("back.combine", rows * heads, [&](Task &t) {
     Index token = t.id() / heads, head = t.id() % heads;
     const ChunkStateRegions *sources[] = {&r.windowState, &r.compressedState};
     Tile sink = t.load(r.sinks, t.index(0), head, 1) * kLog2e;
+    Index position = t.toIndex(t.load(r.positions, token, 0, 1));
+    Tile cs = t.load(r.cosSin, position, 0, pairs), sn = t.load(r.cosSin, position, pairs, pairs);
+    struct Loaded {
+      int64_t chunks;
+      Tile max, sum, values;
+    } loaded[2];
+    for (int i = 0; i < 2; ++i)
+      loaded[i] = {sources[i]->max.cols(), t.loadRow(sources[i]->max, t.id()),
+                   t.loadRow(sources[i]->sum, t.id()), t.loadRow(sources[i]->values, t.id())};
     Tile top = sink;
-    for (const ChunkStateRegions *s : sources)
-      top = max(top, maxOf(t.loadRow(s->max, t.id())));
+    for (const Loaded &s : loaded)
+      top = max(top, maxOf(s.max));
     // Window then compressed, each summed in chunk order.
     Tile z = exp2(sink - top), numerator = t.constant(0.0f, dim);
-    for (const ChunkStateRegions *s : sources) {
-      const int64_t chunks = s->max.cols();
-      Tile weights = exp2(t.loadRow(s->max, t.id()) - top);
-      z = z + sum(t.loadRow(s->sum, t.id()) * weights);
-      Tile values = t.loadRow(s->values, t.id()) * expand(weights, chunks, dim, 1);
-      numerator = numerator + sumAlong(values, chunks, dim, 0);
+    for (const Loaded &s : loaded) {
+      Tile weights = exp2(s.max - top);
+      z = z + sum(s.sum * weights);
+      Tile values = s.values * expand(weights, s.chunks, dim, 1);
+      numerator = numerator + sumAlong(values, s.chunks, dim, 0);
     }
     Tile o = (numerator / z).to(bf16);
     t.store(r.o, token, head * dim, o);
@@ -115,8 +127,6 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
     // head: 32-value groups never straddle the nope/rope boundary.
     Tile of = o.to(f32), rope = of.slice(nope, c.ropeDim);
     Tile even = rope.slice(0, pairs, 2), odd = rope.slice(1, pairs, 2);
-    Index position = t.toIndex(t.load(r.positions, token, 0, 1));
-    Tile cs = t.load(r.cosSin, position, 0, pairs), sn = t.load(r.cosSin, position, pairs, pairs);
     Mxfp8Tile front = t.quantizeMxfp8(of.slice(0, nope));
     Mxfp8Tile back = t.quantizeMxfp8(interleave(even * cs + odd * sn, odd * cs - even * sn));
     Index row = (head / hpg) * rows + token, col = (head % hpg) * dim;
