@@ -15,6 +15,7 @@ void monodc::mono::addFusionPipeline(OpPassManager &pm, const FusionOptions &opt
   sync.advanceEpoch = options.advanceEpoch;
   sync.testOmitPublish = options.testOmitPublish;
   pm.addPass(createMaterializeSync(sync));
+  pm.addPass(createHoistLoads());
   pm.addPass(createPrepareEmission());
 }
 

@@ -69,4 +69,24 @@ def MaterializeSync : Pass<"mono-materialize-sync", "::mlir::ModuleOp"> {
   ];
 }
 
+def HoistLoads : Pass<"mono-hoist-loads", "::mlir::ModuleOp"> {
+  let summary = "Issues each task's loads before the tile operations that do not need them";
+  let description = [{
+    In every stage body, a `mono.load` moves up to just after the last
+    operation it must follow: a definition of one of its operands, or an
+    operation with effects beyond reading memory (a store, a wait, a
+    publish, a GEMV or attention building block, a peer access); a load of
+    an input or a weight, which nothing in the launch writes, follows only
+    its operands' definitions. Scalar index arithmetic and `mono.to_index`
+    move the same way, so that the address a load needs is ready early too.
+    Nothing else moves: waits stay just before the reads they guard (and a
+    GEMV's weights are still prefetched before its poll).
+    Why: the HIP printer keeps the order of the operations, every tile
+    operation that goes through shared memory ends with a block barrier, and
+    a global load placed after a barrier cannot start before it; a task
+    whose loads were spread between such operations paid one memory latency
+    for each.
+  }];
+}
+
 #endif // MONODC_TRANSFORMS_PASSES_TD
