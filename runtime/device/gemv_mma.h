@@ -89,8 +89,9 @@ struct mono_gemv_mma_weights {
         const mono_i64 r = n0 + tileRow(firstTile() + i, g + 8 * h);
         // Block kb of a row is 256 kb bytes on for MXFP4 (AITER: 16 rows x 16 bytes a block).
         row[i][h] = WKIND == 3 ? w + mono_aiter_weight_offset(r, 4 * t, K / 2) : w + r * K + 8 * t;
-        // MXFP4: row g's scale word holds row g + 8's too (the [i][0] one is read).
-        scaleRow[i][h] = ws + (WKIND == 3 ? mono_aiter_scale_row(r, wsCols) : mono_block_scale_offset(r, 0, wsCols));
+        // MXFP4: row g's scale word holds row g + 8's too, so only [i][0] is kept.
+        if (WKIND != 3 || h == 0)
+          scaleRow[i][h] = ws + (WKIND == 3 ? mono_aiter_scale_row(r, wsCols) : mono_block_scale_offset(r, 0, wsCols));
       }
     }
   }
