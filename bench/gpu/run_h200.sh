@@ -11,6 +11,14 @@ OUT="${OUT:-/tmp/monodc-gpu}"
 BIN="${BIN:-/tmp/monodc-gpu-bin}"
 CUDA="${CUDA_HOME:-/usr/local/cuda}"
 mkdir -p "$OUT" "$BIN"
+# Seconds each phase took, printed last (device time is budgeted: this says
+# what a run of which modes costs).
+: > "$OUT/times.log"
+phase_start=$SECONDS
+took() {
+  echo "$1 $((SECONDS - phase_start))" >> "$OUT/times.log"
+  phase_start=$SECONDS
+}
 # BUILD=0 reuses the programs already in $BIN (a second tree of sources, same harness).
 if [ "${BUILD:-1}" = 1 ]; then
   g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
@@ -40,6 +48,7 @@ if [ "${BUILD:-1}" = 1 ]; then
     "$ROOT"/runtime/formats/src/*.cpp "$ROOT"/tests/reference/src/*.cpp "$ROOT/runtime/launch/LaunchInterface.cpp" \
     -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/layer_check" \
     >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+  took "build"
 fi
 status=0
 # The launcher check (`emit.sh launcher`): the runtime library built from its
@@ -74,6 +83,7 @@ if [ -d "$LAUNCHER" ]; then
   fi
   echo "== launches through the runtime library's C ABI and CUDA-driver launcher =="
   tail -n 40 "$OUT/launcher.log"
+  took "launcher (build and check)"
 fi
 # The whole layer against the CPU reference: full size on the `emit.sh layer`
 # sources, tiny on the `emit.sh stress` ones.
@@ -82,11 +92,13 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ]; then
     > "$OUT/layer_check.log" 2>&1 || status=1
   echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), dsv41 =="
   cat "$OUT/layer_check.log"
+  took "layer check, dsv41"
 fi
 if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
   "$BIN/layer_check" "$ROOT/bench/gpu/emitted/stress" tiny 2 6 48 > "$OUT/layer_check.tiny.log" 2>&1 || status=1
   echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), tiny =="
   cat "$OUT/layer_check.tiny.log"
+  took "layer check, tiny"
 fi
 # The layer benchmark runs when `emit.sh layer` wrote its sources.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ]; then
@@ -94,6 +106,7 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ]; then
     > "$OUT/layer.log" 2>&1 || status=1
   echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
   cat "$OUT/layer.log"
+  took "layer benchmark (widths ${WIDTHS:-6 12 24 48})"
 fi
 # The race stress runs when `emit.sh stress` wrote its sources.
 if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
@@ -101,6 +114,7 @@ if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
     > "$OUT/stress.log" 2>&1 || status=1
   echo "== race stress, K1 + K2 (tiny, TP 2) =="
   cat "$OUT/stress.log"
+  took "race stress (${STRESS_REPLAYS:-100000} replays)"
 fi
 # Nsight Compute on the named stages' own kernels (rank 0, one layer's
 # weights), when NCU_STAGES names them: details in ncu.log.
@@ -115,6 +129,7 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
   fi
   echo "== Nsight Compute: $NCU_STAGES (ncu.log) =="
   grep -E "^ncu: |^==PROF==|Duration|DRAM Throughput|Memory Throughput" "$OUT/ncu.log" | head -n 40
+  took "Nsight Compute"
 fi
 # The launch checks run when `emit.sh launches` wrote their inputs.
 if [ -d "$ROOT/bench/gpu/emitted/sim" ]; then
@@ -123,9 +138,11 @@ if [ -d "$ROOT/bench/gpu/emitted/sim" ]; then
 else
   echo "no launch checks (run emit.sh launches for them)" > "$OUT/launches.log"
 fi
+took "launch checks"
 for config in ${CONFIGS:-tiny dsv41}; do
   "$BIN/front_harness" "$ROOT/bench/gpu/emitted" "$config" > "$OUT/front.$config.log" 2>&1 || status=1
 done
+took "attention-front harness (configs ${CONFIGS:-tiny dsv41})"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1 || true
 echo "== every launch against the simulator =="
 cat "$OUT/launches.log"
@@ -134,4 +151,6 @@ for config in ${CONFIGS:-tiny dsv41}; do
   sed -n '/^device/p;/^device-to-device/p;/^check /,$p' "$OUT/front.$config.log"
   grep -q "front_harness: error" "$OUT/front.$config.log" && grep "front_harness: error" "$OUT/front.$config.log"
 done
+echo "== seconds a phase (of ${SECONDS} s in all) =="
+awk '{ t = $NF; $NF = ""; printf "%6d  %s\n", t, $0 }' "$OUT/times.log"
 exit $status
