@@ -332,6 +332,9 @@ def Mono_AttendChunkOp : Mono_Op<"attend_chunk"> {
     m[h] = max t (-inf with no key), l[h] = sum 2^(t - m),
     p[h D + d] = sum 2^(t - m) k[d]. Keys are taken 8 at a time, and each
     batch rescales the running sums by 2^(m_old - m_new) (flash decoding).
+    On sm_90, when the shape fits the bf16 tensor-core path
+    (attendChunkUsesMma), the device takes the whole chunk at once: the same
+    sums in another order (runtime/device/attend_mma.h).
   }];
   let arguments = (ins FlatSymbolRefAttr:$q, Index:$row, Index:$col, FlatSymbolRefAttr:$cache,
                        Mono_AnyTile:$slots, I64Attr:$heads, I64Attr:$headDim, I64Attr:$ropeDim,
