@@ -204,6 +204,24 @@ TopK monodc::dsl::topk(const Tile &x, int64_t k) {
   return {Tile(task, op.getValues()), Tile(task, op.getIndices())};
 }
 
+ExpertGroups monodc::dsl::expertGroups(const Tile &experts, int64_t group) {
+  if (!experts.valid())
+    return {};
+  Task *task = experts.owner();
+  Tile in = task->asF32Operand(experts, "expertGroups");
+  if (!in.valid())
+    return {};
+  if (group < 1) {
+    task->fail("expertGroups with slots of " + std::to_string(group) + " places");
+    return {};
+  }
+  mlir::Type type = tileType(*task, in.size(), DType::F32);
+  auto op = mono::ExpertGroupsOp::create(task->b(), locOf(*task), type, type, type, type, in.get(),
+                                         task->b().getI64IntegerAttr(group));
+  return {Tile(task, op.getSlotExpert()), Tile(task, op.getSlotFirst()),
+          Tile(task, op.getSlotCount()), Tile(task, op.getPlaceRow())};
+}
+
 Tile monodc::dsl::gather(const Tile &table, const Tile &indices) {
   if (!table.valid() || !indices.valid())
     return {};

@@ -230,6 +230,65 @@ MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indice
   mono_block_sync();
 }
 
+// ---- slots of one expert's places (mono.expert_groups) ----
+// Each place finds its run's start (the places before it with the same
+// expert) and so its offset in the run; a slot starts at offsets 0, G, 2G..;
+// a place's slot is the number of starts up to it, less one (a count over
+// shared memory, as mono_topk ranks: no serial thread). A slot's count is
+// the distance to the next slot's first place (or to N).
+template <int S, int N, int G>
+MONO_DEV void mono_expert_groups(const float (&experts)[S], float (&slotExpert)[S],
+                                 float (&slotFirst)[S], float (&slotCount)[S],
+                                 float (&placeRow)[S], float *lds) {
+  const int tid = mono_tid();
+  float *e = lds, *starts = lds + N, *first = lds + 2 * N;  // N each, then first[N] = N
+  mono_block_sync();
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    if (i < N) e[i] = experts[s];
+  }
+  mono_block_sync();
+  int offset[S];
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    offset[s] = 0;
+    if (i < N) {
+      int runStart = i;
+      while (runStart > 0 && e[runStart - 1] == experts[s]) --runStart;
+      offset[s] = (i - runStart) % G;
+      starts[i] = offset[s] == 0 ? 1.0f : 0.0f;
+    }
+  }
+  mono_block_sync();
+  int used = 0;
+  for (int j = 0; j < N; ++j) used += starts[j] != 0.0f ? 1 : 0;
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    if (i < N) {
+      int slot = -1;
+      for (int j = 0; j <= i; ++j) slot += starts[j] != 0.0f ? 1 : 0;
+      placeRow[s] = (float)(slot * G + offset[s]);
+      if (offset[s] == 0) first[slot] = (float)i;
+    }
+  }
+  if (tid == 0) first[used] = (float)N;
+  mono_block_sync();
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    if (i < N) {
+      const bool live = i < used;
+      slotFirst[s] = live ? first[i] : (float)N;
+      slotCount[s] = live ? first[i + 1] - first[i] : 0.0f;
+      slotExpert[s] = live ? e[(int)first[i]] : -1.0f;
+    }
+  }
+  mono_block_sync();
+}
+
 // ---- split-K attention over one chunk of cached keys (mono.attend_chunk) ----
 // H heads of D dims (NOPE e4m3 dims then bf16 ones), N keys at `slots`, KB
 // keys a batch, PT records a page of DATA data bytes each. `q` points at the

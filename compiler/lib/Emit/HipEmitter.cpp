@@ -492,6 +492,20 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
            << ", " << values << ", " << indices << ", mono_lds);\n";
         return success();
       })
+      .Case<ExpertGroupsOp>([&](ExpertGroupsOp op) {
+        std::string names[4];
+        Value results[4] = {op.getSlotExpert(), op.getSlotFirst(), op.getSlotCount(),
+                            op.getPlaceRow()};
+        for (int i = 0; i < 4; ++i) {
+          names[i] = define(results[i], "t");
+          declareTile(results[i], names[i]);
+        }
+        os << "    mono_expert_groups<" << slotsOf(op.getExperts()) << ", "
+           << sizeOf(op.getExperts()) << ", " << op.getGroup() << ">("
+           << nameOf(op.getExperts()) << ", " << names[0] << ", " << names[1] << ", " << names[2]
+           << ", " << names[3] << ", mono_lds);\n";
+        return success();
+      })
       .Case<FmaOp>([&](FmaOp f) {
         std::string name = define(f.getResult(), "t");
         declareTile(f.getResult(), name);

@@ -620,6 +620,28 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
         tiles[op.getIndices()] = std::move(indices);
         return success();
       })
+      .Case<ExpertGroupsOp>([&](ExpertGroupsOp op) {
+        // A walk over the places (the device counts slot starts in shared
+        // memory: the same slots, exactly).
+        const TileValues &experts = tile(op.getExperts());
+        const int64_t n = static_cast<int64_t>(experts.size()), group = op.getGroup();
+        TileValues expert(n, -1.0f), first(n, static_cast<float>(n)), count(n, 0.0f), row(n);
+        int64_t slot = -1;
+        for (int64_t q = 0; q < n; ++q) {
+          if (q == 0 || experts[q] != experts[q - 1] || count[slot] == static_cast<float>(group)) {
+            ++slot;
+            expert[slot] = experts[q];
+            first[slot] = static_cast<float>(q);
+          }
+          row[q] = static_cast<float>(slot * group + static_cast<int64_t>(count[slot]));
+          count[slot] += 1.0f;
+        }
+        tiles[op.getSlotExpert()] = std::move(expert);
+        tiles[op.getSlotFirst()] = std::move(first);
+        tiles[op.getSlotCount()] = std::move(count);
+        tiles[op.getPlaceRow()] = std::move(row);
+        return success();
+      })
       .Case<Exp2Op>([&](Operation *o) { return unary(o, [](float v) { return std::exp2(v); }); })
       .Case<SigmoidOp>([&](Operation *o) {
         return unary(o, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });

@@ -93,6 +93,9 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
     return 2 * size(op->getOperand(0)) * 4;
   if (auto t = dyn_cast<TopKOp>(op))
     return (size(t.getInput()) + 2 * t.getK()) * 4;
+  // The experts, the slot starts and the slots' first places (one past the last).
+  if (auto g = dyn_cast<ExpertGroupsOp>(op))
+    return (3 * size(g.getExperts()) + 1) * 4;
   if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
     return (size(q.getInput()) + size(q.getInput()) / 32) * 4;
   if (auto g = dyn_cast<GemvRowsOp>(op)) {

@@ -311,3 +311,25 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
     %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 4 count %c5 : !mono.tile<64, f32>
   }
 }
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %e = mono.constant 1.0 : !mono.tile<16, f32>
+    // expected-error @+1 {{'mono.expert_groups' op group = 0 must be at least 1}}
+    %a, %b, %c, %d = mono.expert_groups %e group 0 : !mono.tile<16, f32> -> !mono.tile<16, f32>, !mono.tile<16, f32>, !mono.tile<16, f32>, !mono.tile<16, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %e = mono.constant 1.0 : !mono.tile<16, f32>
+    // expected-error @+1 {{'mono.expert_groups' op takes and returns f32 tiles of one size (a slot or a place each)}}
+    %a, %b, %c, %d = mono.expert_groups %e group 8 : !mono.tile<16, f32> -> !mono.tile<16, f32>, !mono.tile<8, f32>, !mono.tile<16, f32>, !mono.tile<16, f32>
+  }
+}

@@ -25,6 +25,8 @@ mono.launch @front attributes {arch = "gfx950", grid = 256 : i64, block = 256 : 
     // CHECK: mono.reduce sum
     %s = mono.reduce sum %sq : !mono.tile<64, f32> -> !mono.tile<1, f32>
     %m = mono.reduce absmax %x : !mono.tile<64, f32> -> !mono.tile<1, f32>
+    // CHECK: mono.expert_groups %{{.*}} group 8 : <64, f32> -> <64, f32>, <64, f32>, <64, f32>, <64, f32>
+    %se, %sf, %sc, %pr = mono.expert_groups %x group 8 : !mono.tile<64, f32> -> !mono.tile<64, f32>, !mono.tile<64, f32>, !mono.tile<64, f32>, !mono.tile<64, f32>
     %a = mono.add %s, %eps : !mono.tile<1, f32>, !mono.tile<1, f32> -> !mono.tile<1, f32>
     %r = mono.rsqrt %a : !mono.tile<1, f32>
     %e = mono.exp2 %r : !mono.tile<1, f32>

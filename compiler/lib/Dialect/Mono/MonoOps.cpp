@@ -330,6 +330,16 @@ LogicalResult TopKOp::verify() {
   return success();
 }
 
+LogicalResult ExpertGroupsOp::verify() {
+  TileType in = tileOf(getExperts());
+  for (Value out : {getSlotExpert(), getSlotFirst(), getSlotCount(), getPlaceRow()})
+    if (tileOf(out) != in || !in.getElementType().isF32())
+      return emitOpError() << "takes and returns f32 tiles of one size (a slot or a place each)";
+  if (getGroup() < 1)
+    return emitOpError() << "group = " << getGroup() << " must be at least 1";
+  return success();
+}
+
 LogicalResult GatherOp::verify() {
   TileType table = tileOf(getTable()), indices = tileOf(getIndices()), out = tileOf(getResult());
   if (!table.getElementType().isF32() || !indices.getElementType().isF32() ||

@@ -104,6 +104,14 @@ struct TopK {
   Tile values, indices;
 };
 TopK topk(const Tile &x, int64_t k);
+/// Slots of at most `group` consecutive places that share an expert (the
+/// places' experts in `experts`, one expert's places together): per slot its
+/// expert (-1 past the last slot), first place and count; per place its row
+/// in buffers of `group` rows a slot. See mono.expert_groups.
+struct ExpertGroups {
+  Tile slotExpert, slotFirst, slotCount, placeRow;
+};
+ExpertGroups expertGroups(const Tile &experts, int64_t group);
 /// result[2i] = a[i], result[2i + 1] = b[i].
 Tile interleave(const Tile &a, const Tile &b);
 /// result[i] = table[indices[i]].

@@ -261,6 +261,29 @@ def Mono_TopKOp : Mono_Op<"topk", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Mono_ExpertGroupsOp : Mono_Op<"expert_groups", [Pure]> {
+  let summary = "slots of at most `group` consecutive places that share an expert";
+  let description = [{
+    `experts` holds an expert (a whole number) at each of N places, one
+    expert's places next to each other (the routed plan's order). Places are
+    cut into slots: a slot starts where the expert changes and again every
+    `group` places of one run. For slot s (of at most N): `slotExpert` its
+    expert, `slotFirst` its first place, `slotCount` its places (1 ..
+    group); slots past the last are -1, N and 0. For place q: `placeRow` =
+    s * group + (q - first of s), its row in buffers of `group` rows a slot.
+    All exact f32. (The building block of the union of experts: a task a
+    slot computes its expert's count tokens together.)
+  }];
+  let arguments = (ins Mono_AnyTile:$experts, I64Attr:$group);
+  let results = (outs Mono_AnyTile:$slotExpert, Mono_AnyTile:$slotFirst, Mono_AnyTile:$slotCount,
+                      Mono_AnyTile:$placeRow);
+  let assemblyFormat = [{
+    $experts `group` $group attr-dict `:` type($experts) `->` type($slotExpert) `,`
+    type($slotFirst) `,` type($slotCount) `,` type($placeRow)
+  }];
+  let hasVerifier = 1;
+}
+
 def Mono_GatherOp : Mono_Op<"gather", [Pure]> {
   let summary = "result[i] = table[indices[i]] (indices as exact f32)";
   let arguments = (ins Mono_AnyTile:$table, Mono_AnyTile:$indices);
