@@ -92,10 +92,9 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
             r.compressedState);
 
   // Combine, one task a (token, head): the sink joins the denominator only.
-  // Every load comes first: the emitted code keeps the program's order, and
-  // a load after a block barrier (every tile operation through shared
-  // memory has one) could not start before it, so each paid its latency in
-  // turn.
+  // Every load comes first, as mono-hoist-loads would place them anyway: a
+  // load after a block barrier (every tile operation through shared memory
+  // has one) could not start before it.
   launch.stage("back.combine", rows * heads, [&](Task &t) {
     Index token = t.id() / heads, head = t.id() % heads;
     const ChunkStateRegions *sources[] = {&r.windowState, &r.compressedState};
