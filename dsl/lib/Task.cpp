@@ -136,14 +136,18 @@ Tile monodc::dsl::operator*(float a, const Tile &b) { return scalar(b, a) * b; }
 Tile monodc::dsl::max(const Tile &a, const Tile &b) { return binary<mono::MaxOp>(a, b, "max"); }
 Tile monodc::dsl::min(const Tile &a, const Tile &b) { return binary<mono::MinOp>(a, b, "min"); }
 
+/// `x` as the f32 operand of `what`; invalid (with the task told why, if
+/// there is a task) when it is not one.
+static Tile f32Operand(const Tile &x, const char *what) {
+  return x.valid() ? x.owner()->asF32Operand(x, what) : Tile();
+}
+
 template <typename OpTy>
 static Tile unary(const Tile &x, const char *what) {
-  if (!x.valid())
-    return {};
-  Task *task = x.owner();
-  Tile in = task->asF32Operand(x, what);
+  Tile in = f32Operand(x, what);
   if (!in.valid())
     return {};
+  Task *task = in.owner();
   return Tile(task, OpTy::create(task->b(), locOf(*task), in.get().getType(), in.get()));
 }
 
@@ -188,12 +192,10 @@ Tile monodc::dsl::replaceNan(const Tile &x, float value) {
 }
 
 TopK monodc::dsl::topk(const Tile &x, int64_t k) {
-  if (!x.valid())
-    return {};
-  Task *task = x.owner();
-  Tile in = task->asF32Operand(x, "topk");
+  Tile in = f32Operand(x, "topk");
   if (!in.valid())
     return {};
+  Task *task = in.owner();
   if (k < 1 || k > in.size()) {
     task->fail("topk " + std::to_string(k) + " of " + std::to_string(in.size()) + " values");
     return {};
@@ -205,12 +207,10 @@ TopK monodc::dsl::topk(const Tile &x, int64_t k) {
 }
 
 ExpertGroups monodc::dsl::expertGroups(const Tile &experts, int64_t group) {
-  if (!experts.valid())
-    return {};
-  Task *task = experts.owner();
-  Tile in = task->asF32Operand(experts, "expertGroups");
+  Tile in = f32Operand(experts, "expertGroups");
   if (!in.valid())
     return {};
+  Task *task = in.owner();
   if (group < 1) {
     task->fail("expertGroups with slots of " + std::to_string(group) + " places");
     return {};
@@ -239,12 +239,10 @@ Tile monodc::dsl::sigmoid(const Tile &x) { return unary<mono::SigmoidOp>(x, "sig
 Tile monodc::dsl::abs(const Tile &x) { return unary<mono::AbsOp>(x, "abs"); }
 
 static Tile reduce(const Tile &x, mono::ReduceKind kind, const char *what) {
-  if (!x.valid())
-    return {};
-  Task *task = x.owner();
-  Tile in = task->asF32Operand(x, what);
+  Tile in = f32Operand(x, what);
   if (!in.valid())
     return {};
+  Task *task = in.owner();
   return Tile(task, mono::ReduceOp::create(task->b(), locOf(*task),
                                            tileType(*task, 1, DType::F32), kind, in.get(),
                                            DenseI64ArrayAttr(), IntegerAttr()));
@@ -252,12 +250,10 @@ static Tile reduce(const Tile &x, mono::ReduceKind kind, const char *what) {
 
 static Tile reduceAxis(const Tile &x, int64_t rows, int64_t cols, int64_t axis,
                        mono::ReduceKind kind, const char *what) {
-  if (!x.valid())
-    return {};
-  Task *task = x.owner();
-  Tile in = task->asF32Operand(x, what);
+  Tile in = f32Operand(x, what);
   if (!in.valid())
     return {};
+  Task *task = in.owner();
   if (rows * cols != in.size() || (axis != 0 && axis != 1)) {
     task->fail(std::string(what) + " of a " + std::to_string(in.size()) + "-value tile as [" +
                std::to_string(rows) + ", " + std::to_string(cols) + "] along axis " +
@@ -279,12 +275,10 @@ Tile monodc::dsl::maxAlong(const Tile &x, int64_t rows, int64_t cols, int64_t ax
 }
 
 Tile monodc::dsl::expand(const Tile &x, int64_t rows, int64_t cols, int64_t axis) {
-  if (!x.valid())
-    return {};
-  Task *task = x.owner();
-  Tile in = task->asF32Operand(x, "expand");
+  Tile in = f32Operand(x, "expand");
   if (!in.valid())
     return {};
+  Task *task = in.owner();
   if ((axis != 0 && axis != 1) || in.size() != (axis == 1 ? rows : cols)) {
     task->fail("expand of a " + std::to_string(in.size()) + "-value tile to [" +
                std::to_string(rows) + ", " + std::to_string(cols) + "] along axis " +
