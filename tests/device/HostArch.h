@@ -136,13 +136,21 @@ inline mono_u32 operandCode(const mono_u32 *regs, int regsPerLane, int index, in
   const int lane = 4 * index + (k % 16) / 4, reg = low + (k >= 16 ? step : 0);
   return (regs[lane * regsPerLane + reg] >> (8 * (k % 4))) & 0xFFu;
 }
+/// The bf16 at (row or column `index`, k) of an operand register array of 4
+/// registers a lane: lanes 4 index + t hold k 2t, 2t + 1 in register `low`
+/// and k 8 + 2t, 9 + 2t in register `low` + `step` (the lower k in the low half).
+inline double bf16OperandValue(const mono_u32 *regs, int index, int k, int low, int step) {
+  const mono_u32 reg = regs[4 * (4 * index + (k % 8) / 2) + low + (k >= 8 ? step : 0)];
+  return double(std::bit_cast<float>(((reg >> (16 * (k % 2))) & 0xFFFFu) << 16));
+}
 /// One warp's m16n8 product through the exchange: every lane leaves its A
 /// registers and `bRegs` B registers, then computes its four results (row
-/// g + 8 (e / 2), column 2t + e % 2) as the exact sum over 32 k of A's e4m3
-/// value times bValue(exchange, column, k).
-template <class BValue>
-void warpMma(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 *b, int bRegs,
-             BValue bValue) {
+/// g + 8 (e / 2), column 2t + e % 2) as c[e] plus the exact sum over K k of
+/// aValue(exchange, row, k) times bValue(exchange, column, k), rounded once
+/// (d may be c: each c[e] is read before d[e] is written).
+template <int K, class AValue, class BValue>
+void warpMma(float (&d)[4], const float (&c)[4], const mono_u32 (&a)[4], const mono_u32 *b,
+             int bRegs, AValue aValue, BValue bValue) {
   const int lane = threadId % 32;
   WarpExchange &x = (*warps)[threadId / 32];
   std::memcpy(x.a[lane], a, sizeof a);
@@ -151,19 +159,26 @@ void warpMma(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 *b, int bRegs
   const int g = lane / 4, t = lane % 4;
   for (int e = 0; e < 4; ++e) {
     const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
-    double sum = 0;
-    for (int k = 0; k < 32; ++k)
-      sum += e4m3Value(operandCode(&x.a[0][0], 4, row % 8, k, row / 8, 2)) * bValue(x, col, k);
+    double sum = c[e];
+    for (int k = 0; k < K; ++k)
+      sum += aValue(x, row, k) * bValue(x, col, k);
     d[e] = float(sum);
   }
   x.meet.arrive_and_wait();
 }
+/// A's e4m3 value at (row, k) of the m16n8k32 instruction.
+inline double e4m3A(const WarpExchange &x, int row, int k) {
+  return e4m3Value(operandCode(&x.a[0][0], 4, row % 8, k, row / 8, 2));
+}
+inline constexpr float kNoAddend[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 } // namespace host_arch
 MONO_DEV void mono_mma_e4m3(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
   const mono_u32 b[2] = {b0, b1};
-  host_arch::warpMma(d, a, b, 2, [](const host_arch::WarpExchange &x, int col, int k) {
-    return host_arch::e4m3Value(host_arch::operandCode(&x.b[0][0], 4, col, k, 0, 1));
-  });
+  host_arch::warpMma<32>(d, host_arch::kNoAddend, a, b, 2, host_arch::e4m3A,
+                         [](const host_arch::WarpExchange &x, int col, int k) {
+                           return host_arch::e4m3Value(
+                               host_arch::operandCode(&x.b[0][0], 4, col, k, 0, 1));
+                         });
 }
 // The same with B in f16 pairs (arch_cuda.h: b0 k 4t, 4t + 1; b1 k 4t + 2,
 // 4t + 3; b2, b3 the same from 16 on), and e4m3 -> f16 pairs exactly.
@@ -191,39 +206,26 @@ MONO_DEV void mono_e4m3x4_to_f16(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
   hi = h[2] | (h[3] << 16);
 }
 MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 (&b)[4]) {
-  host_arch::warpMma(d, a, b, 4, [](const host_arch::WarpExchange &x, int col, int k) {
-    const mono_u32 pair = x.b[4 * col + (k % 16) / 4][(k >= 16 ? 2 : 0) + (k % 4) / 2];
-    return host_arch::f16Value((pair >> (16 * (k % 2))) & 0xFFFFu);
-  });
+  host_arch::warpMma<32>(d, host_arch::kNoAddend, a, b, 4, host_arch::e4m3A,
+                         [](const host_arch::WarpExchange &x, int col, int k) {
+                           const mono_u32 pair =
+                               x.b[4 * col + (k % 16) / 4][(k >= 16 ? 2 : 0) + (k % 4) / 2];
+                           return host_arch::f16Value((pair >> (16 * (k % 2))) & 0xFFFFu);
+                         });
 }
 // The bf16 instruction (m16n8k16, accumulating; arch_cuda.h says which lane
 // holds what): d + the exact sum of the 16 products, rounded once.
 #define MONO_HAS_MMA_BF16 1
 MONO_DEV void mono_mma_bf16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
-  using host_arch::threadId;
-  const int lane = threadId % 32;
-  host_arch::WarpExchange &x = (*host_arch::warps)[threadId / 32];
-  std::memcpy(x.a[lane], a, sizeof a);
-  x.b[lane][0] = b0;
-  x.b[lane][1] = b1;
-  x.meet.arrive_and_wait();
-  // The bf16 at (row or column `index`, k) of registers `low` (k < 8) and
-  // `low` + `step` (k >= 8), lanes 4 index + t holding k 2t, 2t + 1.
-  auto value = [](const mono_u32 *regs, int index, int k, int low, int step) {
-    const mono_u32 reg = regs[4 * (4 * index + (k % 8) / 2) + low + (k >= 8 ? step : 0)];
-    return double(std::bit_cast<float>(((reg >> (16 * (k % 2))) & 0xFFFFu) << 16));
-  };
-  const int g = lane / 4, t = lane % 4;
-  float result[4];
-  for (int e = 0; e < 4; ++e) {
-    const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
-    double sum = d[e];
-    for (int k = 0; k < 16; ++k)
-      sum += value(&x.a[0][0], row % 8, k, row / 8, 2) * value(&x.b[0][0], col, k, 0, 1);
-    result[e] = float(sum);
-  }
-  x.meet.arrive_and_wait();
-  std::memcpy(d, result, sizeof result);
+  const mono_u32 b[2] = {b0, b1};
+  host_arch::warpMma<16>(
+      d, d, a, b, 2,
+      [](const host_arch::WarpExchange &x, int row, int k) {
+        return host_arch::bf16OperandValue(&x.a[0][0], row % 8, k, row / 8, 2);
+      },
+      [](const host_arch::WarpExchange &x, int col, int k) {
+        return host_arch::bf16OperandValue(&x.b[0][0], col, k, 0, 1);
+      });
 }
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting
