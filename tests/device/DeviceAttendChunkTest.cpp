@@ -45,42 +45,48 @@ struct Chunk {
 enum class Path { Fma, Mma };
 
 /// mono_attend_chunk (Fma) or mono_attend_chunk_mma (Mma, the tensor-core
-/// path: HostArch's mono_mma_bf16 sums exactly, then rounds once) on one
-/// block of host threads.
-Chunk deviceChunk(const std::vector<uint16_t> &q, const ref::KvCache &cache,
-                  const std::vector<int> &slots, Path path = Path::Fma) {
+/// path: HostArch's mono_mma_bf16 sums exactly, then rounds once) for the
+/// first H query heads on one block of host threads.
+template <Path P, int H>
+Chunk deviceChunkOf(const std::vector<uint16_t> &q, const ref::KvCache &cache,
+                    const std::vector<int> &slots) {
   constexpr int SS = (kKeys + MONO_BLOCK - 1) / MONO_BLOCK, SH = 1,
-                SP = (kHeads * kDim + MONO_BLOCK - 1) / MONO_BLOCK;
+                SP = (H * kDim + MONO_BLOCK - 1) / MONO_BLOCK;
   // Key and query rows of kDim + kParts words (mono_attend_word).
-  std::vector<float> lds(path == Path::Mma
-                             ? mono_attend_mma_shared_bytes(kDim, kKeys, MONO_BLOCK) / 4
-                             : kKeys + (kBatch + kHeads) * (kDim + kParts) +
-                                   kHeads * kBatch * kParts + 3 * kHeads);
+  std::vector<float> lds(P == Path::Mma ? mono_attend_mma_shared_bytes(kDim, kKeys, MONO_BLOCK) / 4
+                                        : kKeys + (kBatch + H) * (kDim + kParts) +
+                                              H * kBatch * kParts + 3 * H);
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(double(kDim)));
-  Chunk out{std::vector<float>(kHeads), std::vector<float>(kHeads),
-            std::vector<float>(kHeads * kDim)};
+  Chunk out{std::vector<float>(H), std::vector<float>(H), std::vector<float>(H * kDim)};
   host_arch::runBlock([&] {
     const int tid = mono_tid();
     float slotTile[SS], m[SH], l[SH], p[SP];
     for (int s = 0; s < SS; ++s)
       slotTile[s] = s * MONO_BLOCK + tid < kKeys ? float(slots[s * MONO_BLOCK + tid]) : -1.0f;
-    if (path == Path::Mma)
-      mono_attend_chunk_mma<kHeads, kDim, kNope, kKeys, kPageTokens, kDataBytes, SS, SH, SP>(
+    if constexpr (P == Path::Mma)
+      mono_attend_chunk_mma<H, kDim, kNope, kKeys, kPageTokens, kDataBytes, SS, SH, SP>(
           q.data(), cache.bytes.data(), cache.layout.pageBytes(), scale, slotTile, m, l, p,
           lds.data());
     else
-      mono_attend_chunk<kHeads, kDim, kNope, kKeys, kBatch, kPageTokens, kDataBytes, SS, SH, SP,
+      mono_attend_chunk<H, kDim, kNope, kKeys, kBatch, kPageTokens, kDataBytes, SS, SH, SP,
                         kParts>(q.data(), cache.bytes.data(), cache.layout.pageBytes(), scale,
                                 slotTile, m, l, p, lds.data());
-    if (tid < kHeads) {
+    if (tid < H) {
       out.m[tid] = m[0];
       out.l[tid] = l[0];
     }
     for (int s = 0; s < SP; ++s)
-      if (s * MONO_BLOCK + tid < kHeads * kDim)
+      if (s * MONO_BLOCK + tid < H * kDim)
         out.p[s * MONO_BLOCK + tid] = p[s];
   });
   return out;
+}
+
+/// All kHeads heads on the path chosen at run time.
+Chunk deviceChunk(const std::vector<uint16_t> &q, const ref::KvCache &cache,
+                  const std::vector<int> &slots, Path path = Path::Fma) {
+  return path == Path::Mma ? deviceChunkOf<Path::Mma, kHeads>(q, cache, slots)
+                           : deviceChunkOf<Path::Fma, kHeads>(q, cache, slots);
 }
 
 struct Case {
@@ -167,25 +173,17 @@ TEST(DeviceAttendChunk, TensorCoresMatchTheReferenceChunkState) {
 }
 
 TEST(DeviceAttendChunk, TensorCoresTakeFewerHeadsThanColumns) {
-  constexpr int kFew = 3, SS = 1, SH = 1, SP = (kFew * kDim + MONO_BLOCK - 1) / MONO_BLOCK;
+  constexpr int kFew = 3;
   const Case c = makeCase(5);
-  std::vector<float> lds(mono_attend_mma_shared_bytes(kDim, kKeys, MONO_BLOCK) / 4);
-  const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(double(kDim)));
-  std::vector<float> p(kFew * kDim);
-  host_arch::runBlock([&] {
-    const int tid = mono_tid();
-    float slotTile[SS] = {tid < kKeys ? float(c.slots[tid]) : -1.0f}, m[SH], l[SH], tile[SP];
-    mono_attend_chunk_mma<kFew, kDim, kNope, kKeys, kPageTokens, kDataBytes, SS, SH, SP>(
-        c.qBits.data(), c.cache.bytes.data(), c.cache.layout.pageBytes(), scale, slotTile, m, l,
-        tile, lds.data());
-    for (int s = 0; s < SP; ++s)
-      if (s * MONO_BLOCK + tid < kFew * kDim)
-        p[s * MONO_BLOCK + tid] = tile[s];
-  });
+  const Chunk few = deviceChunkOf<Path::Mma, kFew>(c.qBits, c.cache, c.slots);
   // The first three heads of the 8-head chunk.
   const Chunk all = deviceChunk(c.qBits, c.cache, c.slots, Path::Mma);
+  for (int h = 0; h < kFew; ++h) {
+    EXPECT_EQ(few.m[h], all.m[h]) << "head " << h;
+    EXPECT_EQ(few.l[h], all.l[h]) << "head " << h;
+  }
   for (int i = 0; i < kFew * kDim; ++i)
-    ASSERT_EQ(p[i], all.p[i]) << "value " << i;
+    ASSERT_EQ(few.p[i], all.p[i]) << "value " << i;
 }
 
 // The comparison can fail: one 64-dim group's scale byte one step up (the
