@@ -316,19 +316,22 @@ Tile monodc::dsl::fma(const Tile &a, const Tile &b, const Tile &c) {
                                         x.get(), y.get(), z.get()));
 }
 
-Tile Tile::slice(int64_t offset, int64_t count, int64_t stride) const {
+Tile Tile::slice(int64_t offset, int64_t count, int64_t stride, int64_t block) const {
   if (!valid())
     return {};
-  if (offset < 0 || count <= 0 || stride < 1 || offset + (count - 1) * stride >= size()) {
+  const bool runsFit = block >= 1 && stride >= 1 && (block == 1 || stride >= block);
+  if (offset < 0 || count <= 0 || !runsFit ||
+      offset + ((count - 1) / block) * stride + (count - 1) % block >= size()) {
     task->fail("slice of " + std::to_string(count) + " values from " + std::to_string(offset) +
-               " by " + std::to_string(stride) + " of a tile of " + std::to_string(size()) +
-               " values");
+               " by " + std::to_string(stride) + " in runs of " + std::to_string(block) +
+               " of a tile of " + std::to_string(size()) + " values");
     return {};
   }
   auto &b = task->b();
   return Tile(task, mono::SliceOp::create(b, locOf(*task), tileType(*task, count, dtype()), value,
                                           b.getI64IntegerAttr(offset),
-                                          b.getI64IntegerAttr(stride)));
+                                          b.getI64IntegerAttr(stride),
+                                          b.getI64IntegerAttr(block)));
 }
 
 Tile monodc::dsl::interleave(const Tile &a, const Tile &b) {
@@ -424,7 +427,7 @@ void Task::storeIf(Index guard, const Region &region, Index row, Index col, cons
     return;
   }
   mono::StoreOp::create(builder, locOf(*this), value.get(), region.name(), row.get(), col.get(),
-                        guard.get());
+                        guard.get(), Value());
 }
 
 Tile Task::load(const Region &region, Index row, int64_t col, int64_t size) {
@@ -458,7 +461,7 @@ void Task::store(const Region &region, Index row, Index col, const Tile &value) 
     return;
   }
   mono::StoreOp::create(builder, locOf(*this), value.get(), region.name(), row.get(),
-                        col.get(), Value());
+                        col.get(), Value(), Value());
 }
 
 void Task::store(const Region &region, Index row, int64_t col, const Tile &value) {
@@ -467,6 +470,16 @@ void Task::store(const Region &region, Index row, int64_t col, const Tile &value
 
 void Task::storeRows(const Region &region, Index row, Index col, int64_t rows,
                      const Tile &value) {
+  storeRowsCounted(region, row, col, rows, value, Value());
+}
+
+void Task::storeRows(const Region &region, Index row, Index col, int64_t rows, const Tile &value,
+                     Index count) {
+  storeRowsCounted(region, row, col, rows, value, count.get());
+}
+
+void Task::storeRowsCounted(const Region &region, Index row, Index col, int64_t rows,
+                            const Tile &value, Value count) {
   if (!value.valid() || !checkRegion(region, "writes"))
     return;
   if (!region.writable()) {
@@ -487,7 +500,7 @@ void Task::storeRows(const Region &region, Index row, Index col, int64_t rows,
     return;
   }
   auto op = mono::StoreOp::create(builder, locOf(*this), value.get(), region.name(), row.get(),
-                                  col.get(), Value());
+                                  col.get(), Value(), count);
   op.setRows(rows);
 }
 

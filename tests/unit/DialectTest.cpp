@@ -49,7 +49,7 @@ Built buildNormLaunch(MLIRContext &ctx, Type storeType) {
   Value r = RsqrtOp::create(b, loc, scalar, s);
   Value y = MulOp::create(b, loc, f32Tile, xf, r);
   Value yb = CastOp::create(b, loc, bf16Tile, y);
-  StoreOp::create(b, loc, yb, "y", t, c0, Value());
+  StoreOp::create(b, loc, yb, "y", t, c0, Value(), Value());
   return out;
 }
 

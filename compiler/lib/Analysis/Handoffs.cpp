@@ -114,6 +114,9 @@ private:
   /// Output regions written where data decides (or not at all, when a guard
   /// is negative): no stage of this launch may read them.
   llvm::DenseSet<Operation *> scattered;
+  /// Regions written by counted stores: which of a window's rows hold data
+  /// is known at run time only, so reads must come at rows given by data.
+  llvm::DenseSet<Operation *> counted;
   std::map<std::string, WriteMap> writesOf; // stage name -> its writes
 };
 
@@ -157,7 +160,11 @@ LogicalResult Analysis::recordWrites(StageOp stage) {
         scattered.insert(region);
         continue;
       }
+      if (store && store.getCount())
+        counted.insert(region);
       int64_t row = values->lookup(rowValue), col = values->lookup(colValue);
+      // A counted store's window is its whole R rows: tasks still own
+      // disjoint rows whatever the counts.
       for (int64_t r = 0; r < rows; ++r)
         writes[region.getSymName().str()][row + r].push_back({col, col + width, t, dest});
     }
@@ -262,6 +269,16 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       // A row chosen by data (mono.to_index) may be any row: the task needs
       // the window written in every row, by whichever producer tasks.
       const bool rowKnown = read.row && values->count(read.row);
+      // Rows past a counted store's count hold nothing of this step; a read
+      // at a fixed row cannot show it avoids them, a row from data (the
+      // plan that also gave the count) can.
+      if (rowKnown && counted.contains(region))
+        return op->emitOpError()
+               << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"
+               << region.getSymName() << "' at fixed row " << values->lookup(read.row)
+               << ", but stage '" << writer.getSymName()
+               << "' writes it with counted stores (rows past a task's count are left "
+                  "unwritten); read it at rows given by data";
       const int64_t firstRow = rowKnown ? values->lookup(read.row) : 0;
       const int64_t rowCount = rowKnown ? read.rows : region.getRows();
       for (int64_t r = 0; r < rowCount; ++r) {

@@ -64,7 +64,7 @@ private:
          << ", " << first << " + i);\n    }\n    }\n";
   }
   void printStore(Value v, const std::string &pointer, RegionOp region, Value row, Value col,
-                  int64_t rows, Value skipWhenNegative = Value()) {
+                  int64_t rows, Value skipWhenNegative = Value(), Value rowCount = Value()) {
     const bool bytes = region.holdsBytes();
     Type format = bytes ? cast<TileType>(v.getType()).getElementType() : region.getElementType();
     std::string fn = "mono_store_" + storageSuffix(format);
@@ -73,6 +73,9 @@ private:
        << " + " << nameOf(col) << ";\n";
     openSlotLoop(v);
     std::string guard = sizeOf(v) == 1 ? "mono_t == 0" : ("i < " + std::to_string(sizeOf(v)));
+    // A counted store leaves the rows from `rowCount` on alone.
+    if (rowCount)
+      guard += " && i < " + std::to_string(sizeOf(v) / rows) + " * " + nameOf(rowCount);
     // Row r of a multi-row store starts `cols` further on; a byte region is
     // addressed in bytes and holds the tile's own format.
     std::string target = bytes ? "((mono_u8 *)" + pointer + " + base)" : pointer;
@@ -425,7 +428,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       .Case<StoreOp>([&](StoreOp store) {
         RegionOp region = lookupRegion(store, store.getRegionAttr());
         printStore(store.getValue(), regionPointer(region.getSymName()), region, store.getRow(),
-                   store.getCol(), store.getRows(), store.getGuard());
+                   store.getCol(), store.getRows(), store.getGuard(), store.getCount());
         return success();
       })
       .Case<StorePeerOp>([&](StorePeerOp store) {
@@ -515,9 +518,14 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         return success();
       })
       .Case<SliceOp>([&](SliceOp op) {
+        const std::string offset = std::to_string(op.getOffset()),
+                          stride = std::to_string(op.getStride()),
+                          run = std::to_string(op.getBlock());
         return throughShared(op.getInput(), op.getResult(),
-                             "mono_lds[" + std::to_string(op.getOffset()) + " + i * " +
-                                 std::to_string(op.getStride()) + "]");
+                             op.getBlock() == 1
+                                 ? "mono_lds[" + offset + " + i * " + stride + "]"
+                                 : "mono_lds[" + offset + " + i / " + run + " * " + stride +
+                                       " + i % " + run + "]");
       })
       .Case<InterleaveOp>([&](InterleaveOp op) {
         // a then b in shared memory; value i comes from a[i / 2] or b[i / 2].

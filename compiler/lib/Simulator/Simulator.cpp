@@ -551,8 +551,13 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
         if (indices.lookup(store.getRow()) + store.getRows() > region.getRows())
           return store.emitOpError() << "writes rows past region '" << region.getSymName()
                                      << "'";
+        // A counted store leaves the rows from its count on alone.
+        const int64_t rowsStored = store.getCount() ? indices.lookup(store.getCount()) : store.getRows();
+        if (rowsStored < 0 || rowsStored > store.getRows())
+          return store.emitOpError() << "count " << rowsStored << " is outside [0, "
+                                     << store.getRows() << "]";
         RegionStorage &r = memory.region(region.getSymName().str());
-        for (int64_t i = 0; i < sizeOf(store.getValue()); ++i)
+        for (int64_t i = 0; i < rowsStored * width; ++i)
           r.set(*base + (i / width) * region.getCols() + i % width, at(store.getValue(), i));
         return success();
       })
@@ -683,7 +688,7 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       .Case<SliceOp>([&](SliceOp sl) {
         TileValues out(sizeOf(sl.getResult()));
         for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
-          out[i] = at(sl.getInput(), sl.getOffset() + i * sl.getStride());
+          out[i] = at(sl.getInput(), sl.sourceOf(i));
         tiles[sl.getResult()] = std::move(out);
         return success();
       })
@@ -719,15 +724,16 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       .Case<GemvRowsOp>([&](GemvRowsOp g) -> LogicalResult {
         RegionOp weight = lookupRegion(g, g.getWeightAttr()), x = lookupRegion(g, g.getXAttr());
         int64_t row0 = indices.lookup(g.getRow()), t0 = indices.lookup(g.getFirstToken());
-        if (row0 < 0 || row0 + g.getOutputs() > weight.getRows() || t0 < 0 ||
-            t0 + g.getTokens() > x.getRows())
-          return g.emitOpError() << "reads weight rows [" << row0 << ", "
-                                 << row0 + g.getOutputs() << ") or tokens [" << t0 << ", "
-                                 << t0 + g.getTokens() << ") outside their regions";
         const int64_t count = g.getCount() ? indices.lookup(g.getCount()) : g.getTokens();
         if (count < 0 || count > g.getTokens())
           return g.emitOpError() << "count " << count << " is outside [0, " << g.getTokens()
                                  << "]";
+        // Tokens past the count are not read: a task's rows may end the region.
+        if (row0 < 0 || row0 + g.getOutputs() > weight.getRows() || t0 < 0 ||
+            t0 + count > x.getRows())
+          return g.emitOpError() << "reads weight rows [" << row0 << ", "
+                                 << row0 + g.getOutputs() << ") or tokens [" << t0 << ", "
+                                 << t0 + count << ") outside their regions";
         tiles[g.getResult()] = gemvRows(g, weight, x, row0, t0, count);
         return success();
       })

@@ -333,3 +333,54 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
     %a, %b, %c, %d = mono.expert_groups %e group 8 : !mono.tile<16, f32> -> !mono.tile<16, f32>, !mono.tile<8, f32>, !mono.tile<16, f32>, !mono.tile<16, f32>
   }
 }
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %e = mono.constant 1.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.slice' op takes runs of 16 values every 8; runs must not overlap}}
+    %a = mono.slice %e[0] {stride = 8 : i64, block = 16 : i64} : !mono.tile<64, f32> -> !mono.tile<16, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %e = mono.constant 1.0 : !mono.tile<64, f32>
+    // The last run (values 32 to 47 of the result) would start at 16 + 48 = 64.
+    // expected-error @+1 {{'mono.slice' op 48 values from 16 by 32 (runs of 16) are outside a tile of 64}}
+    %a = mono.slice %e[16] {stride = 32 : i64, block = 16 : i64} : !mono.tile<64, f32> -> !mono.tile<48, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @d scratch : f32 [8, 16]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %c5 = arith.constant 5 : index
+    %v = mono.constant 1.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.store' op count 5 is outside [0, 4]}}
+    mono.store %v, @d[%c0, %c0] count %c5 {rows = 4 : i64} : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @d output : f32 [8, 16]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %v = mono.constant 1.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.store' op takes a guard or a count, not both}}
+    mono.store %v, @d[%c0, %c0] if %c0 count %c2 {rows = 4 : i64} : !mono.tile<64, f32>
+  }
+}

@@ -25,6 +25,8 @@ mono.launch @front attributes {arch = "gfx950", grid = 256 : i64, block = 256 : 
     // CHECK: mono.reduce sum
     %s = mono.reduce sum %sq : !mono.tile<64, f32> -> !mono.tile<1, f32>
     %m = mono.reduce absmax %x : !mono.tile<64, f32> -> !mono.tile<1, f32>
+    // CHECK: mono.slice %{{.*}}[16] {block = 16 : i64, stride = 32 : i64} : <64, f32> -> <32, f32>
+    %up = mono.slice %x[16] {stride = 32 : i64, block = 16 : i64} : !mono.tile<64, f32> -> !mono.tile<32, f32>
     // CHECK: mono.expert_groups %{{.*}} group 8 : <64, f32> -> <64, f32>, <64, f32>, <64, f32>, <64, f32>
     %se, %sf, %sc, %pr = mono.expert_groups %x group 8 : !mono.tile<64, f32> -> !mono.tile<64, f32>, !mono.tile<64, f32>, !mono.tile<64, f32>, !mono.tile<64, f32>
     %a = mono.add %s, %eps : !mono.tile<1, f32>, !mono.tile<1, f32> -> !mono.tile<1, f32>

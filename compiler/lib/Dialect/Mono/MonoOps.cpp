@@ -242,6 +242,11 @@ LogicalResult StoreOp::verify() {
   if (getRows() < 1 || tile.getSize() % getRows() != 0)
     return emitOpError() << "cannot split a tile of " << tile.getSize() << " values into "
                          << getRows() << " rows";
+  if (getCount() && getGuard())
+    return emitOpError() << "takes a guard or a count, not both";
+  if (auto n = getCount() ? constantIndex(getCount()) : std::nullopt;
+      n && (*n < 0 || *n > getRows()))
+    return emitOpError() << "count " << *n << " is outside [0, " << getRows() << "]";
   if (auto r = constantIndex(getRow()); r && *r + getRows() > region.getRows())
     return emitOpError() << "rows [" << *r << ", " << *r + getRows()
                          << ") are outside region '" << region.getSymName() << "' ("
@@ -371,10 +376,13 @@ LogicalResult SliceOp::verify() {
   TileType in = tileOf(getInput()), out = tileOf(getResult());
   if (in.getElementType() != out.getElementType())
     return emitOpError() << "keeps the number format";
-  if (getStride() < 1 || getOffset() < 0 ||
-      getOffset() + (out.getSize() - 1) * getStride() >= in.getSize())
+  if (getBlock() < 1 || getStride() < 1 || (getBlock() > 1 && getStride() < getBlock()))
+    return emitOpError() << "takes runs of " << getBlock() << " values every " << getStride()
+                         << "; runs must not overlap";
+  if (getOffset() < 0 || sourceOf(out.getSize() - 1) >= in.getSize())
     return emitOpError() << out.getSize() << " values from " << getOffset() << " by "
-                         << getStride() << " are outside a tile of " << in.getSize();
+                         << getStride() << " (runs of " << getBlock()
+                         << ") are outside a tile of " << in.getSize();
   return success();
 }
 LogicalResult SqrtOp::verify() { return verifyUnary(*this); }

@@ -64,8 +64,10 @@ public:
   DType dtype() const;
   Task *owner() const { return task; }
 
-  /// Values offset, offset + stride, ... (count of them).
-  Tile slice(int64_t offset, int64_t count, int64_t stride = 1) const;
+  /// Values offset, offset + stride, ... (count of them); with `block` B,
+  /// runs of B consecutive values every `stride` (value i from
+  /// offset + (i / B) * stride + i % B).
+  Tile slice(int64_t offset, int64_t count, int64_t stride = 1, int64_t block = 1) const;
   /// Value i as a size-1 (uniform) tile.
   Tile at(int64_t i) const { return slice(i, 1); }
 
@@ -174,6 +176,11 @@ public:
   /// Stores a tile of `rows` rows (row-major, size / rows values each) at
   /// rows [row, row + rows) from column `col`.
   void storeRows(const Region &region, Index row, Index col, int64_t rows, const Tile &value);
+  /// The same for rows [row, row + count) only (a runtime number, 0 ..
+  /// rows): the others keep what they held. Later stages of the launch may
+  /// read such a region only at rows given by data (see mono.store).
+  void storeRows(const Region &region, Index row, Index col, int64_t rows, const Tile &value,
+                 Index count);
 
   /// Peer memory: a store into rank `rank`'s buffer (in this rank's slot),
   /// and a load of the slot rank `rank` wrote in this rank's buffer.
@@ -225,6 +232,9 @@ public:
 
 private:
   bool checkRegion(const Region &region, const char *verb);
+  /// Both storeRows forms; a null `count` stores every row.
+  void storeRowsCounted(const Region &region, Index row, Index col, int64_t rows,
+                        const Tile &value, mlir::Value count);
   /// Both scaled gemvRows forms; a null `count` computes every token.
   Tile scaledGemvRows(const Region &weight, const Region &weightScales, Index row, int64_t outputs,
                       const Region &x, const Region &xScales, Index firstToken, int64_t tokens,

@@ -98,18 +98,25 @@ def Mono_LoadOp : Mono_Op<"load"> {
   let hasVerifier = 1;
 }
 
-def Mono_StoreOp : Mono_Op<"store"> {
+def Mono_StoreOp : Mono_Op<"store", [AttrSizedOperandSegments]> {
   let summary = "store a tile into consecutive values of a region row (or rows)";
   let description = [{
     With `rows` = R (default 1) the tile is R rows of size/R values each,
     row-major, stored at rows [row, row + R) from column `col`. With a
     `guard`, the store is skipped when the guard is negative (a pad slot).
+    With a runtime `count` (0 .. R), only rows [row, row + count) are
+    stored; the others keep what they held (a task of fewer tokens than its
+    tile: a counted gemv_rows' results past its count). The fusion passes
+    count the whole R rows as the task's window (one writer a word), and
+    accept reads of such a region only at rows given by data.
   }];
   let arguments = (ins Mono_AnyTile:$value, FlatSymbolRefAttr:$region,
                        Index:$row, Index:$col, Optional<Index>:$guard,
+                       Optional<Index>:$count,
                        DefaultValuedAttr<I64Attr, "1">:$rows);
   let assemblyFormat = [{
-    $value `,` $region `[` $row `,` $col `]` (`if` $guard^)? attr-dict `:` type($value)
+    $value `,` $region `[` $row `,` $col `]` (`if` $guard^)? (`count` $count^)? attr-dict
+    `:` type($value)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -294,8 +301,20 @@ def Mono_GatherOp : Mono_Op<"gather", [Pure]> {
 
 def Mono_SliceOp : Mono_Op<"slice", [Pure]> {
   let summary = "values offset, offset + stride, ... (size of them) of a tile";
+  let description = [{
+    With `block` = B (default 1), runs of B consecutive values start every
+    `stride` values: result[i] = input[offset + (i / B) * stride + i % B]
+    (e.g. the gate tiles of interleaved gate/up GEMV rows, for every token).
+  }];
   let arguments = (ins Mono_AnyTile:$input, I64Attr:$offset,
-                       DefaultValuedAttr<I64Attr, "1">:$stride);
+                       DefaultValuedAttr<I64Attr, "1">:$stride,
+                       DefaultValuedAttr<I64Attr, "1">:$block);
+  let extraClassDeclaration = [{
+    /// The input value that result value `i` takes.
+    int64_t sourceOf(int64_t i) {
+      return getOffset() + (i / getBlock()) * getStride() + i % getBlock();
+    }
+  }];
   let results = (outs Mono_AnyTile:$result);
   let assemblyFormat = "$input `[` $offset `]` attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
