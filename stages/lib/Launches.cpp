@@ -162,14 +162,16 @@ void addMoe(Launch &launch, const ModelConfig &c, int64_t tp, const MoeRegions &
     addSharedExpertDown(launch, c, m.shared);
     return;
   }
-  // Every CTA walks the stages in this order. What needs only x comes first,
-  // so the routed experts' input is ready when CTAs reach their GEMVs; the
-  // shared expert's down projection, which waits for every token's
-  // activation, comes after the routed GEMVs, where nothing waits for it
-  // (before them, the H200 showed CTAs polling there and routed.xr starting
-  // only after it).
-  addRoutedInput(launch, m.routed);
+  // Every CTA walks the stages in this order. The plan (one task) first,
+  // then the shared expert's gate/up, which needs only x, while it runs;
+  // then the routed experts' input in the plan's order, ready when CTAs
+  // reach their GEMVs. The shared expert's down projection, which waits for
+  // every token's activation, comes after the routed GEMVs, where nothing
+  // waits for it (before them, the H200 showed CTAs polling there and
+  // routed.xr starting only after it).
+  addRoutedPlan(launch, m.routed);
   addSharedExpertUp(launch, c, shared, m.shared);
+  addRoutedInput(launch, c, m.routed);
   addRoutedGemvs(launch, c, routed, m.routed);
   addSharedExpertDown(launch, c, m.shared);
   addRoutedCombine(launch, c, m.routed);

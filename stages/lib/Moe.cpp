@@ -69,6 +69,8 @@ RoutedExpertRegions monodc::stages::declareRoutedExperts(Launch &l, const ModelC
                                                          const RouterRegions &router,
                                                          const Region &shared) {
   const int64_t rows = l.options().rows, h = c.hidden, pairs = rows * c.topK;
+  // Every pair may be an expert's only one: as many slots as pairs.
+  const int64_t slotRows = pairs * kRoutedGroup;
   // AITER's scale shuffle pads rows to 256 and columns to 8.
   auto paddedScales = [](int64_t scaleRows, int64_t scaleCols) {
     return std::vector<int64_t>{int64_t(formats::paddedScaleRows(size_t(scaleRows))),
@@ -78,33 +80,48 @@ RoutedExpertRegions monodc::stages::declareRoutedExperts(Launch &l, const ModelC
           router.indices,
           router.weights,
           router.pairExperts,
-          l.scratch("routed_plan", f32, {3, pairs}),
-          l.scratch("xrq", e4m3, {rows, h}),
-          l.scratch("xrs", e8m0, {rows, h / 32}),
+          l.scratch("routed_plan", f32, {kPlanRows, pairs}),
+          l.scratch("xrq", e4m3, {pairs, h}),
+          l.scratch("xrs", e8m0, {pairs, h / 32}),
           l.weight("w13", e2m1, {c.experts * 2 * inter, h}),
           l.weight("w13_scale", e8m0, paddedScales(c.experts * 2 * inter, h / 32)),
-          l.scratch("routed_h", bf16, {pairs, inter}),
-          l.scratch("routed_hq", e4m3, {pairs, inter}),
-          l.scratch("routed_hs", e8m0, {pairs, inter / 32}),
+          l.scratch("routed_hq", e4m3, {slotRows, inter}),
+          l.scratch("routed_hs", e8m0, {slotRows, inter / 32}),
           l.weight("w2", e2m1, {c.experts * h, inter}),
           l.weight("w2_scale", e8m0, paddedScales(c.experts * h, inter / 32)),
-          l.scratch("routed_down", f32, {pairs, h}),
+          l.scratch("routed_down", f32, {slotRows, h}),
           shared,
           l.output("moe_out", bf16, {rows, h})};
 }
 
-void monodc::stages::addRoutedInput(Launch &l, const RoutedExpertRegions &r) {
-  addMxfp8Rows(l, "routed.xr", r.x, r.xCodes, r.xScales, Mxfp8Flavour::Routed);
+void monodc::stages::addRoutedPlan(Launch &l, const RoutedExpertRegions &r) {
   // The pairs sorted by expert: top-k is stable (ties to the lower index),
   // so a top-k of the negated experts keeps each expert's pairs in pair
   // order; the same of the negated order is its inverse (each pair's place).
+  // The sorted experts cut into slots give each pair its slot row.
   const int64_t pairs = r.pairExperts.cols();
   l.stage("routed.plan", 1, [&](Task &t) {
     TopK byExpert = topk(-t.loadRow(r.pairExperts, t.index(0)), pairs);
     TopK place = topk(-byExpert.indices, pairs);
-    t.store(r.plan, t.index(0), 0, byExpert.indices);
-    t.store(r.plan, t.index(1), 0, -byExpert.values);
-    t.store(r.plan, t.index(2), 0, place.indices);
+    ExpertGroups slots = expertGroups(-byExpert.values, kRoutedGroup);
+    t.store(r.plan, t.index(kPlanPairAtPlace), 0, byExpert.indices);
+    t.store(r.plan, t.index(kPlanSlotExpert), 0, slots.slotExpert);
+    t.store(r.plan, t.index(kPlanSlotFirst), 0, slots.slotFirst);
+    t.store(r.plan, t.index(kPlanSlotCount), 0, slots.slotCount);
+    t.store(r.plan, t.index(kPlanPairRow), 0, gather(slots.placeRow, place.indices));
+  });
+}
+
+void monodc::stages::addRoutedInput(Launch &l, const ModelConfig &c, const RoutedExpertRegions &r) {
+  // MXFP8r(x) of each place's token, so that a slot's tokens are
+  // consecutive rows (the same codes as a row a token: the quantizer sees
+  // the same values).
+  l.stage("routed.xr", r.plan.cols(), [&](Task &t) {
+    Index pair = t.toIndex(t.load(r.plan, t.index(kPlanPairAtPlace), t.id(), 1));
+    Mxfp8Tile q =
+        t.quantizeMxfp8(t.loadRow(r.x, pair / c.topK).to(f32), Mxfp8Flavour::Routed);
+    t.store(r.xCodes, t.id(), 0, q.codes);
+    t.store(r.xScales, t.id(), 0, q.scales);
   });
 }
 
@@ -114,38 +131,50 @@ void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t int
   // 128 weight rows a task: 64 ran routed.ug's busiest CTA 20% slower on the
   // H200 (each task's wait, staging and publish; docs/gpu-validation.md).
   // The per-rank intermediate is padded to a multiple of 128 (DSV41.md), so
-  // a pair's 64-column parts tile it.
-  constexpr int64_t kTilesPerTask = 4;
+  // a slot's 64-column parts tile it, and each part is two whole MXFP8
+  // blocks of h.
+  constexpr int64_t kTilesPerTask = 4, kPart = kTile * kTilesPerTask;
   constexpr int64_t kDownRows = 256;   // w2 rows a task: one a thread
-  const int64_t topK = c.topK, h = c.hidden;
-  // One task a (place in the plan, 64 intermediate columns): four of the
-  // expert's gate tiles, each with the up tile after it, for that pair's
-  // token alone. Tasks of one place are consecutive, and places of one
-  // expert too: its weights come from memory once a step (L2 serves the
-  // rest). Each pair still decodes them: at rows 48 the H200 ran routed.ug
-  // hardly faster for it (instruction-bound; docs/gpu-validation.md).
-  const int64_t tasksPerPair = inter / (kTile * kTilesPerTask);
-  l.stage("routed.ug", l.options().rows * topK * tasksPerPair, [&](Task &t) {
-    Index place = t.id() / tasksPerPair, part = t.id() % tasksPerPair;
-    Index pair = t.toIndex(t.load(r.plan, t.index(0), place, 1));
-    Index expert = t.toIndex(t.load(r.plan, t.index(1), place, 1));
-    Tile gu = t.gemvRows(r.w13, r.w13Scales, expert * (2 * inter) + part * (2 * kTile * kTilesPerTask),
-                         2 * kTile * kTilesPerTask, r.xCodes, r.xScales, pair / topK, 1);
-    for (int64_t j = 0; j < kTilesPerTask; ++j) {
-      Tile g = min(gu.slice(2 * kTile * j, kTile), t.constant(c.swigluLimit));
-      Tile u = max(min(gu.slice(2 * kTile * j + kTile, kTile), t.constant(c.swigluLimit)),
-                   t.constant(-c.swigluLimit));
-      t.store(r.h, place, (part * kTilesPerTask + j) * kTile, (g * sigmoid(g) * u).to(bf16));
-    }
+  constexpr int64_t G = kRoutedGroup;
+  const int64_t h = c.hidden, slots = r.plan.cols();
+  // The slot's expert, first place and count. A slot past the last has
+  // count 0 (its GEMVs read nothing) and expert -1, taken as 0 so that
+  // its weight row stays an address inside the weights.
+  struct Slot {
+    Index expert, first, count;
+  };
+  auto slotOf = [&](Task &t, Index s) {
+    Tile expert = max(t.load(r.plan, t.index(kPlanSlotExpert), s, 1), t.constant(0.0f));
+    return Slot{t.toIndex(expert), t.toIndex(t.load(r.plan, t.index(kPlanSlotFirst), s, 1)),
+                t.toIndex(t.load(r.plan, t.index(kPlanSlotCount), s, 1))};
+  };
+  // One task a (slot, 64 intermediate columns): four of the expert's gate
+  // tiles, each with the up tile after it, for the slot's tokens together.
+  // Used slots come first, so tasks of empty slots are claimed last.
+  const int64_t parts = inter / kPart;
+  l.stage("routed.ug", slots * parts, [&](Task &t) {
+    Index s = t.id() / parts, part = t.id() % parts;
+    Slot slot = slotOf(t, s);
+    Tile gu = t.gemvRows(r.w13, r.w13Scales, slot.expert * (2 * inter) + part * (2 * kPart),
+                         2 * kPart, r.xCodes, r.xScales, slot.first, G, slot.count);
+    // Token-major [G][gate 16, up 16, ... x4]: the gate tiles of every token,
+    // then the up tiles.
+    Tile g = min(gu.slice(0, G * kPart, 2 * kTile, kTile), t.constant(c.swigluLimit));
+    Tile u = max(min(gu.slice(kTile, G * kPart, 2 * kTile, kTile), t.constant(c.swigluLimit)),
+                 t.constant(-c.swigluLimit));
+    Tile act = (g * sigmoid(g) * u).to(bf16);
+    Mxfp8Tile q = t.quantizeMxfp8(act.to(f32), Mxfp8Flavour::Routed);
+    t.storeRows(r.hCodes, s * G, part * kPart, G, q.codes);
+    t.storeRows(r.hScales, s * G, part * (kPart / 32), G, q.scales);
   }, /*dynamic=*/true);
-  addMxfp8Rows(l, "routed.hq", r.h, r.hCodes, r.hScales, Mxfp8Flavour::Routed);
   const int64_t blocks = h / kDownRows;
-  l.stage("routed.down", l.options().rows * topK * blocks, [&](Task &t) {
-    Index place = t.id() / blocks, block = t.id() % blocks;
-    Index expert = t.toIndex(t.load(r.plan, t.index(1), place, 1));
-    Tile d = t.gemvRows(r.w2, r.w2Scales, expert * h + block * kDownRows, kDownRows, r.hCodes,
-                        r.hScales, place, 1);
-    t.store(r.down, place, block * kDownRows, d);
+  l.stage("routed.down", slots * blocks, [&](Task &t) {
+    Index s = t.id() / blocks, block = t.id() % blocks;
+    Slot slot = slotOf(t, s);
+    Tile d = t.gemvRows(r.w2, r.w2Scales, slot.expert * h + block * kDownRows, kDownRows,
+                        r.hCodes, r.hScales, s * G, G, slot.count);
+    // Only the slot's tokens: the rest would write every empty slot's rows.
+    t.storeRows(r.down, s * G, block * kDownRows, G, d, slot.count);
   }, /*dynamic=*/true);
 }
 
@@ -161,8 +190,8 @@ void monodc::stages::addRoutedCombine(Launch &l, const ModelConfig &c,
     Index col = (t.id() % slices) * width;
     Tile routed = t.constant(0.0f, width);
     for (int64_t k = 0; k < topK; ++k) {
-      Index place = t.toIndex(t.load(r.plan, t.index(2), token * topK + t.index(k), 1));
-      Tile d = t.load(r.down, place, col, width);
+      Index row = t.toIndex(t.load(r.plan, t.index(kPlanPairRow), token * topK + t.index(k), 1));
+      Tile d = t.load(r.down, row, col, width);
       Tile w = t.load(r.weights, token, k, 1);
       routed = (routed + (d * w).to(bf16).to(f32)).to(bf16).to(f32);
     }

@@ -34,6 +34,8 @@ inline std::unique_ptr<MoeLaunch> buildMoeLaunch(const std::string &name,
     return nullptr;
   built->launch = launchOf(*built->module);
   built->memory = std::make_unique<sim::LaunchMemory>(built->launch);
+  // Rows past a slot's count are never written: reading one must show.
+  built->memory->poisonScratch(built->launch);
   return built;
 }
 

@@ -10,6 +10,7 @@
 #include "monodc/formats/NumberFormats.h"
 #include "monodc/reference/Moe.h"
 #include "monodc/stages/Launches.h"
+#include "monodc/stages/Moe.h"
 
 #include "MoeLaunchSetup.h"
 #include "RandomValues.h"
@@ -78,7 +79,8 @@ std::pair<std::vector<uint8_t>, std::vector<uint8_t>> shuffled(const ref::Mxfp4W
 
 struct RoutedOutputs {
   std::vector<float> indices, weights, shared, out;
-  std::vector<float> plan; ///< routed_plan: order, expert at each place, place of each pair
+  std::vector<float> plan; ///< routed_plan (stages::RoutedPlanRow)
+  std::vector<float> down; ///< routed_down: each slot's rows
 };
 
 RoutedOutputs simulateRouted(const stages::ModelConfig &c, int tp, const RoutedInputs &in,
@@ -98,7 +100,8 @@ RoutedOutputs simulateRouted(const stages::ModelConfig &c, int tp, const RoutedI
   auto run = sim::simulate(built->launch, memory, schedule);
   EXPECT_TRUE(succeeded(run) && !run->deadlock);
   return {memory.values("topk_indices"), memory.values("topk_weights"),
-          memory.values("shared_out"), memory.values("moe_out"), memory.values("routed_plan")};
+          memory.values("shared_out"), memory.values("moe_out"), memory.values("routed_plan"),
+          memory.values("routed_down")};
 }
 
 /// The reference on the simulator's own routing and shared output.
@@ -177,26 +180,76 @@ TEST(RoutedExpertsNumerics, UnshuffledWeightsAreCaught) {
   EXPECT_FALSE(ref::withinStageBounds(ref::compare(plain.out, good.out)));
 }
 
-TEST(RoutedExpertsNumerics, PlanSortsPairsByExpertStably) {
-  // rows 48 of tiny: 288 (token, k) pairs on 32 experts, so experts repeat
-  // and the order within one expert matters. The plan must be a stable sort
-  // of the pairs by expert, its experts the sorted ones, and its places the
-  // inverse permutation (routed.combine finds each pair's d through them).
+TEST(RoutedExpertsNumerics, PlanSortsPairsByExpertStablyAndCutsSlots) {
+  // rows 48 of tiny: 288 (token, k) pairs on 32 experts, so experts repeat,
+  // the order within one expert matters and runs are longer than a slot.
+  // The plan must be a stable sort of the pairs by expert; its slots the
+  // runs of that order cut every kRoutedGroup places (expert, first place,
+  // count; -1, pairs, 0 past the last); and each pair's row its slot's
+  // first row plus its offset in the slot (routed.combine finds the pair's
+  // d there). Checked against a walk written here.
   const auto c = stages::tinyConfig();
-  const int rows = 48, pairs = rows * int(c.topK);
+  const int rows = 48, pairs = rows * int(c.topK), group = int(stages::kRoutedGroup);
   RoutedInputs in = makeInputs(c, rows, 2, 53u);
   RoutedOutputs got = simulateRouted(c, 2, in);
-  ASSERT_EQ(got.plan.size(), size_t(3 * pairs));
+  ASSERT_EQ(got.plan.size(), size_t(stages::kPlanRows * pairs));
+  auto plan = [&](int row, int col) { return got.plan[size_t(row) * pairs + col]; };
   std::vector<int> order(pairs);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return got.indices[a] < got.indices[b]; });
-  int repeated = 0;
+  int repeated = 0, slot = -1, inSlot = 0, longRuns = 0;
+  std::vector<float> slotExpert(pairs, -1.0f), slotFirst(pairs, float(pairs)),
+      slotCount(pairs, 0.0f), pairRow(pairs, -1.0f);
   for (int q = 0; q < pairs; ++q) {
-    EXPECT_EQ(got.plan[q], float(order[q])) << "place " << q;
-    EXPECT_EQ(got.plan[pairs + q], got.indices[order[q]]) << "place " << q;
-    EXPECT_EQ(got.plan[2 * pairs + order[q]], float(q)) << "pair " << order[q];
-    repeated += q > 0 && got.indices[order[q]] == got.indices[order[q - 1]];
+    EXPECT_EQ(plan(stages::kPlanPairAtPlace, q), float(order[q])) << "place " << q;
+    const bool sameExpert = q > 0 && got.indices[order[q]] == got.indices[order[q - 1]];
+    repeated += sameExpert;
+    if (!sameExpert || inSlot == group) {
+      longRuns += sameExpert;
+      ++slot;
+      inSlot = 0;
+      slotExpert[slot] = got.indices[order[q]];
+      slotFirst[slot] = float(q);
+    }
+    slotCount[slot] += 1.0f;
+    pairRow[order[q]] = float(slot * group + inSlot++);
+  }
+  for (int s = 0; s < pairs; ++s) {
+    EXPECT_EQ(plan(stages::kPlanSlotExpert, s), slotExpert[s]) << "slot " << s;
+    EXPECT_EQ(plan(stages::kPlanSlotFirst, s), slotFirst[s]) << "slot " << s;
+    EXPECT_EQ(plan(stages::kPlanSlotCount, s), slotCount[s]) << "slot " << s;
+    EXPECT_EQ(plan(stages::kPlanPairRow, s), pairRow[s]) << "pair " << s;
   }
   EXPECT_GT(repeated, pairs / 2) << "too few pairs share an expert to test the order";
+  EXPECT_GT(longRuns, 0) << "no expert has more pairs than a slot";
+}
+
+TEST(RoutedExpertsNumerics, RowsPastASlotsCountStayUnwritten) {
+  // routed.down stores only its slot's tokens: the simulator's scratch
+  // starts as NaN, so every row past a slot's count must still be NaN (and
+  // routed.combine, which reads d at the plan's rows, must never meet one:
+  // moe_out has no NaN), and every row inside it must be a number.
+  const auto c = stages::tinyConfig();
+  const int rows = 48, pairs = rows * int(c.topK), group = int(stages::kRoutedGroup);
+  const size_t h = size_t(c.hidden);
+  RoutedInputs in = makeInputs(c, rows, 2, 59u);
+  RoutedOutputs got = simulateRouted(c, 2, in);
+  ASSERT_EQ(got.down.size(), size_t(pairs) * group * h);
+  int written = 0, left = 0;
+  for (int s = 0; s < pairs; ++s) {
+    const int count = int(got.plan[size_t(stages::kPlanSlotCount) * pairs + s]);
+    for (int i = 0; i < group; ++i) {
+      const size_t row = size_t(s) * group + i;
+      const bool past = i >= count;
+      const auto first = got.down.begin() + row * h;
+      const bool anyNan = std::any_of(first, first + h, [](float v) { return std::isnan(v); });
+      const bool allNan = std::all_of(first, first + h, [](float v) { return std::isnan(v); });
+      EXPECT_EQ(past ? allNan : !anyNan, true) << "slot " << s << " row " << i << " count " << count;
+      (past ? left : written) += 1;
+    }
+  }
+  EXPECT_EQ(written, pairs);
+  EXPECT_GT(left, 0);
+  EXPECT_TRUE(std::none_of(got.out.begin(), got.out.end(), [](float v) { return std::isnan(v); }));
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 using namespace monodc;
 using namespace monodc::sim;
@@ -106,6 +107,19 @@ LaunchMemory::LaunchMemory(mono::LaunchOp launch) {
     storage.bytes.assign(storageBytes(storage.elementType, storage.elements()), 0);
     regions.emplace(region.getSymName().str(),
                     std::make_shared<RegionStorage>(std::move(storage)));
+  }
+}
+
+void LaunchMemory::poisonScratch(mono::LaunchOp launch) {
+  for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
+    mlir::Type type = region.getElementType();
+    const bool hasNan = type.isF32() || type.isBF16() || mlir::isa<mlir::Float8E4M3FNType>(type) ||
+                        mlir::isa<mlir::Float8E8M0FNUType>(type);
+    if (region.getKind() != mono::MemoryKind::Scratch || !hasNan)
+      continue;
+    RegionStorage &r = this->region(region.getSymName().str());
+    for (int64_t i = 0; i < r.elements(); ++i)
+      r.set(i, std::numeric_limits<float>::quiet_NaN());
   }
 }
 

@@ -46,6 +46,12 @@ public:
   RegionStorage &region(const std::string &name);
   const RegionStorage &region(const std::string &name) const;
 
+  /// Fills every scratch region of a number format that has NaN (f32, bf16,
+  /// e4m3, e8m0) with NaN: a stage that reads a word no task of the step
+  /// wrote (a row past a counted store's count) then spoils its results
+  /// instead of reading a harmless 0.
+  void poisonScratch(mono::LaunchOp launch);
+
   /// Writes values, rounding each into the region's format.
   llvm::Error setValues(const std::string &name, const std::vector<float> &values);
   llvm::Error setBytes(const std::string &name, const std::vector<uint8_t> &bytes);

@@ -53,27 +53,45 @@ struct RoutedExpertRegions {
   dsl::Region x;                ///< bf16 [rows, H]
   dsl::Region indices, weights; ///< f32 [rows, topK] (the routing)
   dsl::Region pairExperts;      ///< f32 [1, rows topK] (the router's)
-  /// f32 [3, rows topK]: the (token, k) pairs in expert order (stable), the
-  /// expert at each place of that order, and each pair's place in it.
+  /// f32 [5, rows topK], see kPlan*: the (token, k) pairs in expert order
+  /// (stable); the slots (at most kRoutedGroup consecutive places of one
+  /// expert) with their expert, first place and count; each pair's row in
+  /// the slot-row buffers.
   dsl::Region plan;
-  dsl::Region xCodes, xScales;  ///< MXFP8r(x)
+  dsl::Region xCodes, xScales;  ///< MXFP8r(x) of each place's token, place order
   dsl::Region w13, w13Scales;   ///< e2m1 [E 2I, H] (16-row gate/up tiles), shuffled E8M0
-  dsl::Region h;                ///< bf16 [rows topK, I], pairs in plan order
-  dsl::Region hCodes, hScales;  ///< MXFP8r(h)
+  /// MXFP8r(h) [slots G, I]: slot s's tokens at rows [sG, sG + count)
+  /// (the rest of its rows hold the code of 0).
+  dsl::Region hCodes, hScales;
   dsl::Region w2, w2Scales;     ///< e2m1 [E H, I], shuffled E8M0
-  dsl::Region down;             ///< f32 [rows topK, H], pairs in plan order
+  /// f32 [slots G, H] in slot rows, written only up to each slot's count.
+  dsl::Region down;
   dsl::Region shared;           ///< bf16 [rows, H]: the shared expert's output
   dsl::Region out;              ///< bf16 [rows, H]: the rank's partial
+};
+/// Tokens a routed-expert task takes together: one tensor-core token tile.
+constexpr int64_t kRoutedGroup = 8;
+/// The rows of the routed plan.
+enum RoutedPlanRow : int64_t {
+  kPlanPairAtPlace = 0, ///< the pair at each place of the expert order
+  kPlanSlotExpert = 1,  ///< each slot's expert (-1 past the last slot)
+  kPlanSlotFirst = 2,   ///< each slot's first place (rows topK past the last)
+  kPlanSlotCount = 3,   ///< each slot's places (0 past the last)
+  kPlanPairRow = 4,     ///< each pair's row in the slot-row buffers
+  kPlanRows = 5
 };
 /// Declares the routed experts' regions for intermediate `intermediate`.
 RoutedExpertRegions declareRoutedExperts(dsl::Launch &launch, const ModelConfig &config,
                                          int64_t intermediate, const dsl::Region &x,
                                          const RouterRegions &router, const dsl::Region &shared);
-/// In three parts: MXFP8r(x) and the plan; the GEMVs and the activation (up
-/// to `down`); the combine with the shared expert's output. The GEMVs take
-/// the pairs in the plan's order, so that pairs of one expert are claimed
-/// one after another and all but the first read its weights from L2.
-void addRoutedInput(dsl::Launch &launch, const RoutedExpertRegions &regions);
+/// In four parts: the plan; MXFP8r(x) in its order; the GEMVs and the
+/// activation (up to `down`); the combine with the shared expert's output.
+/// The GEMVs take a slot of up to kRoutedGroup tokens of one expert a task
+/// (the union of experts), so each expert weight is read and decoded once
+/// for all its tokens of the step (fewer than kRoutedGroup: once a slot).
+void addRoutedPlan(dsl::Launch &launch, const RoutedExpertRegions &regions);
+void addRoutedInput(dsl::Launch &launch, const ModelConfig &config,
+                    const RoutedExpertRegions &regions);
 void addRoutedGemvs(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
                     const RoutedExpertRegions &regions);
 void addRoutedCombine(dsl::Launch &launch, const ModelConfig &config,
