@@ -162,9 +162,25 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
   for (int tc0 = 0; tc0 < count; tc0 += PT) {
     const int tcn = count - tc0 < PT ? count - tc0 : PT;
     // Stage the pass's codes (16 bytes a thread at a time), as they are or
-    // as f16 values, and their scales.
+    // as f16 values, and their scales. Codes kept as they are go by
+    // asynchronous copies where the arch has them: all of a thread's copies
+    // in flight at once (8 tokens of 5120 codes are 10 rounds of the block,
+    // each a memory latency when a load must land before its store).
+#if defined(MONO_HAS_ASYNC_COPY)
+    if (!F16) {
+#pragma unroll 1
+      for (int i = tid; i < tcn * (K / 16); i += MONO_BLOCK) {
+        const int tok = i / (K / 16), k = (i % (K / 16)) * 16;
+        mono_async_copy16(codes + tok * ROW + k, (const mono_u8 *)x + (t0 + tc0 + tok) * K + k);
+      }
+      mono_async_commit();
+    }
+#endif
 #pragma unroll 1
     for (int i = tid; i < tcn * (K / 16); i += MONO_BLOCK) {
+#if defined(MONO_HAS_ASYNC_COPY)
+      if (!F16) break;
+#endif
       const int tok = i / (K / 16), k = (i % (K / 16)) * 16;
       const mono_u32x4 v = *(const mono_u32x4 *)((const mono_u8 *)x + (t0 + tc0 + tok) * K + k);
       if (F16) {
@@ -184,6 +200,9 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       const int tok = i / KB, kb = i % KB;
       scales[kb * PT + tok] = mono_e8m0_value(xs[(t0 + tc0 + tok) * KB + kb]);
     }
+#if defined(MONO_HAS_ASYNC_COPY)
+    if (!F16) mono_async_wait<0>();
+#endif
     mono_block_sync();
     if (tc0 > 0) weights.prefetch(w, ws, wsCols, n0);  // the weights again
     // Token rows past the pass read its last one (their results are dropped).
