@@ -47,15 +47,15 @@ template <int N, int K, int WKIND>
 struct mono_gemv_mma_weights {
   static_assert(mono_gemv_mma_fits(N, K, WKIND, MONO_BLOCK), "no tensor-core shape for this gemv");
   static constexpr int WARPS = MONO_BLOCK / 32, TILES = N / 16, KB = K / 32;
-  static constexpr int TPW = mono_gemv_mma_tiles_per_warp(N, MONO_BLOCK);  // tiles a warp
-  static constexpr int SPLIT = mono_gemv_mma_split(N, MONO_BLOCK);          // warps a tile
+  static constexpr int TPW = TILES >= WARPS ? TILES / WARPS : 1;    // tiles a warp
+  static constexpr int SPLIT = TILES >= WARPS ? 1 : WARPS / TILES;  // warps a tile
   static constexpr int WORDS = WKIND == 3 ? 1 : 2;  // a row's words of a block
   // Blocks in flight a lane: 8 of e4m3 (128 bytes, 40 registers); 16 of
   // MXFP4 for one tile (128 bytes, 48 registers). More spilled in the dsv41
   // K2 (MXFP4: 24 blocks, e4m3: 16); the H200 ran routed.ug no faster with
   // 16 than with 8 (828 against 757 us), so bytes in flight are not what
   // bounds this path (docs/gpu-validation.md).
-  static constexpr int DEPTH = mono_gemv_mma_depth(WKIND, TPW);
+  static constexpr int DEPTH = WKIND == 3 ? 16 / TPW : 8;
   static_assert(WKIND != 3 || DEPTH % 8 == 0, "MXFP4 steps go whole scale words (8 blocks) at a time");
   struct block_t {
     mono_u32 q[TPW][2][WORDS];  // [tile][row g, g + 8][word]
@@ -271,53 +271,6 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         }
       }
     };
-#if defined(MONO_HAS_ASYNC_COPY)
-    if constexpr (mono_gemv_mma_ring_blocks(N, K, WKIND, MONO_BLOCK) > 0) {
-      // MXFP4: the held blocks, then the rest through the ring
-      // (gemv_shape.h), RB - 1 blocks ahead. A thread copies and reads only
-      // its own words, so its own waits order them; a slot is refilled one
-      // step after its block was read, once that step's instructions took
-      // its words. Same steps, same order as below.
-      constexpr int RB = mono_gemv_mma_ring_blocks(N, K, WKIND, MONO_BLOCK);
-      mono_u32 *ring = (mono_u32 *)((mono_u8 *)lds + mono_gemv_mma_ring_at(N, K, TOKENS, MONO_BLOCK));
-      // Word j (rows g, g + 8, then the scale word) of tile i in slot sl.
-      auto word = [&](int sl, int i, int j) { return ring + ((sl * TPW + i) * 3 + j) * MONO_BLOCK + tid; };
-      auto issue = [&](int kb) {
-        if (kb < kbEnd) {
-#pragma unroll
-          for (int i = 0; i < TPW; ++i) {
-            mono_async_copy4(word(kb % RB, i, 0), weights.row[i][0] + 256 * kb);
-            mono_async_copy4(word(kb % RB, i, 1), weights.row[i][1] + 256 * kb);
-            mono_async_copy4(word(kb % RB, i, 2),
-                             weights.scaleRow[i][0] + mono_aiter_scale_word((unsigned)(kb & ~7), kb & 7));
-          }
-        }
-        mono_async_commit();  // empty past the end: every wait counts RB - 1 groups
-      };
-      const int ringFirst = kbBegin + DEPTH;
-#pragma unroll 1
-      for (int q = 0; q < RB - 1; ++q) issue(ringFirst + q);
-#pragma unroll
-      for (int d = 0; d < DEPTH; ++d)
-        if (kbBegin + d < kbEnd) step(weights.held[d], kbBegin + d);
-#pragma unroll 1
-      for (int kb = ringFirst; kb < kbEnd; ++kb) {
-        mono_async_wait<RB - 2>();  // block kb's group has landed
-        typename slice_t::block_t cur;
-#pragma unroll
-        for (int i = 0; i < TPW; ++i) {
-          cur.q[i][0][0] = *word(kb % RB, i, 0);
-          cur.q[i][1][0] = *word(kb % RB, i, 1);
-          const mono_u32 scales = *word(kb % RB, i, 2);
-          cur.s[i] = kb % 8 >= 4 ? scales >> 16 : scales;
-        }
-        issue(kb + RB - 1);  // into the slot block kb - 1 left
-        step(cur, kb);
-      }
-      mono_async_wait<0>();
-    } else
-#endif
-    {
     // Whole groups of DEPTH blocks whose next group is in range take no
     // guard, so the steps of a group are one basic block the scheduler can
     // overlap; the last one or two groups are guarded. Same steps, same order.
@@ -342,7 +295,6 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
           step(cur, kb);
         }
       }
-    }
     }
     // Each lane's sums: rows 16 tile + g (+ 8), tokens 8j + 2t (+ 1).
 #pragma unroll

@@ -90,43 +90,8 @@ MONO_SHAPE int mono_gemv_mma_partials_at(int k, int tokens) {
 MONO_SHAPE int mono_gemv_mma_result_at(int k, int tokens, int block) {
   return mono_gemv_mma_partials_at(k, tokens) + (block / 32) * 16 * mono_gemv_mma_pass_tokens(k, tokens) * 4;
 }
-// A tensor-core GEMV's split over the warps (gemv_mma.h): tiles a warp,
-// warps a tile, and the blocks a lane holds in registers (loaded before the
-// task's poll): 8 of e4m3, 16 of MXFP4 for one tile.
-MONO_SHAPE int mono_gemv_mma_tiles_per_warp(int rows, int block) {
-  return rows / 16 >= block / 32 ? (rows / 16) / (block / 32) : 1;
-}
-MONO_SHAPE int mono_gemv_mma_split(int rows, int block) {
-  return rows / 16 >= block / 32 ? 1 : (block / 32) / (rows / 16);
-}
-MONO_SHAPE int mono_gemv_mma_depth(int kind, int tilesPerWarp) {
-  return kind == 3 ? 16 / tilesPerWarp : 8;
-}
-// MXFP4 blocks past the held ones stream through a ring in shared memory
-// (arches with asynchronous copies): per thread a power of two of slots, a
-// block each (its two words and its scale word for every tile of the
-// warp), at most 32 tile blocks, no more than a warp's blocks left need;
-// 0 when the held blocks are all.
-MONO_SHAPE int mono_gemv_mma_ring_blocks(int rows, int k, int kind, int block) {
-  const int tpw = mono_gemv_mma_tiles_per_warp(rows, block);
-  const int left = (k / 32) / mono_gemv_mma_split(rows, block) - mono_gemv_mma_depth(kind, tpw);
-  if (kind != 3 || left <= 0) return 0;
-  int slots = 2;
-  while (slots < left + 1 && slots < 32 / tpw) slots *= 2;
-  return slots;
-}
-MONO_SHAPE int mono_gemv_mma_ring_at(int rows, int k, int tokens, int block) {
-  return (mono_gemv_mma_result_at(k, tokens, block) + tokens * rows * 4 + 15) / 16 * 16;
-}
-MONO_SHAPE int mono_gemv_mma_ring_bytes(int rows, int k, int kind, int block) {
-  return mono_gemv_mma_ring_blocks(rows, k, kind, block) * mono_gemv_mma_tiles_per_warp(rows, block) *
-         12 * block;
-}
-MONO_SHAPE int mono_gemv_mma_shared_bytes(int rows, int k, int tokens, int block, int kind,
-                                          bool asyncCopies) {
-  const int own = mono_gemv_mma_result_at(k, tokens, block) + tokens * rows * 4;
-  const int ring = asyncCopies ? mono_gemv_mma_ring_bytes(rows, k, kind, block) : 0;
-  return ring ? mono_gemv_mma_ring_at(rows, k, tokens, block) + ring : own;
+MONO_SHAPE int mono_gemv_mma_shared_bytes(int rows, int k, int tokens, int block) {
+  return mono_gemv_mma_result_at(k, tokens, block) + tokens * rows * 4;
 }
 
 // Groups a weight ring holds: the compiler sizes rings with it; the device

@@ -269,8 +269,7 @@ template <int N, int K, int TOKENS, int WKIND>
 std::vector<float> deviceGemvMma(const Weight &w, const Activations &x, int count = TOKENS) {
   constexpr int SO = (TOKENS * N + MONO_BLOCK - 1) / MONO_BLOCK;
   constexpr int PT = mono_gemv_mma_pass_tokens(K, TOKENS);
-  std::vector<mono_u32x4> lds((mono_gemv_mma_shared_bytes(N, K, TOKENS, MONO_BLOCK, WKIND,
-                                                         /*asyncCopies=*/true) + 15) / 16,
+  std::vector<mono_u32x4> lds((mono_gemv_mma_shared_bytes(N, K, TOKENS, MONO_BLOCK) + 15) / 16,
                              kNanWords);
   std::vector<float> out(TOKENS * N);
   host_arch::runBlock([&] {

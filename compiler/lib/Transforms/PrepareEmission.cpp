@@ -101,11 +101,8 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
     if (gemvRowsUsesMma(g, block, arch))
-      // sm_90, the one arch with the tensor-core path, has asynchronous copies.
       return mono_gemv_mma_shared_bytes(static_cast<int>(g.getOutputs()), static_cast<int>(k),
-                                        static_cast<int>(g.getTokens()), static_cast<int>(block),
-                                        static_cast<int>(gemvRowsWeightKind(g)),
-                                        /*asyncCopies=*/true);
+                                        static_cast<int>(g.getTokens()), static_cast<int>(block));
     int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
     int64_t own = chunk * k * (gemvRowsStagesF32(g.getOutputs(), block, arch) ? 4 : 2) + chunk * block * 4 +
                   size(g.getResult()) * 4;

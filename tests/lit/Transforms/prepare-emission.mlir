@@ -237,23 +237,3 @@ mono.launch @toomuch attributes {arch = "gfx942", grid = 4 : i64, block = 512 : 
     %z = mono.slice %y[0] : !mono.tile<32768, f32> -> !mono.tile<16, f32>
   }
 }
-
-// -----
-
-// MXFP4 with more blocks than a warp holds in registers (128 rows of 5120,
-// a tile a warp: 160 blocks, 16 held): the rest stream through a ring of 32
-// slots of 12 bytes a thread, after the GEMV's own 54,528 bytes (8 tokens'
-// codes 41216, their scales 5120, partial sums 4096, result 4096):
-// 54528 + 98304.
-// CHECK: mono.launch @mma_ring attributes {{{.*}}mono.lds_bytes = 152832 : i64
-mono.launch @mma_ring attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 8 : i64} {
-  mono.region @w weight : f4E2M1FN [128, 5120]
-  mono.region @ws weight : f8E8M0FNU [256, 160]
-  mono.region @x input : f8E4M3FN [8, 5120]
-  mono.region @xs input : f8E8M0FNU [8, 160]
-  mono.stage @s tasks 1 {
-  ^bb0(%t: index):
-    %c0 = arith.constant 0 : index
-    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 8 : !mono.tile<1024, f32>
-  }
-}
