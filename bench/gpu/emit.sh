@@ -75,7 +75,7 @@ emit_launches() {
     for launch in ${spec#*:}; do
       # The moe launch's scratch too (124 KiB): its routed experts are about
       # 1% of moe_out with these inputs, within the stage bounds a wrong
-      # one could hide in; routed_h and routed_down show them whole.
+      # one could hide in; routed_hq and routed_down show them whole.
       scratch=()
       [ "$launch" = moe ] && scratch=(--dump-scratch)
       "$MONODC" simulate --config "$config" --rows "$rows" --tp "$tp" --launch "$launch" \
@@ -115,7 +115,7 @@ for mode in "${MODES[@]}"; do
       # The moe launch at DSV41's dims with 16 experts (config moe16), TP 4:
       # routed.ug and routed.down run as at full size (the MXFP4 tensor-core
       # path; weight rings before), and the launch check compares the scratch they
-      # write (routed_h, routed_down) with the simulator's. About 42 MiB.
+      # write (routed_hq, routed_down) with the simulator's. About 42 MiB.
       "$MONODC" simulate --config moe16 --rows 6 --tp 4 --launch moe --schedules 2 \
         --dump "$OUT/sim" --dump-scratch > /dev/null ;;
     layer) emit_layer ;;
