@@ -89,6 +89,20 @@ TEST(Dsl, StoringTheWrongFormatIsADiagnostic) {
             std::string::npos);
 }
 
+TEST(Dsl, SliceRunsMustFitAndNotOverlap) {
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {"gfx950", 4, 256, 1});
+  Region x = l.input("x", f32, {1, 64});
+  Region y = l.output("y", f32, {1, 64});
+  l.stage("s", 1, [&](Task &t) {
+    Tile v = t.loadRow(x, t.id());
+    t.store(y, t.id(), 0, v.slice(16, 32, 32, 16)); // the up runs of two tokens: fits
+    (void)v.slice(0, 16, 8, 16);                     // runs of 16 every 8 overlap
+  });
+  EXPECT_EQ(errorOf(l), "launch 'k', stage 's': slice of 16 values from 0 by 8 in runs of 16 of "
+                        "a tile of 64 values");
+}
+
 TEST(Dsl, GemvChecksWeightFormatAndWidth) {
   mlir::MLIRContext ctx;
   Launch l(ctx, "k", {"gfx950", 4, 256, 1});
