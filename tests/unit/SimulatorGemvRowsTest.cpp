@@ -124,6 +124,54 @@ TEST(SimulatorGemvRows, ACountComputesItsTokensOnly) {
   EXPECT_NE(all[3 * 32], 0.0f);
 }
 
+TEST(SimulatorGemvRows, ASlotsTokensMayEndTheRegion) {
+  // The union's routed.ug: the first token comes from data and a task of 4
+  // tokens may start 2 rows before the region ends, as long as its count
+  // keeps the rows it reads inside; a count that reaches past is refused.
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {"gfx950", 4, 256, 4});
+  Region first = l.indexInput("first", {1, 1}, 4);
+  Region count = l.indexInput("count", {1, 1}, 5);
+  Region xq = l.input("xq", e4m3, {4, 1024});
+  Region xs = l.input("xs", e8m0, {4, 32});
+  Region w = l.weight("w", e4m3, {32, 1024});
+  Region ws = l.weight("ws", e8m0, {1, 32});
+  Region y = l.output("y", f32, {4, 32});
+  l.stage("gemv", 1, [&](Task &t) {
+    Index t0 = t.toIndex(t.load(first, t.index(0), 0, 1));
+    Index n = t.toIndex(t.load(count, t.index(0), 0, 1));
+    Tile out = t.gemvRows(w, ws, t.index(0), 32, xq, xs, t0, 4, n);
+    t.storeRows(y, t.index(0), t.index(0), 4, out);
+  });
+  auto module = l.finish();
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  auto launch = monodc::testing::launchOf(**module);
+  std::vector<uint8_t> x(4 * 1024), scales(4 * 32, uint8_t(121)), wb(32 * 1024), wsb(32, uint8_t(123));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = uint8_t((i * 29 + 5) % 0x7E);
+  for (size_t i = 0; i < wb.size(); ++i)
+    wb[i] = uint8_t((i * 13 + 1) % 0x7E);
+  auto run = [&](int t0, int n) {
+    sim::LaunchMemory memory(launch);
+    monodc::testing::setBytes(memory, "xq", x);
+    monodc::testing::setBytes(memory, "xs", scales);
+    monodc::testing::setBytes(memory, "w", wb);
+    monodc::testing::setBytes(memory, "ws", wsb);
+    EXPECT_FALSE(memory.setValues("first", {float(t0)}));
+    EXPECT_FALSE(memory.setValues("count", {float(n)}));
+    auto result = sim::simulate(launch, memory);
+    return std::make_pair(succeeded(result) && !result->deadlock, memory.values("y"));
+  };
+  auto [allOk, all] = run(0, 4);
+  ASSERT_TRUE(allOk);
+  auto [tailOk, tail] = run(2, 2);
+  ASSERT_TRUE(tailOk) << "a count inside the region was refused";
+  for (int i = 0; i < 4 * 32; ++i)
+    EXPECT_EQ(tail[i], i / 32 < 2 ? all[2 * 32 + i] : 0.0f) << "token " << i / 32;
+  EXPECT_FALSE(run(2, 3).first) << "tokens [2, 5) of a 4-row region were read";
+}
+
 TEST(SimulatorGemvRows, ACountReachesTheDeviceCall) {
   // On sm_90 the gemv takes the tensor cores; its weights are loaded before
   // the poll for the copied tokens unless the count is 0, and the run gets
