@@ -157,6 +157,18 @@ MONO_DEV void mono_store_bf16(void *p, mono_i64 i, float v) { ((mono_u16 *)p)[i]
 MONO_DEV void mono_store_e4m3(void *p, mono_i64 i, float v) { ((mono_u8 *)p)[i] = mono_e4m3_bits(v); }
 MONO_DEV void mono_store_e8m0(void *p, mono_i64 i, float v) { ((mono_u8 *)p)[i] = mono_e8m0_bits(v); }
 
+// ---- a block's tile into shared memory: value i (slot s of thread i -
+// s * MONO_BLOCK) at to[i], for the N values of the tile ----
+template <int S, int N>
+MONO_DEV void mono_tile_to_shared(const float (&x)[S], float *to) {
+  const int tid = mono_tid();
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    if (i < N) to[i] = x[s];
+  }
+}
+
 // ---- block reductions: per-thread partials in slot order, then a fixed tree ----
 template <int S, int N, int KIND>  // KIND: 0 sum, 1 max, 2 absmax
 MONO_DEV float mono_block_reduce(const float (&x)[S], float *lds) {
@@ -200,11 +212,7 @@ MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indice
   const int tid = mono_tid();
   float *v = lds, *result = lds + N;  // N values, then k values and k indices
   mono_block_sync();
-#pragma unroll
-  for (int s = 0; s < S; ++s) {
-    const int i = s * MONO_BLOCK + tid;
-    if (i < N) v[i] = x[s];
-  }
+  mono_tile_to_shared<S, N>(x, v);
   mono_block_sync();
 #pragma unroll
   for (int s = 0; s < S; ++s) {
@@ -243,11 +251,7 @@ MONO_DEV void mono_expert_groups(const float (&experts)[S], float (&slotExpert)[
   const int tid = mono_tid();
   float *e = lds, *starts = lds + N, *first = lds + 2 * N;  // N each, then first[N] = N
   mono_block_sync();
-#pragma unroll
-  for (int s = 0; s < S; ++s) {
-    const int i = s * MONO_BLOCK + tid;
-    if (i < N) e[i] = experts[s];
-  }
+  mono_tile_to_shared<S, N>(experts, e);
   mono_block_sync();
   int offset[S];
 #pragma unroll
@@ -446,11 +450,7 @@ MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float 
                                   int variant, float *lds) {
   const int tid = mono_tid();
   float *vals = lds, *groupScale = lds + N;
-#pragma unroll
-  for (int s = 0; s < S; ++s) {
-    int i = s * MONO_BLOCK + tid;
-    if (i < N) vals[i] = x[s];
-  }
+  mono_tile_to_shared<S, N>(x, vals);
   mono_block_sync();
   for (int g = tid; g < N / G; g += MONO_BLOCK) {
     float amax = 0.0f;
@@ -508,11 +508,7 @@ MONO_DEV void mono_gemv_e4m3(const float (&x)[SX], const float (&xs)[SXS], const
   typedef mono_gemv_shape<N, K> shape;
   const int tid = mono_tid();
   float *xd = lds, *xScale = lds + K, *partial = xScale + K / 32, *outLds = partial + MONO_BLOCK;
-#pragma unroll
-  for (int s = 0; s < SXS; ++s) {
-    int g = s * MONO_BLOCK + tid;
-    if (g < K / 32) xScale[g] = xs[s];
-  }
+  mono_tile_to_shared<SXS, K / 32>(xs, xScale);
   mono_block_sync();
 #pragma unroll
   for (int s = 0; s < SX; ++s) {
@@ -556,11 +552,7 @@ MONO_DEV void mono_gemv_bf16(const float (&x)[SX], const mono_u16 *w, mono_i64 r
   typedef mono_gemv_shape<N, K> shape;
   const int tid = mono_tid();
   float *xd = lds, *partial = lds + K + K / 32, *outLds = partial + MONO_BLOCK;
-#pragma unroll
-  for (int s = 0; s < SX; ++s) {
-    int i = s * MONO_BLOCK + tid;
-    if (i < K) xd[i] = x[s];
-  }
+  mono_tile_to_shared<SX, K>(x, xd);
   mono_block_sync();
   for (int j0 = 0; j0 < N; j0 += shape::PER_PASS) {
     int j = j0 + tid / shape::T, part = tid % shape::T;
