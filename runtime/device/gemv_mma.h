@@ -166,23 +166,17 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
     // asynchronous copies where the arch has them: all of a thread's copies
     // in flight at once (8 tokens of 5120 codes are 10 rounds of the block,
     // each a memory latency when a load must land before its store).
-#if defined(MONO_HAS_ASYNC_COPY)
-    if (!F16) {
-#pragma unroll 1
-      for (int i = tid; i < tcn * (K / 16); i += MONO_BLOCK) {
-        const int tok = i / (K / 16), k = (i % (K / 16)) * 16;
-        mono_async_copy16(codes + tok * ROW + k, (const mono_u8 *)x + (t0 + tc0 + tok) * K + k);
-      }
-      mono_async_commit();
-    }
-#endif
 #pragma unroll 1
     for (int i = tid; i < tcn * (K / 16); i += MONO_BLOCK) {
-#if defined(MONO_HAS_ASYNC_COPY)
-      if (!F16) break;
-#endif
       const int tok = i / (K / 16), k = (i % (K / 16)) * 16;
-      const mono_u32x4 v = *(const mono_u32x4 *)((const mono_u8 *)x + (t0 + tc0 + tok) * K + k);
+      const mono_u8 *from = (const mono_u8 *)x + (t0 + tc0 + tok) * K + k;
+#if defined(MONO_HAS_ASYNC_COPY)
+      if (!F16) {
+        mono_async_copy16(codes + tok * ROW + k, from);
+        continue;
+      }
+#endif
+      const mono_u32x4 v = *(const mono_u32x4 *)from;
       if (F16) {
         mono_u32x4 lo, hi;
         mono_e4m3x4_to_f16(v.x, lo.x, lo.y);
@@ -195,6 +189,9 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         *(mono_u32x4 *)(codes + tok * ROW + k) = v;
       }
     }
+#if defined(MONO_HAS_ASYNC_COPY)
+    if (!F16) mono_async_commit();  // waited for after the scales
+#endif
 #pragma unroll 1
     for (int i = tid; i < tcn * KB; i += MONO_BLOCK) {
       const int tok = i / KB, kb = i % KB;
