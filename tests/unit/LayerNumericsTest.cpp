@@ -114,8 +114,8 @@ struct LayerRig {
       backMemory.push_back(std::make_unique<sim::LaunchMemory>(monodc::testing::launchOf(*back)));
       // Scratch starts as NaN: a stage that read a word no task of the step
       // wrote (a row past a routed slot's count) would spoil the layer.
-      k1Memory.back()->poisonScratch(monodc::testing::launchOf(*k1));
-      backMemory.back()->poisonScratch(monodc::testing::launchOf(*back));
+      k1Memory.back()->poisonScratch();
+      backMemory.back()->poisonScratch();
       if (epochs->size() <= size_t(r))
         epochs->push_back(k1Memory.back()->storage("epoch"));
       EXPECT_FALSE(static_cast<bool>(k1Memory.back()->share("epoch", (*epochs)[r])));

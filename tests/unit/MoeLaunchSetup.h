@@ -35,7 +35,7 @@ inline std::unique_ptr<MoeLaunch> buildMoeLaunch(const std::string &name,
   built->launch = launchOf(*built->module);
   built->memory = std::make_unique<sim::LaunchMemory>(built->launch);
   // Rows past a slot's count are never written: reading one must show.
-  built->memory->poisonScratch(built->launch);
+  built->memory->poisonScratch();
   return built;
 }
 

@@ -107,18 +107,18 @@ LaunchMemory::LaunchMemory(mono::LaunchOp launch) {
     storage.bytes.assign(storageBytes(storage.elementType, storage.elements()), 0);
     regions.emplace(region.getSymName().str(),
                     std::make_shared<RegionStorage>(std::move(storage)));
+    if (region.getKind() == mono::MemoryKind::Scratch)
+      scratchRegions.push_back(region.getSymName().str());
   }
 }
 
-void LaunchMemory::poisonScratch(mono::LaunchOp launch) {
-  for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
-    mlir::Type type = region.getElementType();
+void LaunchMemory::poisonScratch() {
+  for (const std::string &name : scratchRegions) {
+    RegionStorage &r = region(name);
+    mlir::Type type = r.elementType;
     const bool hasNan = type.isF32() || type.isBF16() || mlir::isa<mlir::Float8E4M3FNType>(type) ||
                         mlir::isa<mlir::Float8E8M0FNUType>(type);
-    if (region.getKind() != mono::MemoryKind::Scratch || !hasNan)
-      continue;
-    RegionStorage &r = this->region(region.getSymName().str());
-    for (int64_t i = 0; i < r.elements(); ++i)
+    for (int64_t i = 0; hasNan && i < r.elements(); ++i)
       r.set(i, std::numeric_limits<float>::quiet_NaN());
   }
 }

@@ -552,7 +552,8 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
           return store.emitOpError() << "writes rows past region '" << region.getSymName()
                                      << "'";
         // A counted store leaves the rows from its count on alone.
-        const int64_t rowsStored = store.getCount() ? indices.lookup(store.getCount()) : store.getRows();
+        const int64_t rowsStored =
+            store.getCount() ? indices.lookup(store.getCount()) : store.getRows();
         if (rowsStored < 0 || rowsStored > store.getRows())
           return store.emitOpError() << "count " << rowsStored << " is outside [0, "
                                      << store.getRows() << "]";

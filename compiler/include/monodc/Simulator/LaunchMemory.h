@@ -50,7 +50,7 @@ public:
   /// e4m3, e8m0) with NaN: a stage that reads a word no task of the step
   /// wrote (a row past a counted store's count) then spoils its results
   /// instead of reading a harmless 0.
-  void poisonScratch(mono::LaunchOp launch);
+  void poisonScratch();
 
   /// Writes values, rounding each into the region's format.
   llvm::Error setValues(const std::string &name, const std::vector<float> &values);
@@ -62,6 +62,7 @@ public:
 
 private:
   std::map<std::string, std::shared_ptr<RegionStorage>> regions;
+  std::vector<std::string> scratchRegions; ///< the launch's scratch, by name
 };
 
 } // namespace monodc::sim
