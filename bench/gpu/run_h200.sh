@@ -21,33 +21,36 @@ took() {
 }
 # BUILD=0 reuses the programs already in $BIN (a second tree of sources, same harness).
 if [ "${BUILD:-1}" = 1 ]; then
-  g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
-    -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
-    "$ROOT/bench/gpu/FrontHarness.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
-    "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
-    -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/front_harness" > "$OUT/build.log" 2>&1 \
-    || { cat "$OUT/build.log"; exit 1; }
-  g++ -O2 -std=c++20 -I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include" \
-    -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
-    "$ROOT/bench/gpu/LaunchCheck.cpp" "$ROOT/runtime/formats/src/NumberFormats.cpp" \
-    "$ROOT/tests/reference/src/Reference.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" \
-    -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/launch_check" >> "$OUT/build.log" 2>&1 \
-    || { cat "$OUT/build.log"; exit 1; }
+  # The harnesses build side by side (one g++ each; the machine has cores to
+  # spare), each into its own log, gathered into build.log.
+  link=(-L "$CUDA/lib64" -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64")
+  reference=(-I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include")
+  launch=(-I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include")
+  pids=()
+  build() {  # build PROGRAM G++-ARGUMENTS...
+    local program="$1"
+    shift
+    g++ -O2 -std=c++20 "$@" "${link[@]}" -o "$BIN/$program" > "$BIN/$program.build.log" 2>&1 &
+    pids+=($!)
+  }
+  for harness in FrontHarness:front_harness LaunchCheck:launch_check; do
+    build "${harness##*:}" "${reference[@]}" "${launch[@]}" "$ROOT/bench/gpu/${harness%%:*}.cpp" \
+      "$ROOT/runtime/formats/src/NumberFormats.cpp" "$ROOT/tests/reference/src/Reference.cpp" \
+      "$ROOT/runtime/launch/LaunchInterface.cpp"
+  done
   # The layer harnesses need only the manifest parser: SOURCE:PROGRAM.
   for harness in LayerBench:layer_bench LayerStress:layer_stress; do
-    g++ -O2 -std=c++20 -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include" \
-      "$ROOT/bench/gpu/${harness%%:*}.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp" -L "$CUDA/lib64" \
-      -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/${harness##*:}" \
-      >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+    build "${harness##*:}" "${launch[@]}" "$ROOT/bench/gpu/${harness%%:*}.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp"
   done
   # The layer check builds the whole CPU reference layer (threads, no FMA
   # contraction, as the reference's own build).
-  g++ -O2 -std=c++20 -ffp-contract=off -pthread -I "$ROOT/runtime/formats/include" \
-    -I "$ROOT/tests/reference/include" -I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" \
-    -I "$CUDA/include" "$ROOT/bench/gpu/LayerCheck.cpp" "$ROOT/bench/gpu/LayerCase.cpp" \
-    "$ROOT"/runtime/formats/src/*.cpp "$ROOT"/tests/reference/src/*.cpp "$ROOT/runtime/launch/LaunchInterface.cpp" \
-    -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64" -o "$BIN/layer_check" \
-    >> "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+  build layer_check -ffp-contract=off -pthread "${reference[@]}" "${launch[@]}" "$ROOT/bench/gpu/LayerCheck.cpp" \
+    "$ROOT/bench/gpu/LayerCase.cpp" "$ROOT"/runtime/formats/src/*.cpp "$ROOT"/tests/reference/src/*.cpp \
+    "$ROOT/runtime/launch/LaunchInterface.cpp"
+  failed=0
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  cat "$BIN"/*.build.log > "$OUT/build.log"
+  [ "$failed" = 0 ] || { cat "$OUT/build.log"; exit 1; }
   took "build"
 fi
 status=0
@@ -123,9 +126,16 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
   if [ -z "$NCU" ]; then
     echo "no ncu on this machine" > "$OUT/ncu.log"
   else
+    # The report is kept so that its SASS page (each instruction's samples
+    # by stall reason: where the warps wait) can be printed from it too.
     NCU_STAGES="$NCU_STAGES" timeout "${NCU_TIMEOUT:-200}" "$NCU" --profile-from-start off \
-      --clock-control none --set "${NCU_SET:-full}" "$BIN/layer_bench" \
+      --clock-control none --set "${NCU_SET:-full}" --import-source no -f -o "$BIN/ncu" "$BIN/layer_bench" \
       "$ROOT/bench/gpu/emitted/layer" dsv41 2 1 ${NCU_WIDTHS:-6 48} > "$OUT/ncu.log" 2>&1 || status=1
+    if [ -f "$BIN/ncu.ncu-rep" ]; then
+      "$NCU" --import "$BIN/ncu.ncu-rep" --page details >> "$OUT/ncu.log" 2>&1 || status=1
+      "$NCU" --import "$BIN/ncu.ncu-rep" --page source --csv --print-source sass \
+        > "$OUT/ncu_sass.csv" 2>&1 || true
+    fi
   fi
   echo "== Nsight Compute: $NCU_STAGES (ncu.log) =="
   grep -E "^ncu: |^==PROF==|Duration|DRAM Throughput|Memory Throughput" "$OUT/ncu.log" | head -n 40
