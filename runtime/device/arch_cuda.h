@@ -129,6 +129,16 @@ MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mon
       : "r"(h[4]), "r"(h[6]), "r"(h[5]), "r"(h[7]), "r"(b[2]), "r"(b[3]), "f"(p[0]), "f"(p[1]),
         "f"(p[2]), "f"(p[3]));
 }
+// d += A . B over f16 (m16n8k16), the products summed in f32 by the
+// instruction; lanes hold A, B and d as mono_mma_bf16's below. The MXFP4
+// GEMVs of gemv_mma.h give it their codes as f16 directly (no e4m3 step).
+#define MONO_HAS_MMA_F16 1
+MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
 // d += A . B over bf16 (m16n8k16), the products summed in f32 by the
 // instruction: a register holds two bf16, the lower k in its low half. A
 // lane (g, t) gives A's row g at k 2t, 2t + 1 (a0), row g + 8 (a1), row g

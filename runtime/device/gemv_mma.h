@@ -8,7 +8,10 @@
 // issued 4e9 of them for the routed experts' 4e8 weights at rows 6); the
 // e4m3 stages ran 2 to 2.5 times faster here, the routed experts' 1.5.
 // Passes of one token tile stage the tokens as f16, the instruction type
-// sm_90 really has (mono_mma_e4m3_f16).
+// sm_90 really has (mono_mma_e4m3_f16); MXFP4 weights then go to f16
+// directly (mono_e2m1x8_to_f16: a few integer operations a word, where the
+// e4m3 step took as many plus eight conversions a block, the most issued
+// instructions of routed.ug's loop on the H200).
 //
 // The result is the same sum: for each 32-k block (a block of the weight's
 // scales and of the tokens'), the instruction sums the 32 exact products of
@@ -25,6 +28,9 @@
 // warps, each tile's blocks are split over several warps whose partial sums
 // are then added in warp order.
 #if defined(MONO_HAS_MMA_E4M3)
+#if !defined(MONO_HAS_MMA_F16)
+#error "the tensor-core GEMVs take f16 operands too (mono_mma_f16)"
+#endif
 
 // Eight MXFP4 codes (low nibble first) as eight e4m3 codes, exactly: the
 // magnitudes 0, .5, 1, 1.5, 2, 3, 4, 6 are e4m3 00 30 38 3C 40 44 48 4C,
@@ -37,6 +43,25 @@ MONO_DEV void mono_e2m1x8_to_e4m3(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
   hi = mono_byte_perm(tableLo, tableHi, magnitudes >> 16) |
        (mono_byte_perm(shifted, w, 0x7362u) & 0x80808080u);
 }
+
+// Eight MXFP4 codes (low nibble first) as f16 pairs of 2^-14 times their
+// values, exactly: a code's sign and its three bits of exponent and
+// mantissa are an f16's bits 15 and 11..9 (0.5, the one subnormal code, is
+// the f16 subnormal 2^-15). The pairs are codes (0, 2), (1, 3), (4, 6),
+// (5, 7), the order in which gemv_mma stages such a GEMV's tokens.
+MONO_SHAPE float mono_e2m1_f16_scale() { return 16384.0f; }  // 2^14
+MONO_DEV void mono_e2m1x8_to_f16(mono_u32 w, mono_u32 (&pairs)[4]) {
+  // Each code's f16 high byte (sign << 7 | bits << 1): codes 0, 2, 4, 6, then 1, 3, 5, 7.
+  const mono_u32 even = ((w << 1) & 0x0E0E0E0Eu) | ((w << 4) & 0x80808080u);
+  const mono_u32 odd = ((w >> 3) & 0x0E0E0E0Eu) | (w & 0x80808080u);
+  pairs[0] = mono_byte_perm(even, 0u, 0x1404u);  // byte 4 is a zero
+  pairs[1] = mono_byte_perm(odd, 0u, 0x1404u);
+  pairs[2] = mono_byte_perm(even, 0u, 0x3424u);
+  pairs[3] = mono_byte_perm(odd, 0u, 0x3424u);
+}
+// The token order that goes with it: f16 pairs of codes (0, 2), (1, 3) of
+// each four, from e4m3 codes 0, 1, 2, 3.
+MONO_DEV mono_u32 mono_e2m1_pair_order(mono_u32 codes) { return mono_byte_perm(codes, 0u, 0x3120u); }
 
 struct __attribute__((aligned(8))) mono_u32x2 { mono_u32 x, y; };
 
@@ -150,6 +175,10 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
   constexpr int TT = (PT + 7) / 8;  // token tiles a pass
   constexpr int ROW = mono_gemv_mma_row_bytes(K, TOKENS);
   constexpr bool F16 = mono_gemv_mma_f16_tokens(K, TOKENS);  // tokens staged as f16
+  // MXFP4 weights with f16 tokens: the codes go to f16 directly, 2^-14 times
+  // their values (mono_e2m1x8_to_f16), so the tokens are staged in its pair
+  // order and their scales 2^14 times theirs.
+  constexpr bool DIRECT = WKIND == 3 && F16;
   // One token: a lane's odd result columns (2t + 1) are never a token's.
   constexpr int COLUMNS = TOKENS == 1 ? 1 : 2;
   static_assert(PT == mono_gemv_mma_pass_tokens(K, TOKENS), "the compiler's pass is the device's");
@@ -176,7 +205,13 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         continue;
       }
 #endif
-      const mono_u32x4 v = *(const mono_u32x4 *)from;
+      mono_u32x4 v = *(const mono_u32x4 *)from;
+      if (DIRECT) {
+        v.x = mono_e2m1_pair_order(v.x);
+        v.y = mono_e2m1_pair_order(v.y);
+        v.z = mono_e2m1_pair_order(v.z);
+        v.w = mono_e2m1_pair_order(v.w);
+      }
       if (F16) {
         mono_u32x4 lo, hi;
         mono_e4m3x4_to_f16(v.x, lo.x, lo.y);
@@ -195,7 +230,8 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
 #pragma unroll 1
     for (int i = tid; i < tcn * KB; i += MONO_BLOCK) {
       const int tok = i / KB, kb = i % KB;
-      scales[kb * PT + tok] = mono_e8m0_value(xs[(t0 + tc0 + tok) * KB + kb]);
+      const float scale = mono_e8m0_value(xs[(t0 + tc0 + tok) * KB + kb]);
+      scales[kb * PT + tok] = DIRECT ? scale * mono_e2m1_f16_scale() : scale;
     }
 #if defined(MONO_HAS_ASYNC_COPY)
     if (!F16) mono_async_wait<0>();
@@ -240,6 +276,31 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       }
 #pragma unroll
       for (int i = 0; i < TPW; ++i) {
+        const float wsc[2] = {mono_e8m0_word_value(cur.s[i] & 0xFFu),
+                              mono_e8m0_word_value((cur.s[i] >> 8) & 0xFFu)};
+        if (DIRECT) {
+          // Rows g, g + 8 as f16 pairs: the first instruction takes codes
+          // (0, 2) of both rows, then (1, 3); the second (4, 6), (5, 7); b[j]
+          // holds the tokens' same pairs.
+          mono_u32 g0[4], g8[4];
+          mono_e2m1x8_to_f16(cur.q[i][0][0], g0);
+          mono_e2m1x8_to_f16(cur.q[i][1][0], g8);
+          const mono_u32 first[4] = {g0[0], g8[0], g0[1], g8[1]};
+          const mono_u32 second[4] = {g0[2], g8[2], g0[3], g8[3]};
+#pragma unroll
+          for (int j = 0; j < TT; ++j) {
+            if (j == 0 || 8 * j < tcn) {
+              float dsum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+              mono_mma_f16(dsum, first, b[j][0], b[j][1]);
+              mono_mma_f16(dsum, second, b[j][2], b[j][3]);
+#pragma unroll
+              for (int e = 0; e < 4; ++e)
+                if (e % 2 < COLUMNS)
+                  acc[i][j][e] = mono_fma(dsum[e] * xsc[j][e % 2], wsc[e / 2], acc[i][j][e]);
+            }
+          }
+          continue;
+        }
         mono_u32 a[4];  // rows g, g + 8 at k 8t .. 8t + 3 (a0, a1), 8t + 4 .. (a2, a3)
         if (WKIND == 3) {
           mono_e2m1x8_to_e4m3(cur.q[i][0][0], a[0], a[2]);
@@ -250,8 +311,6 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
           a[1] = cur.q[i][1][0];
           a[3] = cur.q[i][1][WORDS - 1];
         }
-        const float wsc[2] = {mono_e8m0_word_value(cur.s[i] & 0xFFu),
-                              mono_e8m0_word_value((cur.s[i] >> 8) & 0xFFu)};
 #pragma unroll
         for (int j = 0; j < TT; ++j) {
           if (j == 0 || 8 * j < tcn) {

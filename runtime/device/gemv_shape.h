@@ -66,12 +66,13 @@ MONO_SHAPE int mono_gemv_mma_pass_tokens(int k, int tokens) {
   return most < fit ? most : fit;
 }
 // Tokens are staged as f16 values of their codes when a pass is one tile of
-// 8 at most and its rows fit the same 64 KB: f16 is what sm_90's tensor
-// cores take, so a block step converts only the weights' operand (gemv_mma.h).
-// Wider passes stage the e4m3 codes, half the bytes.
+// 8 at most and its rows fit 96 KB (8 tokens of 5120, routed.ug's slot;
+// sm_90 gives a CTA 227 KB): f16 is what sm_90's tensor cores take, so a
+// block step converts only the weights' operand, and MXFP4 weights go to
+// f16 directly (gemv_mma.h). Wider passes stage the e4m3 codes, half the bytes.
 MONO_SHAPE bool mono_gemv_mma_f16_tokens(int k, int tokens) {
   const int pass = mono_gemv_mma_pass_tokens(k, tokens);
-  return pass <= 8 && pass * (2 * k + 64) <= 65536;
+  return pass <= 8 && pass * (2 * k + 64) <= 98304;
 }
 // A staged token row: its k codes (or f16 values), then 32 (64) bytes, so
 // that the 8 tokens of a tile's operand loads fall in distinct banks.

@@ -311,6 +311,12 @@ TEST(DeviceGemvMma, MatchesTheExactSumsOfTheLaunchShapes) {
   static_assert(!mono_gemv_mma_fits(32, 1056, 3, 256) && mono_gemv_mma_fits(32, 2048, 3, 256));
   // MXFP4 of several tokens (an expert's tokens), and a tile's 32 blocks
   // split over 4 warps (8 each: a scale word's blocks c and c + 4 each).
+  // routed.ug's slot (8 tokens of 5120, f16 in 96 KB): the codes go to f16
+  // directly, the tokens staged in their pair order.
+  static_assert(mono_gemv_mma_f16_tokens(5120, 8) && !mono_gemv_mma_f16_tokens(5120, 9));
+  const Weight slot = mxfp4Weight(128, 5120, rng);
+  const Activations eight = randomActivations(8, 5120, rng);
+  EXPECT_LT((mmaError<128, 5120, 8, 3>(slot, eight)), kBound);
   const Weight pairs = mxfp4Weight(128, 1024, rng), split4 = mxfp4Weight(32, 1024, rng);
   const Activations nine = randomActivations(9, 1024, rng), three = randomActivations(3, 1024, rng);
   EXPECT_LT((mmaError<128, 1024, 9, 3>(pairs, nine)), kBound);

@@ -136,12 +136,16 @@ inline mono_u32 operandCode(const mono_u32 *regs, int regsPerLane, int index, in
   const int lane = 4 * index + (k % 16) / 4, reg = low + (k >= 16 ? step : 0);
   return (regs[lane * regsPerLane + reg] >> (8 * (k % 4))) & 0xFFu;
 }
-/// The bf16 at (row or column `index`, k) of an operand register array of 4
-/// registers a lane: lanes 4 index + t hold k 2t, 2t + 1 in register `low`
-/// and k 8 + 2t, 9 + 2t in register `low` + `step` (the lower k in the low half).
-inline double bf16OperandValue(const mono_u32 *regs, int index, int k, int low, int step) {
+/// The 16 bits at (row or column `index`, k) of an m16n8k16 operand register
+/// array of 4 registers a lane: lanes 4 index + t hold k 2t, 2t + 1 in
+/// register `low` and k 8 + 2t, 9 + 2t in register `low` + `step` (the lower
+/// k in the low half).
+inline mono_u32 halfOperandBits(const mono_u32 *regs, int index, int k, int low, int step) {
   const mono_u32 reg = regs[4 * (4 * index + (k % 8) / 2) + low + (k >= 8 ? step : 0)];
-  return double(std::bit_cast<float>(((reg >> (16 * (k % 2))) & 0xFFFFu) << 16));
+  return (reg >> (16 * (k % 2))) & 0xFFFFu;
+}
+inline double bf16OperandValue(const mono_u32 *regs, int index, int k, int low, int step) {
+  return double(std::bit_cast<float>(halfOperandBits(regs, index, k, low, step) << 16));
 }
 /// One warp's m16n8 product through the exchange: every lane leaves its A
 /// registers and `bRegs` B registers, then computes its four results (row
@@ -213,8 +217,20 @@ MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mon
                            return host_arch::f16Value((pair >> (16 * (k % 2))) & 0xFFFFu);
                          });
 }
-// The bf16 instruction (m16n8k16, accumulating; arch_cuda.h says which lane
-// holds what): d + the exact sum of the 16 products, rounded once.
+// The f16 and bf16 instructions (m16n8k16, accumulating; arch_cuda.h says
+// which lane holds what): d + the exact sum of the 16 products, rounded once.
+#define MONO_HAS_MMA_F16 1
+MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
+  const mono_u32 b[2] = {b0, b1};
+  host_arch::warpMma<16>(
+      d, d, a, b, 2,
+      [](const host_arch::WarpExchange &x, int row, int k) {
+        return host_arch::f16Value(host_arch::halfOperandBits(&x.a[0][0], row % 8, k, row / 8, 2));
+      },
+      [](const host_arch::WarpExchange &x, int col, int k) {
+        return host_arch::f16Value(host_arch::halfOperandBits(&x.b[0][0], col, k, 0, 1));
+      });
+}
 #define MONO_HAS_MMA_BF16 1
 MONO_DEV void mono_mma_bf16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
   const mono_u32 b[2] = {b0, b1};
