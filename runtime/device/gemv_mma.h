@@ -95,6 +95,11 @@ MONO_DEV bool mono_mxfp4_scales_special(const mono_u8 *ws, int wsCols, mono_i64 
 // A scale code known to be neither 0 nor 255, as its value.
 MONO_DEV float mono_e8m0_plain_value(mono_u32 c) { return mono_as_float(c << 23); }
 
+template <bool B>
+struct mono_bool_constant {
+  static constexpr bool value = B;
+};
+
 // A lane's share of a gemv_rows' weights: for the blocks in flight, its
 // words of each of its tiles' two rows and their scale bytes. `prefetch`
 // fills the first DEPTH blocks, which a task issues before it polls.
@@ -292,7 +297,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
     // One block step: the tokens' codes and scales of block kb, then each
     // tile's instruction and its scaled sum into the accumulators.
-    auto step = [&](const typename slice_t::block_t &cur, int kb, bool plain) {
+    auto step = [&] MONO_GENERIC_LAMBDA(const typename slice_t::block_t &cur, int kb, auto plain) {
       mono_u32 b[TT][4];  // e4m3: k 8t .. 8t + 3, 8t + 4 ..; f16: pairs of them
       float xsc[TT][2];
 #pragma unroll
@@ -315,8 +320,8 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       for (int i = 0; i < TPW; ++i) {
         const mono_u32 rowScale = cur.s[i] & 0xFFu, twinScale = (cur.s[i] >> 8) & 0xFFu;
         const float wsc[2] = {
-            plain ? mono_e8m0_plain_value(rowScale) : mono_e8m0_word_value(rowScale),
-            plain ? mono_e8m0_plain_value(twinScale) : mono_e8m0_word_value(twinScale)};
+            decltype(plain)::value ? mono_e8m0_plain_value(rowScale) : mono_e8m0_word_value(rowScale),
+            decltype(plain)::value ? mono_e8m0_plain_value(twinScale) : mono_e8m0_word_value(twinScale)};
         if (DIRECT) {
           // Rows g, g + 8 as f16 pairs: the first instruction takes codes
           // (0, 2) of both rows, then (1, 3); the second (4, 6), (5, 7); b[j]
@@ -369,9 +374,8 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
     // Whole groups of DEPTH blocks whose next group is in range take no
     // guard, so the steps of a group are one basic block the scheduler can
     // overlap; the last one or two groups are guarded. Same steps, same order.
-    // (Two copies for MXFP4 with f16 tokens, plain scales or any: the
-    // calls' constant `plain` inlined into each.)
-    auto blocks = [&](bool plain) {
+    // (Two copies for MXFP4 with f16 tokens: plain scales or any.)
+    auto blocks = [&] MONO_GENERIC_LAMBDA(auto plain) {
       int base = kbBegin;
 #pragma unroll 1
       for (; base + 2 * DEPTH <= kbEnd; base += DEPTH) {
@@ -396,9 +400,9 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       }
     };
     if (DIRECT && plainScales)
-      blocks(true);
+      blocks(mono_bool_constant<DIRECT>());
     else
-      blocks(false);
+      blocks(mono_bool_constant<false>());
     // Each lane's sums: rows 16 tile + g (+ 8), tokens 8j + 2t (+ 1).
 #pragma unroll
     for (int i = 0; i < TPW; ++i)
