@@ -5,9 +5,6 @@
 // One resident CTA per SM is all a persistent launch needs: every register is ours.
 #define MONO_KERNEL extern "C" __global__ __launch_bounds__(MONO_BLOCK, 1)
 #define MONO_SHARED __shared__
-// nvrtc takes a generic lambda (an `auto` parameter) in device code for a
-// host one unless it says otherwise.
-#define MONO_GENERIC_LAMBDA __device__
 
 MONO_DEV int mono_tid() { return (int)threadIdx.x; }
 MONO_DEV int mono_cta() { return (int)blockIdx.x; }

@@ -297,7 +297,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
     // One block step: the tokens' codes and scales of block kb, then each
     // tile's instruction and its scaled sum into the accumulators.
-    auto step = [&] MONO_GENERIC_LAMBDA(const typename slice_t::block_t &cur, int kb, auto plain) {
+    auto step = [&](const typename slice_t::block_t &cur, int kb, auto plain) {
       mono_u32 b[TT][4];  // e4m3: k 8t .. 8t + 3, 8t + 4 ..; f16: pairs of them
       float xsc[TT][2];
 #pragma unroll
@@ -375,7 +375,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
     // guard, so the steps of a group are one basic block the scheduler can
     // overlap; the last one or two groups are guarded. Same steps, same order.
     // (Two copies for MXFP4 with f16 tokens: plain scales or any.)
-    auto blocks = [&] MONO_GENERIC_LAMBDA(auto plain) {
+    auto blocks = [&](auto plain) {
       int base = kbBegin;
 #pragma unroll 1
       for (; base + 2 * DEPTH <= kbEnd; base += DEPTH) {

@@ -22,7 +22,6 @@
 #define MONO_BLOCK 256
 #define MONO_GRID 1
 #define MONO_DEV inline
-#define MONO_GENERIC_LAMBDA
 
 namespace host_arch {
 inline thread_local int threadId = 0;
