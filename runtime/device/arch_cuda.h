@@ -9,9 +9,6 @@
 MONO_DEV int mono_tid() { return (int)threadIdx.x; }
 MONO_DEV int mono_cta() { return (int)blockIdx.x; }
 MONO_DEV void mono_block_sync() { __syncthreads(); }
-// A barrier that also tells whether any thread's p was true (the tensor-core
-// GEMVs' choice of a loop; gfx950 has none of those, so no such barrier).
-MONO_DEV bool mono_block_any(bool p) { return __syncthreads_or(p) != 0; }
 
 MONO_DEV float mono_as_float(mono_u32 bits) { return __uint_as_float(bits); }
 MONO_DEV mono_u32 mono_as_u32(float v) { return __float_as_uint(v); }

@@ -65,41 +65,6 @@ MONO_DEV mono_u32 mono_e2m1_pair_order(mono_u32 codes) { return mono_byte_perm(c
 
 struct __attribute__((aligned(8))) mono_u32x2 { mono_u32 x, y; };
 
-// Whether any E8M0 byte of a word is 0 or 255 (2^-127 and NaN, the two
-// codes that are not a plain exponent c << 23): a byte's bits all equal.
-MONO_DEV bool mono_e8m0_word_has_special(mono_u32 x) {
-  const mono_u32 differ = (x ^ (x >> 1)) & 0x7F7F7F7Fu;  // a byte's neighbouring bits that differ
-  return (~(differ + 0x7F7F7F7Fu) & 0x80808080u) != 0;  // a byte with none
-}
-// Whether this thread's share of an MXFP4 slice's scales (rows n0 .. n0 +
-// N - 1 of K columns, n0 a multiple of 32: AITER keeps such rows' scales
-// together, 256 bytes for 8 columns) holds a special code. With none in the
-// whole block, the GEMV decodes each scale as c << 23 (two operations, where
-// the exact decode of every code takes six: a sixth of the block step's
-// instructions). Padding columns (wsCols past K / 32) hold anything: a
-// word's bytes are a row's and its twin's for columns c and c + 4
-// (mono_aiter_scale_word), so those past K / 32 are taken as plain.
-template <int N, int K>
-MONO_DEV bool mono_mxfp4_scales_special(const mono_u8 *ws, int wsCols, mono_i64 n0) {
-  const mono_u32 *words = (const mono_u32 *)(ws + (n0 / 32) * 32 * wsCols);
-  bool special = false;
-  for (int i = mono_tid(); i < N * wsCols / 4; i += MONO_BLOCK) {
-    const int at = (4 * i) % (32 * wsCols), col = 8 * (at / 256) + (at % 256) / 64;
-    mono_u32 x = words[i];
-    if (col + 4 >= K / 32) x = (x & 0xFFFFu) | 0x7F7F0000u;
-    if (col >= K / 32) x = 0x7F7F7F7Fu;
-    special = special || mono_e8m0_word_has_special(x);
-  }
-  return special;
-}
-// A scale code known to be neither 0 nor 255, as its value.
-MONO_DEV float mono_e8m0_plain_value(mono_u32 c) { return mono_as_float(c << 23); }
-
-template <bool B>
-struct mono_bool_constant {
-  static constexpr bool value = B;
-};
-
 // A lane's share of a gemv_rows' weights: for the blocks in flight, its
 // words of each of its tiles' two rows and their scale bytes. `prefetch`
 // fills the first DEPTH blocks, which a task issues before it polls.
@@ -223,7 +188,6 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
   float *result = (float *)((mono_u8 *)lds + mono_gemv_mma_result_at(K, TOKENS, MONO_BLOCK));
   const int tid = mono_tid(), lane = tid % 32, g = lane / 4, t = lane % 4;
   const int kbBegin = slice_t::kbBegin(), kbEnd = slice_t::kbEnd();
-  bool plainScales = false;  // DIRECT: no scale of the slice is 0 or 255
   for (int tc0 = 0; tc0 < count; tc0 += PT) {
     const int tcn = count - tc0 < PT ? count - tc0 : PT;
     // Stage the pass's codes (16 bytes a thread at a time), as they are or
@@ -272,13 +236,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
 #if defined(MONO_HAS_ASYNC_COPY)
     if (!F16) mono_async_wait<0>();
 #endif
-    // The staging's barrier; the first pass's also tells whether any of the
-    // slice's scales is special (their words are read once more here, 6% of
-    // the weights' bytes, in L2 after a first task of the expert).
-    if (DIRECT && tc0 == 0)
-      plainScales = !mono_block_any(mono_mxfp4_scales_special<N, K>(ws, wsCols, n0));
-    else
-      mono_block_sync();
+    mono_block_sync();
     if (tc0 > 0) weights.prefetch(w, ws, wsCols, n0);  // the weights again
     // Token rows past the pass read its last one (their results are dropped).
     int tokRow[TT], tokCol[TT][2];
@@ -297,7 +255,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
     // One block step: the tokens' codes and scales of block kb, then each
     // tile's instruction and its scaled sum into the accumulators.
-    auto step = [&](const typename slice_t::block_t &cur, int kb, auto plain) {
+    auto step = [&](const typename slice_t::block_t &cur, int kb) {
       mono_u32 b[TT][4];  // e4m3: k 8t .. 8t + 3, 8t + 4 ..; f16: pairs of them
       float xsc[TT][2];
 #pragma unroll
@@ -318,10 +276,8 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       }
 #pragma unroll
       for (int i = 0; i < TPW; ++i) {
-        const mono_u32 rowScale = cur.s[i] & 0xFFu, twinScale = (cur.s[i] >> 8) & 0xFFu;
-        const float wsc[2] = {
-            decltype(plain)::value ? mono_e8m0_plain_value(rowScale) : mono_e8m0_word_value(rowScale),
-            decltype(plain)::value ? mono_e8m0_plain_value(twinScale) : mono_e8m0_word_value(twinScale)};
+        const float wsc[2] = {mono_e8m0_word_value(cur.s[i] & 0xFFu),
+                              mono_e8m0_word_value((cur.s[i] >> 8) & 0xFFu)};
         if (DIRECT) {
           // Rows g, g + 8 as f16 pairs: the first instruction takes codes
           // (0, 2) of both rows, then (1, 3); the second (4, 6), (5, 7); b[j]
@@ -374,35 +330,28 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
     // Whole groups of DEPTH blocks whose next group is in range take no
     // guard, so the steps of a group are one basic block the scheduler can
     // overlap; the last one or two groups are guarded. Same steps, same order.
-    // (Two copies for MXFP4 with f16 tokens: plain scales or any.)
-    auto blocks = [&](auto plain) {
-      int base = kbBegin;
+    int base = kbBegin;
 #pragma unroll 1
-      for (; base + 2 * DEPTH <= kbEnd; base += DEPTH) {
+    for (; base + 2 * DEPTH <= kbEnd; base += DEPTH) {
 #pragma unroll
-        for (int d = 0; d < DEPTH; ++d) {
+      for (int d = 0; d < DEPTH; ++d) {
+        const typename slice_t::block_t cur = weights.held[d];
+        weights.load(weights.held[d], base + DEPTH, d);
+        step(cur, base + d);
+      }
+    }
+#pragma unroll 1
+    for (; base < kbEnd; base += DEPTH) {
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d) {
+        const int kb = base + d;
+        if (kb < kbEnd) {
           const typename slice_t::block_t cur = weights.held[d];
-          weights.load(weights.held[d], base + DEPTH, d);
-          step(cur, base + d, plain);
+          if (kb + DEPTH < kbEnd) weights.load(weights.held[d], base + DEPTH, d);
+          step(cur, kb);
         }
       }
-#pragma unroll 1
-      for (; base < kbEnd; base += DEPTH) {
-#pragma unroll
-        for (int d = 0; d < DEPTH; ++d) {
-          const int kb = base + d;
-          if (kb < kbEnd) {
-            const typename slice_t::block_t cur = weights.held[d];
-            if (kb + DEPTH < kbEnd) weights.load(weights.held[d], base + DEPTH, d);
-            step(cur, kb, plain);
-          }
-        }
-      }
-    };
-    if (DIRECT && plainScales)
-      blocks(mono_bool_constant<DIRECT>());
-    else
-      blocks(mono_bool_constant<false>());
+    }
     // Each lane's sums: rows 16 tile + g (+ 8), tokens 8j + 2t (+ 1).
 #pragma unroll
     for (int i = 0; i < TPW; ++i)

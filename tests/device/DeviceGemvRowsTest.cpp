@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <random>
 #include <vector>
 
@@ -81,10 +80,8 @@ Weight e4m3Weight(int N, int K, std::mt19937 &rng) {
 }
 
 /// MXFP4 [N][K] quantized from random values, packed, and shuffled (bytes
-/// and scales) as AITER leaves them; `editScales` may change the scale
-/// codes ([N][K / 32], before the shuffle) first.
-Weight mxfp4Weight(int N, int K, std::mt19937 &rng,
-                   const std::function<void(std::vector<uint8_t> &)> &editScales = {}) {
+/// and scales) as AITER leaves them.
+Weight mxfp4Weight(int N, int K, std::mt19937 &rng) {
   Weight w;
   std::vector<uint8_t> codes(size_t(N) * K), scales(size_t(N) * (K / 32));
   for (int n = 0; n < N; ++n) {
@@ -94,8 +91,6 @@ Weight mxfp4Weight(int N, int K, std::mt19937 &rng,
     fmts::quantizeMxfp4(row.data(), K, codes.data() + size_t(n) * K,
                         scales.data() + size_t(n) * (K / 32));
   }
-  if (editScales)
-    editScales(scales);
   for (int n = 0; n < N; ++n)
     for (int k = 0; k < K; ++k)
       w.values.push_back(fmts::mxfp4Value(codes[size_t(n) * K + k],
@@ -353,75 +348,6 @@ TEST(DeviceGemvMma, AWrongScaleOrLayoutIsCaught) {
   ++eDoubled.scales[5];
   EXPECT_GT(worstRelativeError(deviceGemvMma<32, 1024, 6, 0>(eDoubled, six), e, six, 6, 32, 1024),
             100 * kBound);
-}
-
-// A scale word is special when any of its codes is 0 (2^-127) or 255 (NaN):
-// every code at every byte, among plain ones.
-TEST(DeviceGemvMma, SpecialScaleCodesAreFoundInAWord) {
-  for (int at = 0; at < 4; ++at)
-    for (mono_u32 c = 0; c < 256; ++c) {
-      const mono_u32 word = (0x017FFE80u & ~(0xFFu << (8 * at))) | (c << (8 * at));
-      EXPECT_EQ(mono_e8m0_word_has_special(word), c == 0 || c == 255) << "code " << c << " byte " << at;
-    }
-  // A slice's scales (64 rows of 1152: 36 columns padded to 40, here with
-  // the code 0): the padding is not a scale; one real code 0 or 255 is found.
-  auto sliceHasSpecial = [](const std::vector<uint8_t> &scales) {
-    const std::vector<uint8_t> shuffled = fmts::shuffleScales(scales, 64, 36, 0);
-    bool any = false;
-    host_arch::runBlock([&] {
-      const bool found = mono_block_any(mono_mxfp4_scales_special<64, 1152>(shuffled.data(), 40, 0));
-      if (mono_tid() == 0)
-        any = found;
-    });
-    return any;
-  };
-  std::vector<uint8_t> scales(64 * 36, 127);
-  EXPECT_FALSE(sliceHasSpecial(scales));
-  for (const auto [at, code] : {std::pair{63 * 36 + 35, 0}, {37 * 36 + 3, 255}, {0, 0}}) {
-    std::vector<uint8_t> one = scales;
-    one[at] = uint8_t(code);
-    EXPECT_TRUE(sliceHasSpecial(one)) << "code " << code << " at " << at;
-  }
-}
-
-// The MXFP4 tensor-core path decodes scales as c << 23 only when no scale of
-// the slice is 0 or 255; a slice with one takes the exact decode. Rows 40
-// (every scale 0: its sums 2^-127 times the codes', which c << 23 would make
-// 0) and 77 (one block's scale NaN) of 128 x 1152 (36 scale columns, padded
-// to 40) for 8 tokens (f16 staging): row 40 within the bound of its own
-// largest output, row 77 NaN, and the other rows as usual.
-TEST(DeviceGemvMma, SpecialScaleCodesKeepTheExactDecode) {
-  std::mt19937 rng(9);
-  const Weight w = mxfp4Weight(128, 1152, rng, [](std::vector<uint8_t> &scales) {
-    std::fill_n(scales.begin() + 40 * 36, 36, uint8_t(0));
-    scales[77 * 36 + 20] = 255;
-  });
-  const Activations x = randomActivations(8, 1152, rng);
-  const std::vector<float> got = deviceGemvMma<128, 1152, 8, 3>(w, x);
-  double row40 = 0;
-  std::vector<double> want(8 * 128);
-  for (int t = 0; t < 8; ++t)
-    for (int n = 0; n < 128; ++n) {
-      for (int k = 0; k < 1152; ++k)
-        want[t * 128 + n] += x.value(t, k, 1152) * w.values[size_t(n) * 1152 + k];
-      if (n == 40)
-        row40 = std::max(row40, std::fabs(want[t * 128 + n]));
-    }
-  ASSERT_GT(row40, 0.0);
-  ASSERT_LT(row40, 1e-30);
-  double others = 0;
-  for (int i = 0; i < 8 * 128; ++i)
-    if (i % 128 != 40 && i % 128 != 77)
-      others = std::max(others, std::fabs(want[i]));
-  for (int t = 0; t < 8; ++t)
-    for (int n = 0; n < 128; ++n) {
-      const int i = t * 128 + n;
-      if (n == 77)
-        EXPECT_TRUE(std::isnan(got[i])) << "token " << t << ": " << got[i];
-      else
-        EXPECT_LE(std::fabs(got[i] - want[i]), (n == 40 ? 1e-3 * row40 : kBound * others))
-            << "token " << t << " row " << n << ": " << got[i] << " against " << want[i];
-    }
 }
 
 /// The first `count` tokens' outputs within the bound of their exact sums,

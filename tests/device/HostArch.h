@@ -7,7 +7,6 @@
 #ifndef MONODC_TESTS_DEVICE_HOSTARCH_H
 #define MONODC_TESTS_DEVICE_HOSTARCH_H
 
-#include <atomic>
 #include <barrier>
 #include <bit>
 #include <cmath>
@@ -33,25 +32,6 @@ MONO_DEV int mono_cta() { return 0; }
 MONO_DEV void mono_block_sync() {
   if (host_arch::blockBarrier)
     host_arch::blockBarrier->arrive_and_wait();
-}
-namespace host_arch {
-inline std::atomic<int> blockAny{0};
-} // namespace host_arch
-/// arch_cuda.h's: a barrier that also tells whether any thread's p was true.
-/// The first barrier keeps the flag from being set before thread 0 cleared
-/// it after the last call.
-MONO_DEV bool mono_block_any(bool p) {
-  if (!host_arch::blockBarrier)
-    return p;
-  host_arch::blockBarrier->arrive_and_wait();
-  if (p)
-    host_arch::blockAny.store(1);
-  host_arch::blockBarrier->arrive_and_wait();
-  const bool any = host_arch::blockAny.load() != 0;
-  host_arch::blockBarrier->arrive_and_wait();
-  if (mono_tid() == 0)
-    host_arch::blockAny.store(0);
-  return any;
 }
 MONO_DEV float mono_as_float(mono_u32 bits) { return std::bit_cast<float>(bits); }
 MONO_DEV mono_u32 mono_as_u32(float v) { return std::bit_cast<mono_u32>(v); }
