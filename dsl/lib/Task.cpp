@@ -414,6 +414,15 @@ Tile Task::loadBytes(const Region &region, DType type, Index row, Index col, int
                                          region.name(), row.get(), col.get()));
 }
 
+void Task::skipUnless(Index count) {
+  if (skips) {
+    fail("skipUnless given twice; a task skips once");
+    return;
+  }
+  skips = true;
+  mono::SkipUnlessOp::create(builder, locOf(*this), count.get());
+}
+
 void Task::storeIf(Index guard, const Region &region, Index row, Index col, const Tile &value) {
   if (!value.valid() || !checkRegion(region, "writes"))
     return;

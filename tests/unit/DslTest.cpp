@@ -103,6 +103,20 @@ TEST(Dsl, SliceRunsMustFitAndNotOverlap) {
                         "a tile of 64 values");
 }
 
+TEST(Dsl, ATaskSkipsOnce) {
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {"gfx950", 4, 256, 1});
+  Region n = l.input("n", f32, {1, 4});
+  Region y = l.output("y", f32, {4, 16});
+  l.stage("s", 4, [&](Task &t) {
+    Index count = t.toIndex(t.load(n, t.index(0), t.id(), 1));
+    t.skipUnless(count);
+    t.store(y, t.id(), 0, t.constant(1.0f, 16));
+    t.skipUnless(count);
+  });
+  EXPECT_EQ(errorOf(l), "launch 'k', stage 's': skipUnless given twice; a task skips once");
+}
+
 TEST(Dsl, GemvChecksWeightFormatAndWidth) {
   mlir::MLIRContext ctx;
   Launch l(ctx, "k", {"gfx950", 4, 256, 1});

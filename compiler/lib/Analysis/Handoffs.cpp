@@ -5,6 +5,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
+#include <optional>
 #include <tuple>
 
 using namespace mlir;
@@ -94,6 +95,25 @@ SmallVector<Read> readsOf(Operation &op) {
   return reads;
 }
 
+/// The memory word a count comes from, for a count that is a whole number
+/// loaded from one word at a row and column the task knows (a plan's entry).
+struct CountWord {
+  Operation *region = nullptr;
+  int64_t row = -1, col = -1;
+  bool operator==(const CountWord &o) const {
+    return region == o.region && row == o.row && col == o.col;
+  }
+};
+std::optional<CountWord> countWordOf(Value count, const llvm::DenseMap<Value, int64_t> &values) {
+  auto toIndex = count ? count.getDefiningOp<ToIndexOp>() : ToIndexOp();
+  auto load = toIndex ? toIndex.getInput().getDefiningOp<LoadOp>() : LoadOp();
+  if (!load || tileSize(load.getResult()) != 1 || !values.count(load.getRow()) ||
+      !values.count(load.getCol()))
+    return std::nullopt;
+  return CountWord{lookupRegion(load, load.getRegionAttr()), values.lookup(load.getRow()),
+                   values.lookup(load.getCol())};
+}
+
 bool handedOff(RegionOp region) {
   return region.getKind() == MemoryKind::Scratch || region.getKind() == MemoryKind::Output ||
          region.getKind() == MemoryKind::Peer;
@@ -117,15 +137,24 @@ private:
   /// Regions written by counted stores: which of a window's rows hold data
   /// is known at run time only, so reads must come at rows given by data.
   llvm::DenseSet<Operation *> counted;
+  /// Regions written only by tasks that may skip (mono.skip_unless), with
+  /// each row's writers' count words (none: not traceable to one word).
+  /// Such a region may also be read at fixed rows by a counted gemv_rows
+  /// whose count is the same word as the writers': when a writer skips,
+  /// the reader reads none of its rows.
+  std::map<Operation *, std::map<int64_t, std::vector<std::optional<CountWord>>>> skippable;
   std::map<std::string, WriteMap> writesOf; // stage name -> its writes
 };
 
 LogicalResult Analysis::recordWrites(StageOp stage) {
   WriteMap &writes = writesOf[stage.getSymName().str()];
+  auto skips = stage.getBodyBlock().getOps<SkipUnlessOp>();
+  SkipUnlessOp skip = skips.empty() ? SkipUnlessOp() : *skips.begin();
   for (int64_t t = 0; t < stage.getTasks(); ++t) {
     auto values = evaluateIndices(stage, t);
     if (failed(values))
       return failure();
+    const std::optional<CountWord> skipWord = skip ? countWordOf(skip.getCount(), *values) : std::nullopt;
     for (Operation &op : stage.getBodyBlock()) {
       auto store = dyn_cast<StoreOp>(op);
       auto peer = dyn_cast<StorePeerOp>(op);
@@ -160,9 +189,12 @@ LogicalResult Analysis::recordWrites(StageOp stage) {
         scattered.insert(region);
         continue;
       }
+      int64_t row = values->lookup(rowValue), col = values->lookup(colValue);
       if (store && store.getCount())
         counted.insert(region);
-      int64_t row = values->lookup(rowValue), col = values->lookup(colValue);
+      else if (skip && skip->isBeforeInBlock(&op))
+        for (int64_t r = 0; r < rows; ++r)
+          skippable[region][row + r].push_back(skipWord);
       // A counted store's window is its whole R rows: tasks still own
       // disjoint rows whatever the counts.
       for (int64_t r = 0; r < rows; ++r)
@@ -272,6 +304,26 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       // Rows past a counted store's count hold nothing of this step; a read
       // at a fixed row cannot show it avoids them, a row from data (the
       // plan that also gave the count) can.
+      if (rowKnown && skippable.count(region) && !counted.contains(region)) {
+        auto gemv = dyn_cast<GemvRowsOp>(op);
+        const std::optional<CountWord> readWord =
+            gemv ? countWordOf(gemv.getCount(), *values) : std::nullopt;
+        const auto &rowsWritten = skippable[region];
+        for (int64_t r = 0; r < read.rows; ++r) {
+          auto at = rowsWritten.find(values->lookup(read.row) + r);
+          if (at == rowsWritten.end())
+            continue;  // unwritten rows are reported below
+          for (const std::optional<CountWord> &word : at->second)
+            if (!readWord || !word || !(*word == *readWord))
+              return op->emitOpError()
+                     << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"
+                     << region.getSymName() << "' at fixed row " << values->lookup(read.row) + r
+                     << ", but stage '" << writer.getSymName()
+                     << "' writes it in tasks that may skip (mono.skip_unless); read it at rows "
+                        "given by data, or through a gemv_rows counted by the same word as "
+                        "the writer's skip";
+        }
+      }
       if (rowKnown && counted.contains(region))
         return op->emitOpError()
                << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"

@@ -350,12 +350,22 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
        << ") % MONO_GRID; task < " << stage.getTasks() << "; task += MONO_GRID) {\n";
   }
   names[stage.getTaskIndex()] = "task";
+  // A mono.skip_unless opens a block that its task's publish (or the body's
+  // end) closes: a skipping task still publishes.
+  bool skipOpen = false;
   for (Operation &op : stage.getBodyBlock()) {
+    if (isa<PublishOp>(op) && skipOpen) {
+      os << "    }  // a task that skips comes here\n";
+      skipOpen = false;
+    }
     if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
       prefetchBefore(op);
     if (failed(printOp(op)))
       return failure();
+    skipOpen = skipOpen || isa<SkipUnlessOp>(op);
   }
+  if (skipOpen)
+    os << "    }  // a task that skips comes here\n";
   os << "    mono_block_sync();  // shared memory is reused by the next task\n";
   os << "  }\n";
   return success();
@@ -675,6 +685,10 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
            << nameOf(w.getFirst()) << ", " << nameOf(w.getCount()) << ", mono_tag);\n";
         if (once != onceWaits.end())
           os << "      " << once->second << " = true;\n    }\n";
+        return success();
+      })
+      .Case<SkipUnlessOp>([&](SkipUnlessOp skip) {
+        os << "    if (" << nameOf(skip.getCount()) << " > 0) {  // else the task has nothing to do\n";
         return success();
       })
       .Case<PublishOp>([&](PublishOp p) {

@@ -114,6 +114,12 @@ StepResult TaskInterpreter::resume(CtaState &cta, StageOp stage, Waiter *waiter)
   StepResult result = StepResult::Progress;
   Block &body = stage.getBodyBlock();
   while (cta.pc != body.end()) {
+    // A task that skips goes on at its publish (the end, before sync is made).
+    if (auto skip = dyn_cast<SkipUnlessOp>(*cta.pc); skip && indices.lookup(skip.getCount()) <= 0) {
+      while (cta.pc != body.end() && !isa<PublishOp>(*cta.pc))
+        ++cta.pc;
+      continue;
+    }
     OpResult r = step(*cta.pc, waiter);
     if (r == OpResult::Blocked) {
       result = StepResult::Blocked;
@@ -389,6 +395,8 @@ static void describeWait(Operation *wait, StringRef flags, int64_t first, int64_
 }
 
 TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
+  if (isa<SkipUnlessOp>(op))
+    return OpResult::Done;  // a count > 0: the task goes on (resume skips the others)
   if (auto wait = dyn_cast<WaitOp>(op)) {
     const RegionStorage &flags = memory.region(wait.getFlags().str());
     int64_t first = indices.lookup(wait.getFirst()), count = indices.lookup(wait.getCount());

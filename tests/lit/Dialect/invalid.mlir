@@ -384,3 +384,32 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
     mono.store %v, @d[%c0, %c0] if %c0 count %c2 {rows = 4 : i64} : !mono.tile<64, f32>
   }
 }
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @y output : f32 [4, 16]
+  mono.stage @s tasks 4 {
+  ^bb0(%t: index):
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{'mono.skip_unless' op is the stage's second; a task skips once}}
+    mono.skip_unless %c1
+    mono.skip_unless %c1
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64, ranks = 2 : i64} {
+  mono.region @p peer : bf16 [2, 16]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    mono.skip_unless %c1
+    %f = mono.constant 1.0 : !mono.tile<16, f32>
+    %v = mono.cast %f : !mono.tile<16, f32> to !mono.tile<16, bf16>
+    // expected-error @+1 {{'mono.store_peer' op follows a mono.skip_unless; a task that may skip keeps its peer hand-offs ahead of it}}
+    mono.store_peer %v, @p[%c0, %c0] to rank 1 : !mono.tile<16, bf16>
+  }
+}

@@ -190,6 +190,17 @@ LogicalResult PublishOp::verify() {
   return success();
 }
 
+LogicalResult SkipUnlessOp::verify() {
+  for (Operation *op = (*this)->getNextNode(); op; op = op->getNextNode()) {
+    if (isa<SkipUnlessOp>(op))
+      return emitOpError() << "is the stage's second; a task skips once";
+    if (isa<StorePeerOp, PublishPeerOp>(op))
+      return op->emitOpError() << "follows a mono.skip_unless; a task that may skip keeps "
+                                  "its peer hand-offs ahead of it";
+  }
+  return success();
+}
+
 LogicalResult WaitOp::verify() {
   auto region = flagsRegion(*this, getFlagsAttr());
   if (failed(region))

@@ -170,6 +170,12 @@ public:
   /// depend on data; only an output no stage of this launch reads may be
   /// written so.
   void storeIf(Index guard, const Region &region, Index row, Index col, const Tile &value);
+  /// The rest of the task runs only when `count` > 0: a task with nothing to
+  /// do (an empty slot) skips its work and still publishes. Once a task, no
+  /// peer store after it. Later stages read what the task stores after it
+  /// at rows given by data, or through a gemv_rows counted by the same
+  /// loaded word (see mono.skip_unless).
+  void skipUnless(Index count);
   /// `size` values of format `type` at byte `col` of a byte region's row.
   Tile loadBytes(const Region &region, DType type, Index row, Index col, int64_t size);
 
@@ -243,6 +249,7 @@ private:
   Launch &launch;
   std::string stageName;
   mlir::OpBuilder &builder;
+  bool skips = false;  ///< a skipUnless was given
   mlir::Value taskId;
 };
 

@@ -126,6 +126,23 @@ def Mono_StoreOp : Mono_Op<"store", [AttrSizedOperandSegments]> {
   }];
 }
 
+def Mono_SkipUnlessOp : Mono_Op<"skip_unless", [HasParent<"StageOp">]> {
+  let summary = "the rest of the task runs only when `count` > 0";
+  let description = [{
+    A task with nothing to do (an empty slot of the union of experts: no
+    tokens) skips what follows, up to its publish: none of its later loads,
+    GEMVs or stores happen, and its flag is published as any task's. A
+    stage has at most one, and no peer store follows it. The fusion passes
+    take the stores after it as counted ones (mono.store): later stages read
+    such a region at rows given by data, or at fixed rows through a counted
+    gemv_rows whose count is the same plan word as the writer's `count`
+    (then a skipped writer's rows are never read).
+  }];
+  let arguments = (ins Index:$count);
+  let assemblyFormat = "$count attr-dict";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Values
 //===----------------------------------------------------------------------===//
