@@ -177,7 +177,9 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
   constexpr bool F16 = mono_gemv_mma_f16_tokens(K, TOKENS);  // tokens staged as f16
   // MXFP4 weights with f16 tokens: the codes go to f16 directly, 2^-14 times
   // their values (mono_e2m1x8_to_f16), so the tokens are staged in its pair
-  // order and their scales 2^14 times theirs.
+  // order and their scales 2^14 times theirs (a token scale of 2^114 or
+  // more would overflow: values of 2^122; the routed experts' tokens, the
+  // normed x and the clamped h, stay far below).
   constexpr bool DIRECT = WKIND == 3 && F16;
   // One token: a lane's odd result columns (2t + 1) are never a token's.
   constexpr int COLUMNS = TOKENS == 1 ? 1 : 2;

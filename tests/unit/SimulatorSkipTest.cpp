@@ -1,0 +1,78 @@
+// mono.skip_unless in the simulator: a task whose count is 0 runs none of
+// its work after the skip (its scratch rows keep the NaN they start with)
+// and still publishes (a later stage that waits for every task ends), and
+// the emitted source closes the skipped block before the publish.
+#include "FusedLaunch.h"
+#include "MemoryInputs.h"
+
+#include "monodc/Emit/HipEmitter.h"
+#include "monodc/Simulator/Simulator.h"
+#include "monodc/Transforms/Passes.h"
+#include "monodc/dsl/Launch.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace monodc;
+using namespace monodc::dsl;
+
+namespace {
+
+/// @fill's tasks skip when their @counts entry is 0; @pick reads a row of
+/// @d given by data, so it waits for every task of @fill.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> skippingLaunch(mlir::MLIRContext &ctx) {
+  Launch l(ctx, "k", {"gfx950", 4, 256, 1});
+  Region counts = l.input("counts", f32, {1, 4});
+  Region where = l.input("where", f32, {1, 1});
+  Region d = l.scratch("d", f32, {4, 16});
+  Region y = l.output("y", f32, {1, 16});
+  l.stage("fill", 4, [&](Task &t) {
+    t.skipUnless(t.toIndex(t.load(counts, t.index(0), t.id(), 1)));
+    t.store(d, t.id(), 0, t.constant(1.0f, 16));
+  });
+  l.stage("pick", 1, [&](Task &t) {
+    Index row = t.toIndex(t.load(where, t.index(0), 0, 1));
+    t.store(y, t.id(), 0, t.load(d, row, 0, 16));
+  });
+  return l.finish();
+}
+
+TEST(SimulatorSkip, SkippedTasksWriteNothingAndStillPublish) {
+  mlir::MLIRContext ctx;
+  auto module = skippingLaunch(ctx);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  auto launch = monodc::testing::launchOf(**module);
+
+  sim::LaunchMemory memory(launch);
+  memory.poisonScratch();
+  EXPECT_FALSE(memory.setValues("counts", {2.0f, 0.0f, 1.0f, 0.0f}));
+  EXPECT_FALSE(memory.setValues("where", {2.0f}));
+  auto run = sim::simulate(launch, memory);
+  ASSERT_TRUE(succeeded(run));
+  ASSERT_FALSE(run->deadlock) << "a skipped task did not publish";
+  const std::vector<float> rows = memory.values("d");
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 16; ++c) {
+      const float v = rows[r * 16 + c];
+      if (r % 2 == 0)
+        EXPECT_EQ(v, 1.0f) << "row " << r;
+      else
+        EXPECT_TRUE(std::isnan(v)) << "row " << r << " of a skipped task was written";
+    }
+  for (float v : memory.values("y"))
+    EXPECT_EQ(v, 1.0f);
+
+  auto fresh = skippingLaunch(ctx);
+  ASSERT_TRUE(static_cast<bool>(fresh)) << llvm::toString(fresh.takeError());
+  auto hip = emit::emitHip(**fresh);
+  ASSERT_TRUE(succeeded(hip));
+  const size_t open = hip->find("> 0) {  // else the task has nothing to do");
+  const size_t close = hip->find("}  // a task that skips comes here\n    mono_publish_flag(");
+  EXPECT_NE(open, std::string::npos);
+  EXPECT_NE(close, std::string::npos);
+  EXPECT_LT(open, close);
+}
+
+} // namespace
