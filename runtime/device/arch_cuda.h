@@ -129,29 +129,24 @@ MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mon
       : "r"(h[4]), "r"(h[6]), "r"(h[5]), "r"(h[7]), "r"(b[2]), "r"(b[3]), "f"(p[0]), "f"(p[1]),
         "f"(p[2]), "f"(p[3]));
 }
-// d += A . B over f16 (m16n8k16), the products summed in f32 by the
-// instruction; lanes hold A, B and d as mono_mma_bf16's below. The MXFP4
-// GEMVs of gemv_mma.h give it their codes as f16 directly (no e4m3 step).
-#define MONO_HAS_MMA_F16 1
-MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-// d += A . B over bf16 (m16n8k16), the products summed in f32 by the
-// instruction: a register holds two bf16, the lower k in its low half. A
+// d += A . B over f16 or bf16 (m16n8k16), the products summed in f32 by the
+// instruction: a register holds two values, the lower k in its low half. A
 // lane (g, t) gives A's row g at k 2t, 2t + 1 (a0), row g + 8 (a1), row g
 // at k 2t + 8, 2t + 9 (a2), row g + 8 there (a3); B's column g at k 2t,
 // 2t + 1 (b0) and 2t + 8, 2t + 9 (b1); d as mono_mma_e4m3's. The attention
-// chunks of attend_mma.h use it.
+// chunks of attend_mma.h take bf16; the MXFP4 GEMVs of gemv_mma.h give f16
+// codes directly (no e4m3 step).
+#define MONO_MMA_M16N8K16(NAME, TYPE)                                                               \
+  MONO_DEV void NAME(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {            \
+    asm("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE ".f32 {%0, %1, %2, %3}, "           \
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"                                             \
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                            \
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));                            \
+  }
+#define MONO_HAS_MMA_F16 1
+MONO_MMA_M16N8K16(mono_mma_f16, "f16")
 #define MONO_HAS_MMA_BF16 1
-MONO_DEV void mono_mma_bf16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+MONO_MMA_M16N8K16(mono_mma_bf16, "bf16")
 // Launches whose shared memory passes CUDA's 48 KB of static shared memory
 // take it as dynamic shared memory (the manifest's dynamic_shared_bytes).
 #define MONO_DYNAMIC_LDS(name) extern __shared__ __align__(16) float name[]

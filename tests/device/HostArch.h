@@ -144,9 +144,7 @@ inline mono_u32 halfOperandBits(const mono_u32 *regs, int index, int k, int low,
   const mono_u32 reg = regs[4 * (4 * index + (k % 8) / 2) + low + (k >= 8 ? step : 0)];
   return (reg >> (16 * (k % 2))) & 0xFFFFu;
 }
-inline double bf16OperandValue(const mono_u32 *regs, int index, int k, int low, int step) {
-  return double(std::bit_cast<float>(halfOperandBits(regs, index, k, low, step) << 16));
-}
+
 /// One warp's m16n8 product through the exchange: every lane leaves its A
 /// registers and `bRegs` B registers, then computes its four results (row
 /// g + 8 (e / 2), column 2t + e % 2) as c[e] plus the exact sum over K k of
@@ -219,29 +217,29 @@ MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mon
 }
 // The f16 and bf16 instructions (m16n8k16, accumulating; arch_cuda.h says
 // which lane holds what): d + the exact sum of the 16 products, rounded once.
+namespace host_arch {
+/// One of them, `value` giving an operand's value from its 16 bits.
+template <class Value>
+void halfMma(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1, Value value) {
+  const mono_u32 b[2] = {b0, b1};
+  warpMma<16>(
+      d, d, a, b, 2,
+      [&](const WarpExchange &x, int row, int k) {
+        return value(halfOperandBits(&x.a[0][0], row % 8, k, row / 8, 2));
+      },
+      [&](const WarpExchange &x, int col, int k) {
+        return value(halfOperandBits(&x.b[0][0], col, k, 0, 1));
+      });
+}
+inline double bf16Value(mono_u32 bits) { return double(std::bit_cast<float>(bits << 16)); }
+} // namespace host_arch
 #define MONO_HAS_MMA_F16 1
 MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
-  const mono_u32 b[2] = {b0, b1};
-  host_arch::warpMma<16>(
-      d, d, a, b, 2,
-      [](const host_arch::WarpExchange &x, int row, int k) {
-        return host_arch::f16Value(host_arch::halfOperandBits(&x.a[0][0], row % 8, k, row / 8, 2));
-      },
-      [](const host_arch::WarpExchange &x, int col, int k) {
-        return host_arch::f16Value(host_arch::halfOperandBits(&x.b[0][0], col, k, 0, 1));
-      });
+  host_arch::halfMma(d, a, b0, b1, host_arch::f16Value);
 }
 #define MONO_HAS_MMA_BF16 1
 MONO_DEV void mono_mma_bf16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
-  const mono_u32 b[2] = {b0, b1};
-  host_arch::warpMma<16>(
-      d, d, a, b, 2,
-      [](const host_arch::WarpExchange &x, int row, int k) {
-        return host_arch::bf16OperandValue(&x.a[0][0], row % 8, k, row / 8, 2);
-      },
-      [](const host_arch::WarpExchange &x, int col, int k) {
-        return host_arch::bf16OperandValue(&x.b[0][0], col, k, 0, 1);
-      });
+  host_arch::halfMma(d, a, b0, b1, host_arch::bf16Value);
 }
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting
