@@ -280,31 +280,19 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       for (int i = 0; i < TPW; ++i) {
         const float wsc[2] = {mono_e8m0_word_value(cur.s[i] & 0xFFu),
                               mono_e8m0_word_value((cur.s[i] >> 8) & 0xFFu)};
+        // The weights' operand. DIRECT: rows g, g + 8 as f16 pairs, the
+        // first instruction taking codes (0, 2) of both rows, then (1, 3),
+        // the second (4, 6), (5, 7), as b[j] holds the tokens. Otherwise
+        // e4m3 codes of rows g, g + 8 at k 8t .. 8t + 3 (a0, a1), 8t + 4 ..
+        // (a2, a3).
+        mono_u32 a[4], second[4];
         if (DIRECT) {
-          // Rows g, g + 8 as f16 pairs: the first instruction takes codes
-          // (0, 2) of both rows, then (1, 3); the second (4, 6), (5, 7); b[j]
-          // holds the tokens' same pairs.
           mono_u32 g0[4], g8[4];
           mono_e2m1x8_to_f16(cur.q[i][0][0], g0);
           mono_e2m1x8_to_f16(cur.q[i][1][0], g8);
-          const mono_u32 first[4] = {g0[0], g8[0], g0[1], g8[1]};
-          const mono_u32 second[4] = {g0[2], g8[2], g0[3], g8[3]};
-#pragma unroll
-          for (int j = 0; j < TT; ++j) {
-            if (j == 0 || 8 * j < tcn) {
-              float dsum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-              mono_mma_f16(dsum, first, b[j][0], b[j][1]);
-              mono_mma_f16(dsum, second, b[j][2], b[j][3]);
-#pragma unroll
-              for (int e = 0; e < 4; ++e)
-                if (e % 2 < COLUMNS)
-                  acc[i][j][e] = mono_fma(dsum[e] * xsc[j][e % 2], wsc[e / 2], acc[i][j][e]);
-            }
-          }
-          continue;
-        }
-        mono_u32 a[4];  // rows g, g + 8 at k 8t .. 8t + 3 (a0, a1), 8t + 4 .. (a2, a3)
-        if (WKIND == 3) {
+          a[0] = g0[0], a[1] = g8[0], a[2] = g0[1], a[3] = g8[1];
+          second[0] = g0[2], second[1] = g8[2], second[2] = g0[3], second[3] = g8[3];
+        } else if (WKIND == 3) {
           mono_e2m1x8_to_e4m3(cur.q[i][0][0], a[0], a[2]);
           mono_e2m1x8_to_e4m3(cur.q[i][1][0], a[1], a[3]);
         } else {
@@ -316,11 +304,15 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
 #pragma unroll
         for (int j = 0; j < TT; ++j) {
           if (j == 0 || 8 * j < tcn) {
-            float dsum[4];
-            if (F16)
+            float dsum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (DIRECT) {
+              mono_mma_f16(dsum, a, b[j][0], b[j][1]);
+              mono_mma_f16(dsum, second, b[j][2], b[j][3]);
+            } else if (F16) {
               mono_mma_e4m3_f16(dsum, a, b[j]);
-            else
+            } else {
               mono_mma_e4m3(dsum, a, b[j][0], b[j][1]);
+            }
 #pragma unroll
             for (int e = 0; e < 4; ++e)
               if (e % 2 < COLUMNS)
