@@ -301,9 +301,8 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       // A row chosen by data (mono.to_index) may be any row: the task needs
       // the window written in every row, by whichever producer tasks.
       const bool rowKnown = read.row && values->count(read.row);
-      // Rows past a counted store's count hold nothing of this step; a read
-      // at a fixed row cannot show it avoids them, a row from data (the
-      // plan that also gave the count) can.
+      // A skipping writer stores none of its rows; a fixed-row read is sure
+      // to avoid them only when its count is the word the writer skipped on.
       if (rowKnown && skippable.count(region) && !counted.contains(region)) {
         auto gemv = dyn_cast<GemvRowsOp>(op);
         const std::optional<CountWord> readWord =
@@ -314,7 +313,7 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
           if (at == rowsWritten.end())
             continue;  // unwritten rows are reported below
           for (const std::optional<CountWord> &word : at->second)
-            if (!readWord || !word || !(*word == *readWord))
+            if (!readWord || !word || *word != *readWord)
               return op->emitOpError()
                      << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"
                      << region.getSymName() << "' at fixed row " << values->lookup(read.row) + r
@@ -324,6 +323,9 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
                         "the writer's skip";
         }
       }
+      // Rows past a counted store's count hold nothing of this step; a read
+      // at a fixed row cannot show it avoids them, a row from data (the
+      // plan that also gave the count) can.
       if (rowKnown && counted.contains(region))
         return op->emitOpError()
                << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"
