@@ -114,10 +114,13 @@ StepResult TaskInterpreter::resume(CtaState &cta, StageOp stage, Waiter *waiter)
   StepResult result = StepResult::Progress;
   Block &body = stage.getBodyBlock();
   while (cta.pc != body.end()) {
-    // A task that skips goes on at its publish (the end, before sync is made).
-    if (auto skip = dyn_cast<SkipUnlessOp>(*cta.pc); skip && indices.lookup(skip.getCount()) <= 0) {
-      while (cta.pc != body.end() && !isa<PublishOp>(*cta.pc))
+    // A task that skips goes on at its publish (the end, before sync is
+    // made); one whose count is above 0 goes on with the next op.
+    if (auto skip = dyn_cast<SkipUnlessOp>(*cta.pc)) {
+      const bool skips = indices.lookup(skip.getCount()) <= 0;
+      do
         ++cta.pc;
+      while (skips && cta.pc != body.end() && !isa<PublishOp>(*cta.pc));
       continue;
     }
     OpResult r = step(*cta.pc, waiter);
@@ -395,8 +398,6 @@ static void describeWait(Operation *wait, StringRef flags, int64_t first, int64_
 }
 
 TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
-  if (isa<SkipUnlessOp>(op))
-    return OpResult::Done;  // a count > 0: the task goes on (resume skips the others)
   if (auto wait = dyn_cast<WaitOp>(op)) {
     const RegionStorage &flags = memory.region(wait.getFlags().str());
     int64_t first = indices.lookup(wait.getFirst()), count = indices.lookup(wait.getCount());
