@@ -89,53 +89,24 @@ MONO_DEV void mono_async_commit() { asm volatile("cp.async.commit_group;" ::: "m
 // This thread's copies of all but the newest N groups are complete and visible to it.
 template <int N>
 MONO_DEV void mono_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
-// Tensor cores (sm_89 on): d = A . B over e4m3 codes, A 16 rows x 32 k and
-// B 32 k x 8 columns, four codes a register, the products summed in f32 by
-// the instruction. A lane (g = lane / 4, t = lane % 4) gives A's rows g (a0,
-// a2) and g + 8 (a1, a3), k 4t .. 4t + 3 (a0, a1) and 16 + 4t .. (a2, a3);
-// B's column g at the same k (b0, b1); it gets d's rows g (d0, d1) and g + 8
-// (d2, d3), columns 2t and 2t + 1. The gemv_rows of gemv_mma.h use it.
-#define MONO_HAS_MMA_E4M3 1
-MONO_DEV void mono_mma_e4m3(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
-  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%10, %10, %10, %10};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
-}
-// sm_90 has no e4m3 mma.sync in hardware: ptxas makes the one above into
-// f16 conversions of both operands, two f16 instructions and an f32 add a
-// result element. This is the same sum with B already in f16 (staged so),
-// so only A is converted: b holds B's column g at A's k as f16 pairs, k 4t,
-// 4t + 1 (b0), 4t + 2, 4t + 3 (b1), then 16 + 4t .. (b2, b3). The two f16
-// instructions take A's k 4t .. 4t + 3 and 16 + 4t .. as their slots 2t,
-// 2t + 1, 2t + 8, 2t + 9 (any slot will do if B's is the same).
+// e4m3 codes to f16 (sm_89 on), exactly: four codes -> two f16 pairs, the
+// lower code in a pair's low half. sm_90 has no e4m3 matrix instruction in
+// mma.sync (ptxas emulates one with these conversions of both operands and
+// f16 instructions); gemv_mma.h converts the weights once a block itself
+// and stages its tokens as f16.
+#define MONO_HAS_E4M3_TO_F16 1
 MONO_DEV void mono_e4m3x4_to_f16(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
   asm("{ .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e4m3x2 %0, l;\n"
       " cvt.rn.f16x2.e4m3x2 %1, h; }"
       : "=r"(lo), "=r"(hi) : "r"(w));
 }
-MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 (&b)[4]) {
-  mono_u32 h[8];  // a0, a1, a2, a3 as f16 pairs: [2i] k .. + 1, [2i + 1] k + 2 .. + 3
-#pragma unroll
-  for (int i = 0; i < 4; ++i) mono_e4m3x4_to_f16(a[i], h[2 * i], h[2 * i + 1]);
-  float p[4];
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%10, %10, %10, %10};"
-      : "=f"(p[0]), "=f"(p[1]), "=f"(p[2]), "=f"(p[3])
-      : "r"(h[0]), "r"(h[2]), "r"(h[1]), "r"(h[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%10, %11, %12, %13};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(h[4]), "r"(h[6]), "r"(h[5]), "r"(h[7]), "r"(b[2]), "r"(b[3]), "f"(p[0]), "f"(p[1]),
-        "f"(p[2]), "f"(p[3]));
-}
 // d += A . B over f16 or bf16 (m16n8k16), the products summed in f32 by the
 // instruction: a register holds two values, the lower k in its low half. A
 // lane (g, t) gives A's row g at k 2t, 2t + 1 (a0), row g + 8 (a1), row g
 // at k 2t + 8, 2t + 9 (a2), row g + 8 there (a3); B's column g at k 2t,
-// 2t + 1 (b0) and 2t + 8, 2t + 9 (b1); d as mono_mma_e4m3's. The attention
-// chunks of attend_mma.h take bf16; the MXFP4 GEMVs of gemv_mma.h give f16
-// codes directly (no e4m3 step).
+// 2t + 1 (b0) and 2t + 8, 2t + 9 (b1); it gets d's rows g (d0, d1) and
+// g + 8 (d2, d3), columns 2t and 2t + 1. The attention chunks of
+// attend_mma.h take bf16, the GEMVs of gemv_mma.h f16.
 #define MONO_MMA_M16N8K16(NAME, TYPE)                                                               \
   MONO_DEV void NAME(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {            \
     asm("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE ".f32 {%0, %1, %2, %3}, "           \

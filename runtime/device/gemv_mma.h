@@ -1,16 +1,18 @@
 // monodc device library: gemv_rows on tensor cores.
 //
-// On arches with an e4m3 matrix instruction (MONO_HAS_MMA_E4M3: sm_90's
-// mma.sync m16n8k32), GEMVs whose weights are e4m3 or MXFP4 and whose
-// tokens are MXFP8 fit this path (gemv_shape.h, mono_gemv_mma_fits), and
-// the compiler gives it every one that fits (mono_gemv_mma_chosen). The fma
-// chains of mono_gemv_rows cost about ten instructions a weight (the H200
-// issued 4e9 of them for the routed experts' 4e8 weights at rows 6); the
-// e4m3 stages ran 2 to 2.5 times faster here, the routed experts' 1.5.
-// Passes of one token tile stage the tokens as f16, the instruction type
-// sm_90 really has (mono_mma_e4m3_f16); MXFP4 weights then go to f16
-// directly (mono_e2m1x8_to_f16: a few integer operations a word, where the
-// e4m3 step took as many plus eight conversions a block, the most issued
+// On arches with f16 matrix instructions and an e4m3 -> f16 conversion
+// (MONO_HAS_MMA_F16 and MONO_HAS_E4M3_TO_F16: sm_90), GEMVs whose weights
+// are e4m3 or MXFP4 and whose tokens are MXFP8 fit this path
+// (gemv_shape.h, mono_gemv_mma_fits), and the compiler gives it every one
+// that fits (mono_gemv_mma_chosen). The fma chains of mono_gemv_rows cost
+// about ten instructions a weight (the H200 issued 4e9 of them for the
+// routed experts' 4e8 weights at rows 6); the e4m3 stages ran 2 to 2.5 times
+// faster here, the routed experts' 1.5. The tokens are staged as f16 values
+// of their codes (exact), a pass of up to 48 tokens (6 tiles of 8) and a
+// chunk of k at a time, so a block of weights is converted once for all of
+// a pass's tiles: e4m3 by the arch's conversion, MXFP4 directly
+// (mono_e2m1x8_to_f16: a few integer operations a word, where an e4m3 step
+// took as many plus eight conversions a block, the most issued
 // instructions of routed.ug's loop on the H200).
 //
 // The result is the same sum: for each 32-k block (a block of the weight's
@@ -20,29 +22,14 @@
 // within the stage bounds, not bit for bit.
 //
 // A lane (g, t) of the instruction holds rows g and g + 8 of a 16-row tile
-// (MXFP4: rows 16 apart, tileRow) and 8 k of each; which physical k its slots stand for is free as long as
-// the token operand uses the same: here lane t takes k 8t .. 8t + 7 of the
-// block, so a row's block (32 bytes of e4m3, 16 of MXFP4: AITER's layout
+// (MXFP4: rows 16 apart, tileRow) and 8 k of each; which physical k its
+// slots stand for is free as long as the token operand uses the same: here
+// lane t takes k 8t .. 8t + 7 of the block, so a row's block (32 bytes of e4m3, 16 of MXFP4: AITER's layout
 // keeps a block's 16 rows x 16 bytes together) is read by 4 neighbouring
 // lanes. Tiles spread over the warps, or, when there are fewer tiles than
 // warps, each tile's blocks are split over several warps whose partial sums
 // are then added in warp order.
-#if defined(MONO_HAS_MMA_E4M3)
-#if !defined(MONO_HAS_MMA_F16)
-#error "the tensor-core GEMVs take f16 operands too (mono_mma_f16)"
-#endif
-
-// Eight MXFP4 codes (low nibble first) as eight e4m3 codes, exactly: the
-// magnitudes 0, .5, 1, 1.5, 2, 3, 4, 6 are e4m3 00 30 38 3C 40 44 48 4C,
-// looked up by byte permutes, and code i's sign goes to bit 7 of byte i.
-MONO_DEV void mono_e2m1x8_to_e4m3(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
-  const mono_u32 tableLo = 0x3C383000u, tableHi = 0x4C484440u;
-  const mono_u32 magnitudes = w & 0x77777777u, shifted = w << 4;
-  lo = mono_byte_perm(tableLo, tableHi, magnitudes) |
-       (mono_byte_perm(shifted, w, 0x5140u) & 0x80808080u);
-  hi = mono_byte_perm(tableLo, tableHi, magnitudes >> 16) |
-       (mono_byte_perm(shifted, w, 0x7362u) & 0x80808080u);
-}
+#if defined(MONO_HAS_MMA_F16) && defined(MONO_HAS_E4M3_TO_F16)
 
 // Eight MXFP4 codes (low nibble first) as f16 pairs of 2^-14 times their
 // values, exactly: a code's sign and its three bits of exponent and
@@ -72,15 +59,15 @@ template <int N, int K, int WKIND>
 struct mono_gemv_mma_weights {
   static_assert(mono_gemv_mma_fits(N, K, WKIND, MONO_BLOCK), "no tensor-core shape for this gemv");
   static constexpr int WARPS = MONO_BLOCK / 32, TILES = N / 16, KB = K / 32;
-  static constexpr int TPW = TILES >= WARPS ? TILES / WARPS : 1;    // tiles a warp
-  static constexpr int SPLIT = TILES >= WARPS ? 1 : WARPS / TILES;  // warps a tile
+  static constexpr int TPW = mono_gemv_mma_tiles_a_warp(N, MONO_BLOCK);
+  static constexpr int SPLIT = mono_gemv_mma_split(N, MONO_BLOCK);  // warps a tile
   static constexpr int WORDS = WKIND == 3 ? 1 : 2;  // a row's words of a block
   // Blocks in flight a lane: 8 of e4m3 (128 bytes, 40 registers); 16 of
   // MXFP4 for one tile (128 bytes, 48 registers). More spilled in the dsv41
   // K2 (MXFP4: 24 blocks, e4m3: 16); the H200 ran routed.ug no faster with
   // 16 than with 8 (828 against 757 us), so bytes in flight are not what
   // bounds this path (docs/gpu-validation.md).
-  static constexpr int DEPTH = WKIND == 3 ? 16 / TPW : 8;
+  static constexpr int DEPTH = mono_gemv_mma_depth(N, WKIND, MONO_BLOCK);
   static_assert(WKIND != 3 || DEPTH % 8 == 0, "MXFP4 steps go whole scale words (8 blocks) at a time");
   struct block_t {
     mono_u32 q[TPW][2][WORDS];  // [tile][row g, g + 8][word]
@@ -173,72 +160,31 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
   constexpr int TPW = slice_t::TPW, SPLIT = slice_t::SPLIT, KB = slice_t::KB,
                 DEPTH = slice_t::DEPTH, WORDS = slice_t::WORDS;
   constexpr int TT = (PT + 7) / 8;  // token tiles a pass
-  constexpr int ROW = mono_gemv_mma_row_bytes(K, TOKENS);
-  constexpr bool F16 = mono_gemv_mma_f16_tokens(K, TOKENS);  // tokens staged as f16
-  // MXFP4 weights with f16 tokens: the codes go to f16 directly, 2^-14 times
-  // their values (mono_e2m1x8_to_f16), so the tokens are staged in its pair
-  // order and their scales 2^14 times theirs (a token scale of 2^114 or
-  // more would overflow: values of 2^122; the routed experts' tokens, the
-  // normed x and the clamped h, stay far below).
-  constexpr bool DIRECT = WKIND == 3 && F16;
+  // A split's blocks a chunk of staged tokens, and chunks a pass.
+  constexpr int CB = mono_gemv_mma_chunk_blocks(N, K, TOKENS, WKIND, MONO_BLOCK);
+  constexpr int CHUNKS = (mono_gemv_mma_split_blocks(N, K, MONO_BLOCK) + CB - 1) / CB;
+  constexpr int ROW = mono_gemv_mma_row_bytes(N, K, TOKENS, WKIND, MONO_BLOCK);
+  // MXFP4 weights go to f16 directly, 2^-14 times their values
+  // (mono_e2m1x8_to_f16), so the tokens are staged in its pair order and
+  // their scales 2^14 times theirs (a token scale of 2^114 or more would
+  // overflow: values of 2^122; the routed experts' tokens, the normed x and
+  // the clamped h, stay far below).
+  constexpr bool DIRECT = WKIND == 3;
   // One token: a lane's odd result columns (2t + 1) are never a token's.
   constexpr int COLUMNS = TOKENS == 1 ? 1 : 2;
-  static_assert(PT == mono_gemv_mma_pass_tokens(K, TOKENS), "the compiler's pass is the device's");
+  static_assert(PT == mono_gemv_mma_pass_tokens(N, K, TOKENS, WKIND, MONO_BLOCK),
+                "the compiler's pass is the device's");
+  static_assert(CHUNKS == 1 || CB % DEPTH == 0, "a step of blocks never straddles two chunks");
+  constexpr int SCALES_AT = mono_gemv_mma_scales_at(N, K, TOKENS, WKIND, MONO_BLOCK);
   mono_u8 *codes = (mono_u8 *)lds;
-  float *scales = (float *)((mono_u8 *)lds + mono_gemv_mma_scales_at(K, TOKENS));
-  float *partial = (float *)((mono_u8 *)lds + mono_gemv_mma_partials_at(K, TOKENS));
-  float *result = (float *)((mono_u8 *)lds + mono_gemv_mma_result_at(K, TOKENS, MONO_BLOCK));
+  float *scales = (float *)((mono_u8 *)lds + SCALES_AT);
+  float *partial = (float *)((mono_u8 *)lds + mono_gemv_mma_partials_at(N, K, TOKENS, WKIND, MONO_BLOCK));
+  float *result = (float *)((mono_u8 *)lds + mono_gemv_mma_result_at(N, K, TOKENS, WKIND, MONO_BLOCK));
   const int tid = mono_tid(), lane = tid % 32, g = lane / 4, t = lane % 4;
   const int kbBegin = slice_t::kbBegin(), kbEnd = slice_t::kbEnd();
+  const int mySplit = slice_t::warp() % SPLIT;
   for (int tc0 = 0; tc0 < count; tc0 += PT) {
     const int tcn = count - tc0 < PT ? count - tc0 : PT;
-    // Stage the pass's codes (16 bytes a thread at a time), as they are or
-    // as f16 values, and their scales. Codes kept as they are go by
-    // asynchronous copies where the arch has them: all of a thread's copies
-    // in flight at once (8 tokens of 5120 codes are 10 rounds of the block,
-    // each a memory latency when a load must land before its store).
-#pragma unroll 1
-    for (int i = tid; i < tcn * (K / 16); i += MONO_BLOCK) {
-      const int tok = i / (K / 16), k = (i % (K / 16)) * 16;
-      const mono_u8 *from = (const mono_u8 *)x + (t0 + tc0 + tok) * K + k;
-#if defined(MONO_HAS_ASYNC_COPY)
-      if (!F16) {
-        mono_async_copy16(codes + tok * ROW + k, from);
-        continue;
-      }
-#endif
-      mono_u32x4 v = *(const mono_u32x4 *)from;
-      if (DIRECT) {
-        v.x = mono_e2m1_pair_order(v.x);
-        v.y = mono_e2m1_pair_order(v.y);
-        v.z = mono_e2m1_pair_order(v.z);
-        v.w = mono_e2m1_pair_order(v.w);
-      }
-      if (F16) {
-        mono_u32x4 lo, hi;
-        mono_e4m3x4_to_f16(v.x, lo.x, lo.y);
-        mono_e4m3x4_to_f16(v.y, lo.z, lo.w);
-        mono_e4m3x4_to_f16(v.z, hi.x, hi.y);
-        mono_e4m3x4_to_f16(v.w, hi.z, hi.w);
-        *(mono_u32x4 *)(codes + tok * ROW + 2 * k) = lo;
-        *(mono_u32x4 *)(codes + tok * ROW + 2 * k + 16) = hi;
-      } else {
-        *(mono_u32x4 *)(codes + tok * ROW + k) = v;
-      }
-    }
-#if defined(MONO_HAS_ASYNC_COPY)
-    if (!F16) mono_async_commit();  // waited for after the scales
-#endif
-#pragma unroll 1
-    for (int i = tid; i < tcn * KB; i += MONO_BLOCK) {
-      const int tok = i / KB, kb = i % KB;
-      const float scale = mono_e8m0_value(xs[(t0 + tc0 + tok) * KB + kb]);
-      scales[kb * PT + tok] = DIRECT ? scale * mono_e2m1_f16_scale() : scale;
-    }
-#if defined(MONO_HAS_ASYNC_COPY)
-    if (!F16) mono_async_wait<0>();
-#endif
-    mono_block_sync();
     if (tc0 > 0) weights.prefetch(w, ws, wsCols, n0);  // the weights again
     // Token rows past the pass read its last one (their results are dropped).
     int tokRow[TT], tokCol[TT][2];
@@ -255,94 +201,137 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       for (int j = 0; j < TT; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-    // One block step: the tokens' codes and scales of block kb, then each
-    // tile's instruction and its scaled sum into the accumulators.
-    auto step = [&](const typename slice_t::block_t &cur, int kb) {
-      mono_u32 b[TT][4];  // e4m3: k 8t .. 8t + 3, 8t + 4 ..; f16: pairs of them
-      float xsc[TT][2];
+    int base = kbBegin;
+#pragma unroll 1
+    for (int c = 0; c < CHUNKS; ++c) {
+      if (c > 0) mono_block_sync();  // every warp is done with the last chunk
+      // Stage the chunk: split s's blocks s KB / SPLIT + c CB + b (b < CB)
+      // at staged block s CB + b, each token's 32 codes as 64 bytes of f16,
+      // 16 codes a thread at a time, all of a thread's loads issued before
+      // its stores (each would otherwise wait a memory latency in turn).
+      constexpr int PIECES = 2 * SPLIT * CB;  // 16-code pieces a token
+      constexpr int ROUNDS = 4;
+#pragma unroll 1
+      for (int i0 = 0; i0 < tcn * PIECES; i0 += ROUNDS * MONO_BLOCK) {
+        mono_u32x4 v[ROUNDS];
+        int at[ROUNDS];
 #pragma unroll
-      for (int j = 0; j < TT; ++j) {
-        if (F16) {
-          const mono_u32x4 v = *(const mono_u32x4 *)(codes + tokRow[j] * ROW + 64 * kb + 16 * t);
+        for (int r = 0; r < ROUNDS; ++r) {
+          const int i = i0 + r * MONO_BLOCK + tid, tok = i / PIECES, sb = (i % PIECES) / 2;
+          const int split = sb / CB, kb = split * KB / SPLIT + c * CB + sb % CB;
+          at[r] = i < tcn * PIECES && kb < (split + 1) * KB / SPLIT ? tok * ROW + 32 * (i % PIECES) : -1;
+          if (at[r] >= 0)
+            v[r] = *(const mono_u32x4 *)((const mono_u8 *)x + (t0 + tc0 + tok) * K + 32 * kb + 16 * (i % 2));
+        }
+#pragma unroll
+        for (int r = 0; r < ROUNDS; ++r) {
+          if (at[r] < 0) continue;
+          mono_u32x4 lo, hi;
+          if (DIRECT) {
+            v[r].x = mono_e2m1_pair_order(v[r].x);
+            v[r].y = mono_e2m1_pair_order(v[r].y);
+            v[r].z = mono_e2m1_pair_order(v[r].z);
+            v[r].w = mono_e2m1_pair_order(v[r].w);
+          }
+          mono_e4m3x4_to_f16(v[r].x, lo.x, lo.y);
+          mono_e4m3x4_to_f16(v[r].y, lo.z, lo.w);
+          mono_e4m3x4_to_f16(v[r].z, hi.x, hi.y);
+          mono_e4m3x4_to_f16(v[r].w, hi.z, hi.w);
+          *(mono_u32x4 *)(codes + at[r]) = lo;
+          *(mono_u32x4 *)(codes + at[r] + 16) = hi;
+        }
+      }
+#pragma unroll 1
+      for (int i = tid; i < tcn * SPLIT * CB; i += MONO_BLOCK) {
+        const int tok = i / (SPLIT * CB), sb = i % (SPLIT * CB);
+        const int split = sb / CB, kb = split * KB / SPLIT + c * CB + sb % CB;
+        if (kb >= (split + 1) * KB / SPLIT) continue;
+        const float scale = mono_e8m0_value(xs[(t0 + tc0 + tok) * KB + kb]);
+        scales[sb * PT + tok] = DIRECT ? scale * mono_e2m1_f16_scale() : scale;
+      }
+      mono_block_sync();
+      // This warp's blocks of the chunk, and where block kb is staged.
+      const int chunkBegin = kbBegin + c * CB;
+      const int chunkEnd = chunkBegin + CB < kbEnd ? chunkBegin + CB : kbEnd;
+      const int stagedBase = mySplit * CB - chunkBegin;
+      // One block step: the tokens' f16 values and scales of block kb, then
+      // each tile's weights as f16 (once for all token tiles), two f16
+      // instructions a token tile and its scaled sum into the accumulators.
+      auto step = [&](const typename slice_t::block_t &cur, int kb) {
+        const int sb = stagedBase + kb;
+        mono_u32 b[TT][4];  // f16 pairs: k 8t, 8t + 1 (b0) .. 8t + 6, 8t + 7 (b3)
+        float xsc[TT][2];
+#pragma unroll
+        for (int j = 0; j < TT; ++j) {
+          const mono_u32x4 v = *(const mono_u32x4 *)(codes + tokRow[j] * ROW + 64 * sb + 16 * t);
           b[j][0] = v.x;
           b[j][1] = v.y;
           b[j][2] = v.z;
           b[j][3] = v.w;
-        } else {
-          const mono_u32x2 v = *(const mono_u32x2 *)(codes + tokRow[j] * ROW + 32 * kb + 8 * t);
-          b[j][0] = v.x;
-          b[j][1] = v.y;
+#pragma unroll
+          for (int col = 0; col < COLUMNS; ++col) xsc[j][col] = scales[sb * PT + tokCol[j][col]];
         }
 #pragma unroll
-        for (int c = 0; c < COLUMNS; ++c) xsc[j][c] = scales[kb * PT + tokCol[j][c]];
-      }
+        for (int i = 0; i < TPW; ++i) {
+          const float wsc[2] = {mono_e8m0_word_value(cur.s[i] & 0xFFu),
+                                mono_e8m0_word_value((cur.s[i] >> 8) & 0xFFu)};
+          // Rows g, g + 8 as f16 pairs, the first instruction taking the
+          // token's b0, b1, the second b2, b3. MXFP4: codes (0, 2) of both
+          // rows, then (1, 3), the second (4, 6), (5, 7) (the tokens' pair
+          // order). e4m3: k 8t .. 8t + 3, then 8t + 4 .. 8t + 7.
+          mono_u32 first[4], second[4];
+          if (DIRECT) {
+            mono_u32 g0[4], g8[4];
+            mono_e2m1x8_to_f16(cur.q[i][0][0], g0);
+            mono_e2m1x8_to_f16(cur.q[i][1][0], g8);
+            first[0] = g0[0], first[1] = g8[0], first[2] = g0[1], first[3] = g8[1];
+            second[0] = g0[2], second[1] = g8[2], second[2] = g0[3], second[3] = g8[3];
+          } else {
+            mono_u32 h[8];  // row g k 8t .. 8t + 3, row g + 8 there, then both at 8t + 4 ..
+            mono_e4m3x4_to_f16(cur.q[i][0][0], h[0], h[1]);
+            mono_e4m3x4_to_f16(cur.q[i][1][0], h[2], h[3]);
+            mono_e4m3x4_to_f16(cur.q[i][0][WORDS - 1], h[4], h[5]);
+            mono_e4m3x4_to_f16(cur.q[i][1][WORDS - 1], h[6], h[7]);
+            first[0] = h[0], first[1] = h[2], first[2] = h[1], first[3] = h[3];
+            second[0] = h[4], second[1] = h[6], second[2] = h[5], second[3] = h[7];
+          }
 #pragma unroll
-      for (int i = 0; i < TPW; ++i) {
-        const float wsc[2] = {mono_e8m0_word_value(cur.s[i] & 0xFFu),
-                              mono_e8m0_word_value((cur.s[i] >> 8) & 0xFFu)};
-        // The weights' operand. DIRECT: rows g, g + 8 as f16 pairs, the
-        // first instruction taking codes (0, 2) of both rows, then (1, 3),
-        // the second (4, 6), (5, 7), as b[j] holds the tokens. Otherwise
-        // e4m3 codes of rows g, g + 8 at k 8t .. 8t + 3 (a0, a1), 8t + 4 ..
-        // (a2, a3).
-        mono_u32 a[4], second[4];
-        if (DIRECT) {
-          mono_u32 g0[4], g8[4];
-          mono_e2m1x8_to_f16(cur.q[i][0][0], g0);
-          mono_e2m1x8_to_f16(cur.q[i][1][0], g8);
-          a[0] = g0[0], a[1] = g8[0], a[2] = g0[1], a[3] = g8[1];
-          second[0] = g0[2], second[1] = g8[2], second[2] = g0[3], second[3] = g8[3];
-        } else if (WKIND == 3) {
-          mono_e2m1x8_to_e4m3(cur.q[i][0][0], a[0], a[2]);
-          mono_e2m1x8_to_e4m3(cur.q[i][1][0], a[1], a[3]);
-        } else {
-          a[0] = cur.q[i][0][0];
-          a[2] = cur.q[i][0][WORDS - 1];
-          a[1] = cur.q[i][1][0];
-          a[3] = cur.q[i][1][WORDS - 1];
-        }
-#pragma unroll
-        for (int j = 0; j < TT; ++j) {
-          if (j == 0 || 8 * j < tcn) {
-            float dsum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            if (DIRECT) {
-              mono_mma_f16(dsum, a, b[j][0], b[j][1]);
+          for (int j = 0; j < TT; ++j) {
+            if (j == 0 || 8 * j < tcn) {
+              float dsum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+              mono_mma_f16(dsum, first, b[j][0], b[j][1]);
               mono_mma_f16(dsum, second, b[j][2], b[j][3]);
-            } else if (F16) {
-              mono_mma_e4m3_f16(dsum, a, b[j]);
-            } else {
-              mono_mma_e4m3(dsum, a, b[j][0], b[j][1]);
-            }
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-              if (e % 2 < COLUMNS)
-                acc[i][j][e] = mono_fma(dsum[e] * xsc[j][e % 2], wsc[e / 2], acc[i][j][e]);
+              for (int e = 0; e < 4; ++e)
+                if (e % 2 < COLUMNS)
+                  acc[i][j][e] = mono_fma(dsum[e] * xsc[j][e % 2], wsc[e / 2], acc[i][j][e]);
+            }
           }
         }
-      }
-    };
-    // Whole groups of DEPTH blocks whose next group is in range take no
-    // guard, so the steps of a group are one basic block the scheduler can
-    // overlap; the last one or two groups are guarded. Same steps, same order.
-    int base = kbBegin;
+      };
+      // Whole groups of DEPTH blocks whose next group is in range take no
+      // guard, so the steps of a group are one basic block the scheduler
+      // can overlap; the last one or two groups are guarded. Same steps,
+      // same order. A chunk holds whole groups (but the last chunk).
 #pragma unroll 1
-    for (; base + 2 * DEPTH <= kbEnd; base += DEPTH) {
+      for (; base + DEPTH <= chunkEnd && base + 2 * DEPTH <= kbEnd; base += DEPTH) {
 #pragma unroll
-      for (int d = 0; d < DEPTH; ++d) {
-        const typename slice_t::block_t cur = weights.held[d];
-        weights.load(weights.held[d], base + DEPTH, d);
-        step(cur, base + d);
-      }
-    }
-#pragma unroll 1
-    for (; base < kbEnd; base += DEPTH) {
-#pragma unroll
-      for (int d = 0; d < DEPTH; ++d) {
-        const int kb = base + d;
-        if (kb < kbEnd) {
+        for (int d = 0; d < DEPTH; ++d) {
           const typename slice_t::block_t cur = weights.held[d];
-          if (kb + DEPTH < kbEnd) weights.load(weights.held[d], base + DEPTH, d);
-          step(cur, kb);
+          weights.load(weights.held[d], base + DEPTH, d);
+          step(cur, base + d);
+        }
+      }
+#pragma unroll 1
+      for (; base < chunkEnd; base += DEPTH) {
+#pragma unroll
+        for (int d = 0; d < DEPTH; ++d) {
+          const int kb = base + d;
+          if (kb < chunkEnd) {
+            const typename slice_t::block_t cur = weights.held[d];
+            if (kb + DEPTH < kbEnd) weights.load(weights.held[d], base + DEPTH, d);
+            step(cur, kb);
+          }
         }
       }
     }

@@ -33,9 +33,10 @@ MONO_SHAPE bool mono_gemv_resident(int chunksPerThread, int kind) {
   return chunksPerThread * (4 * mono_gemv_vectors(kind) + 1) <= 40;
 }
 
-// The tensor-core path (mono_gemv_mma, gemv_mma.h) on arches with an e4m3
-// matrix instruction of 16 rows x 8 tokens x 32 k (sm_90): weights of e4m3
-// or MXFP4 (tokens MXFP8), whose k blocks of 32 are their scale blocks; the
+// The tensor-core path (mono_gemv_mma, gemv_mma.h) on arches with an f16
+// matrix instruction of 16 rows x 8 tokens x 16 k and an e4m3 -> f16
+// conversion (sm_90): weights of e4m3 or MXFP4 (tokens MXFP8), whose k
+// blocks of 32 are their scale blocks; the
 // rows in tiles of 16 spread over the block's warps, or each tile's k over
 // several warps when there are fewer tiles than warps.
 MONO_SHAPE bool mono_gemv_mma_fits(int rows, int k, int kind, int block) {
@@ -58,41 +59,80 @@ MONO_SHAPE bool mono_gemv_mma_fits(int rows, int k, int kind, int block) {
 MONO_SHAPE bool mono_gemv_mma_chosen(int rows, int k, int kind, int block) {
   return mono_gemv_mma_fits(rows, k, kind, block);
 }
-// Tokens one pass stages (each pass reads the weights again): 16 at most
-// (two tiles of 8), and no more than 64 KB of codes.
-MONO_SHAPE int mono_gemv_mma_pass_tokens(int k, int tokens) {
-  const int fit = 65536 / (k + 32) < 1 ? 1 : 65536 / (k + 32);
-  const int most = tokens < 16 ? tokens : 16;
-  return most < fit ? most : fit;
+// How the tensor-core path spreads a slice over the block's warps: tiles of
+// 16 rows, each warp `mono_gemv_mma_tiles_a_warp` of them, or, when there
+// are fewer tiles than warps, each tile's k blocks split over
+// `mono_gemv_mma_split` warps; a lane keeps `mono_gemv_mma_depth` blocks of
+// weights in flight (gemv_mma.h says why those numbers).
+MONO_SHAPE int mono_gemv_mma_tiles_a_warp(int rows, int block) {
+  return rows / 16 >= block / 32 ? (rows / 16) / (block / 32) : 1;
 }
-// Tokens are staged as f16 values of their codes when a pass is one tile of
-// 8 at most and its rows fit 96 KB (8 tokens of 5120, routed.ug's slot;
-// sm_90 gives a CTA 227 KB): f16 is what sm_90's tensor cores take, so a
-// block step converts only the weights' operand, and MXFP4 weights go to
-// f16 directly (gemv_mma.h). Wider passes stage the e4m3 codes, half the bytes.
-MONO_SHAPE bool mono_gemv_mma_f16_tokens(int k, int tokens) {
-  const int pass = mono_gemv_mma_pass_tokens(k, tokens);
-  return pass <= 8 && pass * (2 * k + 64) <= 98304;
+MONO_SHAPE int mono_gemv_mma_split(int rows, int block) {
+  return rows / 16 >= block / 32 ? 1 : (block / 32) / (rows / 16);
 }
-// A staged token row: its k codes (or f16 values), then 32 (64) bytes, so
-// that the 8 tokens of a tile's operand loads fall in distinct banks.
-MONO_SHAPE int mono_gemv_mma_row_bytes(int k, int tokens) {
-  return mono_gemv_mma_f16_tokens(k, tokens) ? 2 * k + 64 : k + 32;
+MONO_SHAPE int mono_gemv_mma_depth(int rows, int kind, int block) {
+  return kind == 3 ? 16 / mono_gemv_mma_tiles_a_warp(rows, block) : 8;
 }
-// Its shared memory, in this order: a pass's codes ([pass][row bytes]),
-// their scales as f32 ([k / 32][pass]), the partial sums of the warps that
-// split a tile's k ([warps][16][pass] f32) and the result ([tokens][rows]).
-MONO_SHAPE int mono_gemv_mma_scales_at(int k, int tokens) {
-  return mono_gemv_mma_pass_tokens(k, tokens) * mono_gemv_mma_row_bytes(k, tokens);
+// The most k blocks one warp of a split takes (splits differ by one at most).
+MONO_SHAPE int mono_gemv_mma_split_blocks(int rows, int k, int block) {
+  return (k / 32 + mono_gemv_mma_split(rows, block) - 1) / mono_gemv_mma_split(rows, block);
 }
-MONO_SHAPE int mono_gemv_mma_partials_at(int k, int tokens) {
-  return mono_gemv_mma_scales_at(k, tokens) + (k / 32) * mono_gemv_mma_pass_tokens(k, tokens) * 4;
+// The tokens are staged in shared memory as f16 values of their codes (the
+// type sm_90's tensor cores take; exact), a pass of tokens and a chunk of k
+// at a time: every split's next `chunk` blocks, 64 bytes a token and block,
+// each token's row padded by 64 bytes so that the 8 tokens of a tile's
+// operand loads fall in distinct banks, and their scales as f32. A pass and
+// a chunk may take 96 KB (routed.ug's slot, 8 tokens of 5120, fits whole).
+MONO_SHAPE int mono_gemv_mma_stage_budget() { return 98304; }
+MONO_SHAPE int mono_gemv_mma_staged_bytes(int pass, int split, int chunk) {
+  return pass * (split * chunk * 64 + 64) + split * chunk * pass * 4;
 }
-MONO_SHAPE int mono_gemv_mma_result_at(int k, int tokens, int block) {
-  return mono_gemv_mma_partials_at(k, tokens) + (block / 32) * 16 * mono_gemv_mma_pass_tokens(k, tokens) * 4;
+// Tokens one pass stages (each pass reads the weights again): 48 at most (6
+// tiles of 8, each block of weights converted once for all of them), and
+// as many as a chunk of one step of blocks leaves room for.
+MONO_SHAPE int mono_gemv_mma_pass_tokens(int rows, int k, int tokens, int kind, int block) {
+  const int split = mono_gemv_mma_split(rows, block), most = mono_gemv_mma_split_blocks(rows, k, block);
+  const int depth = mono_gemv_mma_depth(rows, kind, block);
+  const int first = depth < most ? depth : most;
+  int pass = tokens < 48 ? tokens : 48;
+  while (pass > 1 && mono_gemv_mma_staged_bytes(pass, split, first) > mono_gemv_mma_stage_budget())
+    --pass;
+  return pass;
 }
-MONO_SHAPE int mono_gemv_mma_shared_bytes(int rows, int k, int tokens, int block) {
-  return mono_gemv_mma_result_at(k, tokens, block) + tokens * rows * 4;
+// A split's blocks a chunk: all of them when they fit, else whole steps
+// (multiples of the depth, so that a step never straddles two chunks).
+MONO_SHAPE int mono_gemv_mma_chunk_blocks(int rows, int k, int tokens, int kind, int block) {
+  const int pass = mono_gemv_mma_pass_tokens(rows, k, tokens, kind, block);
+  const int split = mono_gemv_mma_split(rows, block), most = mono_gemv_mma_split_blocks(rows, k, block);
+  const int depth = mono_gemv_mma_depth(rows, kind, block);
+  if (mono_gemv_mma_staged_bytes(pass, split, most) <= mono_gemv_mma_stage_budget()) return most;
+  int chunk = depth;
+  while (mono_gemv_mma_staged_bytes(pass, split, chunk + depth) <= mono_gemv_mma_stage_budget())
+    chunk += depth;
+  return chunk;
+}
+// A staged token row's bytes.
+MONO_SHAPE int mono_gemv_mma_row_bytes(int rows, int k, int tokens, int kind, int block) {
+  return mono_gemv_mma_split(rows, block) * mono_gemv_mma_chunk_blocks(rows, k, tokens, kind, block) * 64 + 64;
+}
+// Its shared memory, in this order: the staged tokens ([pass][row bytes]),
+// their scales ([split x chunk][pass] f32), the partial sums of the warps
+// that split a tile's k ([warps][16][pass] f32) and the result ([tokens][rows]).
+MONO_SHAPE int mono_gemv_mma_scales_at(int rows, int k, int tokens, int kind, int block) {
+  return mono_gemv_mma_pass_tokens(rows, k, tokens, kind, block) *
+         mono_gemv_mma_row_bytes(rows, k, tokens, kind, block);
+}
+MONO_SHAPE int mono_gemv_mma_partials_at(int rows, int k, int tokens, int kind, int block) {
+  return mono_gemv_mma_scales_at(rows, k, tokens, kind, block) +
+         mono_gemv_mma_split(rows, block) * mono_gemv_mma_chunk_blocks(rows, k, tokens, kind, block) *
+             mono_gemv_mma_pass_tokens(rows, k, tokens, kind, block) * 4;
+}
+MONO_SHAPE int mono_gemv_mma_result_at(int rows, int k, int tokens, int kind, int block) {
+  return mono_gemv_mma_partials_at(rows, k, tokens, kind, block) +
+         (block / 32) * 16 * mono_gemv_mma_pass_tokens(rows, k, tokens, kind, block) * 4;
+}
+MONO_SHAPE int mono_gemv_mma_shared_bytes(int rows, int k, int tokens, int kind, int block) {
+  return mono_gemv_mma_result_at(rows, k, tokens, kind, block) + tokens * rows * 4;
 }
 
 // Groups a weight ring holds: the compiler sizes rings with it; the device

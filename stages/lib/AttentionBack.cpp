@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "monodc/stages/AttentionBack.h"
 
+#include "monodc/stages/GemvStage.h"
 #include "monodc/stages/Quantize.h"
 
 #include <algorithm>
@@ -16,7 +17,6 @@ using namespace monodc::stages;
 
 namespace {
 constexpr float kLog2e = 1.44269504088896340736f;
-constexpr int64_t kRowsPerTask = 16;  // weight rows of a GEMV task
 
 ChunkStateRegions declareChunkState(Launch &launch, const ModelConfig &c, int64_t heads,
                                     const std::string &name, int64_t keys) {
@@ -137,17 +137,18 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   });
 
   // wo_a: group g's rows [g R, (g + 1) R) against its own MXFP8(o_g) rows.
-  const int64_t tasksPerGroup = c.groupRank / kRowsPerTask;
+  const int64_t rowsPerTask = scaledGemvTasks(rows).rowsPerTask;
+  const int64_t tasksPerGroup = c.groupRank / rowsPerTask;
   launch.stage("back.wo_a", groups * tasksPerGroup, [&](Task &t) {
-    Index first = t.id() * kRowsPerTask;
-    Tile out = t.gemvRows(r.woA, r.woAScales, first, kRowsPerTask, r.oCodes, r.oScales,
+    Index first = t.id() * rowsPerTask;
+    Tile out = t.gemvRows(r.woA, r.woAScales, first, rowsPerTask, r.oCodes, r.oScales,
                           (t.id() / tasksPerGroup) * rows, rows);
     t.storeRows(r.z, t.index(0), first, rows, out.to(bf16));
   });
   addMxfp8Rows(launch, "back.z_quant", r.z, r.zCodes, r.zScales);
-  launch.stage("back.wo_b", c.hidden / kRowsPerTask, [&](Task &t) {
-    Index first = t.id() * kRowsPerTask;
-    Tile out = t.gemvRows(r.woB, r.woBScales, first, kRowsPerTask, r.zCodes, r.zScales,
+  launch.stage("back.wo_b", c.hidden / rowsPerTask, [&](Task &t) {
+    Index first = t.id() * rowsPerTask;
+    Tile out = t.gemvRows(r.woB, r.woBScales, first, rowsPerTask, r.zCodes, r.zScales,
                           t.index(0), rows);
     t.storeRows(r.partial, t.index(0), first, rows, out.to(bf16));
   });

@@ -28,11 +28,11 @@ void monodc::stages::addSeamNorm(Launch &launch, const ModelConfig &config,
 
 void monodc::stages::addWqkvGemv(Launch &launch, const ModelConfig &config,
                                  const WqkvRegions &r) {
-  // One task per 16 weight rows and token group: 1792 rows give 112 tasks
-  // a group to spread over the grid.
-  constexpr int64_t rowsPerTask = 16;
+  // Up to 8 tokens, one task per 16 weight rows and token group: 1792 rows
+  // give 112 tasks a group to spread over the grid (scaledGemvTasks).
+  const ScaledGemvTasks tasks = scaledGemvTasks(launch.options().rows);
   addGemvStage(launch, {"front.wqkv", r.weight, r.weightScales, r.codes, r.scales, r.qkv,
-                        rowsPerTask, bf16});
+                        tasks.rowsPerTask, bf16, tasks.everyToken});
 }
 
 void monodc::stages::addRowNorm(Launch &launch, const ModelConfig &config,
@@ -93,8 +93,8 @@ void monodc::stages::addKvInsert(Launch &launch, const ModelConfig &config,
 
 void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t heads,
                               const QueryRegions &r) {
-  constexpr int64_t rowsPerTask = 16;
   const int64_t tokens = launch.options().rows, width = heads * config.headDim;
+  const int64_t rowsPerTask = scaledGemvTasks(tokens).rowsPerTask;
   addMxfp8Rows(launch, "front.q_quant", r.qn, r.codes, r.scales);
   launch.stage("front.wq_b", width / rowsPerTask, [&](Task &t) {
     Index first = t.id() * rowsPerTask;

@@ -14,11 +14,19 @@ int64_t monodc::stages::gemvTokenGroup(int64_t rows) {
   return std::max<int64_t>(group, 1);
 }
 
+monodc::stages::ScaledGemvTasks monodc::stages::scaledGemvTasks(int64_t tokens) {
+  constexpr int64_t kTokenTile = 8;
+  if (tokens <= kTokenTile)
+    return {16, false};
+  return {64, true};
+}
+
 void monodc::stages::addGemvStage(Launch &launch, const GemvStage &s) {
-  const int64_t group = gemvTokenGroup(launch.options().rows);
+  const int64_t rows = launch.options().rows;
+  const int64_t group = s.everyToken ? rows : gemvTokenGroup(rows);
   const int64_t blocks = s.weight.rows() / s.rowsPerTask;
   const bool scaled = !s.weightScales.name().empty();
-  launch.stage(s.name, launch.options().rows / group * blocks, [&](Task &t) {
+  launch.stage(s.name, rows / group * blocks, [&](Task &t) {
     if (blocks * s.rowsPerTask != s.weight.rows())
       t.fail("weight '" + s.weight.name() + "' has " + std::to_string(s.weight.rows()) +
              " rows, not a multiple of the " + std::to_string(s.rowsPerTask) + " a task takes");

@@ -8,14 +8,15 @@ using namespace monodc::dsl;
 using namespace monodc::stages;
 
 namespace {
-/// Weight rows per GEMV task: 16 divides every width here and the block.
-constexpr int64_t kRowsPerTask = 16;
+/// The router's weight rows a task (bf16: CUDA cores, token groups; the e4m3
+/// GEMVs take scaledGemvTasks).
+constexpr int64_t kRouterRowsPerTask = 16;
 } // namespace
 
 void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegions &r) {
   const int64_t tokens = l.options().rows;
   // z = x . gate^T in f32.
-  addGemvStage(l, {"moe.router", r.gate, {}, r.x, {}, r.logits, kRowsPerTask, f32});
+  addGemvStage(l, {"moe.router", r.gate, {}, r.x, {}, r.logits, kRouterRowsPerTask, f32});
   // s = sqrt(softplus(z)) (NaN -> 0); top-k of s + bias, lower index first
   // on ties; w = scaling * s_k / max(sum of the chosen s, 1e-20).
   l.stage("moe.route", tokens, [&](Task &t) {
@@ -36,8 +37,9 @@ void monodc::stages::addSharedExpertUp(Launch &l, const ModelConfig &c, int64_t 
                                        const SharedExpertRegions &r) {
   const int64_t tokens = l.options().rows;
   // gs, us = bf16(MXFP8(x) . W1s^T), bf16(MXFP8(x) . W3s^T).
+  const ScaledGemvTasks tasks = scaledGemvTasks(tokens);
   addGemvStage(l, {"shared.gate_up", r.gateUp, r.gateUpScale, r.codes, r.scales, r.gateUpOut,
-                   kRowsPerTask, bf16});
+                   tasks.rowsPerTask, bf16, tasks.everyToken});
   // h = bf16(bf16(g' / (1 + e^-g')) * clamp(u, -limit, limit)), g' = min(g, limit),
   // then MXFP8(h) for the down projection.
   l.stage("shared.act", tokens, [&](Task &t) {
@@ -56,9 +58,10 @@ void monodc::stages::addSharedExpertDown(Launch &l, const ModelConfig &c,
                                          const SharedExpertRegions &r) {
   const int64_t tokens = l.options().rows;
   // ds = bf16(MXFP8(h) . W2s^T).
-  l.stage("shared.down", c.hidden / kRowsPerTask, [&](Task &t) {
-    Index first = t.id() * kRowsPerTask;
-    Tile out = t.gemvRows(r.down, r.downScale, first, kRowsPerTask, r.hCodes, r.hScales,
+  const int64_t rowsPerTask = scaledGemvTasks(tokens).rowsPerTask;
+  l.stage("shared.down", c.hidden / rowsPerTask, [&](Task &t) {
+    Index first = t.id() * rowsPerTask;
+    Tile out = t.gemvRows(r.down, r.downScale, first, rowsPerTask, r.hCodes, r.hScales,
                           t.index(0), tokens);
     t.storeRows(r.out, t.index(0), first, tokens, out.to(bf16));
   });

@@ -268,9 +268,9 @@ TEST(DeviceAiterLayout, AScaleWordHoldsARowAndItsTwin) {
 template <int N, int K, int TOKENS, int WKIND>
 std::vector<float> deviceGemvMma(const Weight &w, const Activations &x, int count = TOKENS) {
   constexpr int SO = (TOKENS * N + MONO_BLOCK - 1) / MONO_BLOCK;
-  constexpr int PT = mono_gemv_mma_pass_tokens(K, TOKENS);
-  std::vector<mono_u32x4> lds((mono_gemv_mma_shared_bytes(N, K, TOKENS, MONO_BLOCK) + 15) / 16,
-                             kNanWords);
+  constexpr int PT = mono_gemv_mma_pass_tokens(N, K, TOKENS, WKIND, MONO_BLOCK);
+  std::vector<mono_u32x4> lds(
+      (mono_gemv_mma_shared_bytes(N, K, TOKENS, WKIND, MONO_BLOCK) + 15) / 16, kNanWords);
   std::vector<float> out(TOKENS * N);
   host_arch::runBlock([&] {
     float o[SO];
@@ -290,42 +290,58 @@ double mmaError(const Weight &w, const Activations &x) {
   return worstRelativeError(deviceGemvMma<N, K, TOKENS, WKIND>(w, x), w, x, TOKENS, N, K);
 }
 
+/// A split's blocks a chunk of staged tokens, and the chunks of a pass.
+constexpr int chunkBlocks(int N, int K, int tokens, int kind) {
+  return mono_gemv_mma_chunk_blocks(N, K, tokens, kind, MONO_BLOCK);
+}
+constexpr int chunks(int N, int K, int tokens, int kind) {
+  const int most = mono_gemv_mma_split_blocks(N, K, MONO_BLOCK);
+  return (most + chunkBlocks(N, K, tokens, kind) - 1) / chunkBlocks(N, K, tokens, kind);
+}
+
 // The shapes of the dsv41 launches: the routed experts' one-token MXFP4
 // GEMVs (routed.ug: 4 tiles, each split over 2 warps; routed.down: 2 tiles
-// a warp, 36 blocks), and e4m3 ones of 6 tokens with 36 blocks split over 8
-// warps unevenly and of 48 tokens in passes of 15 (the last pass 3 tokens,
-// its tile mostly past them).
+// a warp, 36 blocks), routed.ug's slot, e4m3 ones of 6 tokens with 36
+// blocks split over 8 warps unevenly, and the wide ones: 48 tokens over 64
+// rows (a pass, 8 chunks), over 16 (passes of 22, 2 chunks).
 TEST(DeviceGemvMma, MatchesTheExactSumsOfTheLaunchShapes) {
   std::mt19937 rng(6);
   const Weight ug = mxfp4Weight(64, 5120, rng), down = mxfp4Weight(256, 1152, rng);
   const Activations one5120 = randomActivations(1, 5120, rng), one1152 = randomActivations(1, 1152, rng);
   EXPECT_LT((mmaError<64, 5120, 1, 3>(ug, one5120)), kBound);
   EXPECT_LT((mmaError<256, 1152, 1, 3>(down, one1152)), kBound);
-  // Passes of one tile stage the tokens as f16 (the routed experts', 6 and
-  // 3 tokens here); 9 and 48 tokens stage e4m3 codes.
-  static_assert(mono_gemv_mma_f16_tokens(5120, 1) && mono_gemv_mma_f16_tokens(1152, 1) &&
-                mono_gemv_mma_f16_tokens(1152, 6) && mono_gemv_mma_f16_tokens(1024, 3));
-  static_assert(!mono_gemv_mma_f16_tokens(1024, 9) && !mono_gemv_mma_f16_tokens(4096, 48));
   // MXFP4 tiles pair over 32 rows, and split warps start on a scale word.
   static_assert(!mono_gemv_mma_fits(16, 1024, 3, 256) && mono_gemv_mma_fits(16, 1024, 0, 256));
   static_assert(!mono_gemv_mma_fits(32, 1056, 3, 256) && mono_gemv_mma_fits(32, 2048, 3, 256));
-  // MXFP4 of several tokens (an expert's tokens), and a tile's 32 blocks
-  // split over 4 warps (8 each: a scale word's blocks c and c + 4 each).
-  // routed.ug's slot (8 tokens of 5120, f16 in 96 KB): the codes go to f16
-  // directly, the tokens staged in their pair order.
-  static_assert(mono_gemv_mma_f16_tokens(5120, 8) && !mono_gemv_mma_f16_tokens(5120, 9));
+  // routed.ug's slot (8 tokens of 5120): staged whole, one chunk; the codes
+  // go to f16 directly, the tokens staged in their pair order.
+  static_assert(mono_gemv_mma_pass_tokens(128, 5120, 8, 3, MONO_BLOCK) == 8 &&
+                chunks(128, 5120, 8, 3) == 1);
   const Weight slot = mxfp4Weight(128, 5120, rng);
   const Activations eight = randomActivations(8, 5120, rng);
   EXPECT_LT((mmaError<128, 5120, 8, 3>(slot, eight)), kBound);
+  // MXFP4 of several tiles of tokens (9: two), and a tile's 32 blocks split
+  // over 4 warps (8 each: a scale word's blocks c and c + 4 each).
   const Weight pairs = mxfp4Weight(128, 1024, rng), split4 = mxfp4Weight(32, 1024, rng);
   const Activations nine = randomActivations(9, 1024, rng), three = randomActivations(3, 1024, rng);
   EXPECT_LT((mmaError<128, 1024, 9, 3>(pairs, nine)), kBound);
   EXPECT_LT((mmaError<32, 1024, 3, 3>(split4, three)), kBound);
   const Weight shared = e4m3Weight(16, 1152, rng), wide = e4m3Weight(16, 4096, rng);
   const Activations six = randomActivations(6, 1152, rng), many = randomActivations(48, 4096, rng);
-  static_assert(mono_gemv_mma_pass_tokens(4096, 48) == 15);
   EXPECT_LT((mmaError<16, 1152, 6, 0>(shared, six)), kBound);
+  static_assert(mono_gemv_mma_pass_tokens(16, 4096, 48, 0, MONO_BLOCK) == 22 &&
+                chunkBlocks(16, 4096, 48, 0) == 8 && chunks(16, 4096, 48, 0) == 2);
   EXPECT_LT((mmaError<16, 4096, 48, 0>(wide, many)), kBound);
+  static_assert(mono_gemv_mma_pass_tokens(64, 4096, 48, 0, MONO_BLOCK) == 48 &&
+                chunks(64, 4096, 48, 0) == 8);
+  const Weight wideRows = e4m3Weight(64, 4096, rng);
+  EXPECT_LT((mmaError<64, 4096, 48, 0>(wideRows, many)), kBound);
+  // Chunks over splits of unequal length: 135 blocks over 4 warps (33, 34,
+  // 34, 34), chunks of 8, the last of 1 or 2.
+  static_assert(chunkBlocks(32, 4320, 48, 0) == 8 && chunks(32, 4320, 48, 0) == 5);
+  const Weight uneven = e4m3Weight(32, 4320, rng);
+  const Activations many4320 = randomActivations(48, 4320, rng);
+  EXPECT_LT((mmaError<32, 4320, 48, 0>(uneven, many4320)), kBound);
 }
 
 // The comparison can fail on this path too: one MXFP4 row block's scale a
@@ -347,6 +363,20 @@ TEST(DeviceGemvMma, AWrongScaleOrLayoutIsCaught) {
   Weight eDoubled = e;
   ++eDoubled.scales[5];
   EXPECT_GT(worstRelativeError(deviceGemvMma<32, 1024, 6, 0>(eDoubled, six), e, six, 6, 32, 1024),
+            100 * kBound);
+  // The last chunk of a split, and one token's scale there (the tokens are
+  // staged a chunk at a time: a chunk staged from the wrong k shows).
+  const Weight wide = e4m3Weight(64, 4096, rng);
+  const Activations many = randomActivations(48, 4096, rng);
+  Weight lastChunk = wide;
+  ++lastChunk.scales[wide.scaleCols + 127];  // rows 32..63, k block 127
+  EXPECT_GT(worstRelativeError(deviceGemvMma<64, 4096, 48, 0>(lastChunk, many), wide, many, 48, 64,
+                               4096),
+            100 * kBound);
+  Activations tokenScale = many;
+  ++tokenScale.scales[47 * 128 + 70];  // token 47, block 70 (split 1's first chunk)
+  EXPECT_GT(worstRelativeError(deviceGemvMma<64, 4096, 48, 0>(wide, tokenScale), wide, many, 48,
+                               64, 4096),
             100 * kBound);
 }
 
@@ -391,8 +421,8 @@ TEST(DeviceGemvCount, SumsTheCountedTokensOnEveryPath) {
   const Activations three = randomActivations(3, 1024, rng);
   expectCountedTokens(deviceGemv<32, 1024, 3, 3, 3>(m, poisonPast(three, 2, 1024), 2), m, three,
                       2, 3, 32, 1024);
-  // Tensor cores: MXFP4 over an 8-token tile (f16 staging) and e4m3 over 48
-  // tokens in passes of 15 (count 20: a pass and 5 tokens).
+  // Tensor cores: MXFP4 over an 8-token tile and e4m3 over 48 tokens in
+  // passes of 22 (count 30: a pass and 8 tokens).
   const Weight mm = mxfp4Weight(128, 1024, rng);
   const Activations eight = randomActivations(8, 1024, rng);
   for (int count : {8, 5, 1})
@@ -400,8 +430,8 @@ TEST(DeviceGemvCount, SumsTheCountedTokensOnEveryPath) {
                         mm, eight, count, 8, 128, 1024);
   const Weight wide = e4m3Weight(16, 4096, rng);
   const Activations many = randomActivations(48, 4096, rng);
-  expectCountedTokens(deviceGemvMma<16, 4096, 48, 0>(wide, poisonPast(many, 20, 4096), 20), wide,
-                      many, 20, 48, 16, 4096);
+  expectCountedTokens(deviceGemvMma<16, 4096, 48, 0>(wide, poisonPast(many, 30, 4096), 30), wide,
+                      many, 30, 48, 16, 4096);
   // Count 0: nothing read, every result 0.
   expectCountedTokens(deviceGemv<16, 4096, 6, 3, 0>(noWeight(e.scaleCols), noActivations(), 0), e,
                       six, 0, 6, 16, 4096);

@@ -110,81 +110,55 @@ MONO_DEV void mono_async_wait() {
   }
 }
 
-// Tensor cores as sm_90's mma.sync m16n8k32 over e4m3 (arch_cuda.h says
-// which lane holds what): the 32 lanes of a warp meet, each reads the
-// others' operands and computes its four sums of exact products (in double,
-// rounded once), and they meet again before the exchange is reused.
-#define MONO_HAS_MMA_E4M3 1
+// Tensor cores (arch_cuda.h says which lane holds what): the 32 lanes of a
+// warp meet, each reads the others' operands and computes its four sums of
+// exact products (in double, rounded once), and they meet again before the
+// exchange is reused.
 namespace host_arch {
 struct WarpExchange {
   std::barrier<> meet{32};
   mono_u32 a[32][4];
-  mono_u32 b[32][4];  // two registers of e4m3 codes, or four of f16 pairs
+  mono_u32 b[32][2];
 };
 inline std::deque<WarpExchange> *warps = nullptr;
-inline double e4m3Value(mono_u32 code) {
-  const int exponent = int(code >> 3) & 15, mantissa = int(code) & 7;
-  const double magnitude = exponent == 0 ? std::ldexp(mantissa, -9)
-                                         : std::ldexp(8 + mantissa, exponent - 10);
-  return (code & 0x80u) ? -magnitude : magnitude;
-}
-/// The code at (row or column `index`, k) of an operand register array:
-/// lanes 4 index + t hold k 4t .. 4t + 3 in register `low` and k 16 + 4t ..
-/// in register `low` + `step`.
-inline mono_u32 operandCode(const mono_u32 *regs, int regsPerLane, int index, int k, int low,
-                            int step) {
-  const int lane = 4 * index + (k % 16) / 4, reg = low + (k >= 16 ? step : 0);
-  return (regs[lane * regsPerLane + reg] >> (8 * (k % 4))) & 0xFFu;
-}
 /// The 16 bits at (row or column `index`, k) of an m16n8k16 operand register
-/// array of 4 registers a lane: lanes 4 index + t hold k 2t, 2t + 1 in
-/// register `low` and k 8 + 2t, 9 + 2t in register `low` + `step` (the lower
-/// k in the low half).
-inline mono_u32 halfOperandBits(const mono_u32 *regs, int index, int k, int low, int step) {
-  const mono_u32 reg = regs[4 * (4 * index + (k % 8) / 2) + low + (k >= 8 ? step : 0)];
+/// array of `regsPerLane` registers a lane: lanes 4 index + t hold k 2t,
+/// 2t + 1 in register `low` and k 8 + 2t, 9 + 2t in register `low` + `step`
+/// (the lower k in the low half).
+inline mono_u32 halfOperandBits(const mono_u32 *regs, int regsPerLane, int index, int k, int low,
+                                int step) {
+  const mono_u32 reg = regs[regsPerLane * (4 * index + (k % 8) / 2) + low + (k >= 8 ? step : 0)];
   return (reg >> (16 * (k % 2))) & 0xFFFFu;
 }
 
 /// One warp's m16n8 product through the exchange: every lane leaves its A
-/// registers and `bRegs` B registers, then computes its four results (row
-/// g + 8 (e / 2), column 2t + e % 2) as c[e] plus the exact sum over K k of
-/// aValue(exchange, row, k) times bValue(exchange, column, k), rounded once
-/// (d may be c: each c[e] is read before d[e] is written).
+/// and B registers, then computes its four results (row g + 8 (e / 2),
+/// column 2t + e % 2) as d[e] plus the exact sum over K k of aValue(exchange,
+/// row, k) times bValue(exchange, column, k), rounded once.
 template <int K, class AValue, class BValue>
-void warpMma(float (&d)[4], const float (&c)[4], const mono_u32 (&a)[4], const mono_u32 *b,
-             int bRegs, AValue aValue, BValue bValue) {
+void warpMma(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 (&b)[2], AValue aValue,
+             BValue bValue) {
   const int lane = threadId % 32;
   WarpExchange &x = (*warps)[threadId / 32];
   std::memcpy(x.a[lane], a, sizeof a);
-  std::memcpy(x.b[lane], b, bRegs * sizeof(mono_u32));
+  std::memcpy(x.b[lane], b, sizeof b);
   x.meet.arrive_and_wait();
   const int g = lane / 4, t = lane % 4;
   for (int e = 0; e < 4; ++e) {
     const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
-    double sum = c[e];
+    double sum = d[e];
     for (int k = 0; k < K; ++k)
       sum += aValue(x, row, k) * bValue(x, col, k);
     d[e] = float(sum);
   }
   x.meet.arrive_and_wait();
 }
-/// A's e4m3 value at (row, k) of the m16n8k32 instruction.
-inline double e4m3A(const WarpExchange &x, int row, int k) {
-  return e4m3Value(operandCode(&x.a[0][0], 4, row % 8, k, row / 8, 2));
+inline double e4m3Value(mono_u32 code) {
+  const int exponent = int(code >> 3) & 15, mantissa = int(code) & 7;
+  const double magnitude = exponent == 0 ? std::ldexp(mantissa, -9)
+                                         : std::ldexp(8 + mantissa, exponent - 10);
+  return (code & 0x80u) ? -magnitude : magnitude;
 }
-inline constexpr float kNoAddend[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-} // namespace host_arch
-MONO_DEV void mono_mma_e4m3(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
-  const mono_u32 b[2] = {b0, b1};
-  host_arch::warpMma<32>(d, host_arch::kNoAddend, a, b, 2, host_arch::e4m3A,
-                         [](const host_arch::WarpExchange &x, int col, int k) {
-                           return host_arch::e4m3Value(
-                               host_arch::operandCode(&x.b[0][0], 4, col, k, 0, 1));
-                         });
-}
-// The same with B in f16 pairs (arch_cuda.h: b0 k 4t, 4t + 1; b1 k 4t + 2,
-// 4t + 3; b2, b3 the same from 16 on), and e4m3 -> f16 pairs exactly.
-namespace host_arch {
 inline mono_u32 f16Bits(double v) {  // exact for every e4m3 value (f16 normals)
   if (v == 0)
     return std::signbit(v) ? 0x8000u : 0u;
@@ -200,20 +174,14 @@ inline double f16Value(mono_u32 bits) {
   return (bits & 0x8000u) ? -magnitude : magnitude;
 }
 } // namespace host_arch
+// e4m3 -> f16 pairs, exactly (arch_cuda.h).
+#define MONO_HAS_E4M3_TO_F16 1
 MONO_DEV void mono_e4m3x4_to_f16(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
   mono_u32 h[4];
   for (int i = 0; i < 4; ++i)
     h[i] = host_arch::f16Bits(host_arch::e4m3Value((w >> (8 * i)) & 0xFFu));
   lo = h[0] | (h[1] << 16);
   hi = h[2] | (h[3] << 16);
-}
-MONO_DEV void mono_mma_e4m3_f16(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 (&b)[4]) {
-  host_arch::warpMma<32>(d, host_arch::kNoAddend, a, b, 4, host_arch::e4m3A,
-                         [](const host_arch::WarpExchange &x, int col, int k) {
-                           const mono_u32 pair =
-                               x.b[4 * col + (k % 16) / 4][(k >= 16 ? 2 : 0) + (k % 4) / 2];
-                           return host_arch::f16Value((pair >> (16 * (k % 2))) & 0xFFFFu);
-                         });
 }
 // The f16 and bf16 instructions (m16n8k16, accumulating; arch_cuda.h says
 // which lane holds what): d + the exact sum of the 16 products, rounded once.
@@ -223,12 +191,12 @@ template <class Value>
 void halfMma(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1, Value value) {
   const mono_u32 b[2] = {b0, b1};
   warpMma<16>(
-      d, d, a, b, 2,
+      d, a, b,
       [&](const WarpExchange &x, int row, int k) {
-        return value(halfOperandBits(&x.a[0][0], row % 8, k, row / 8, 2));
+        return value(halfOperandBits(&x.a[0][0], 4, row % 8, k, row / 8, 2));
       },
       [&](const WarpExchange &x, int col, int k) {
-        return value(halfOperandBits(&x.b[0][0], col, k, 0, 1));
+        return value(halfOperandBits(&x.b[0][0], 2, col, k, 0, 1));
       });
 }
 inline double bf16Value(mono_u32 bits) { return double(std::bit_cast<float>(bits << 16)); }

@@ -11,6 +11,7 @@
 using namespace monodc::dsl;
 using monodc::stages::addGemvStage;
 using monodc::stages::gemvTokenGroup;
+using monodc::stages::scaledGemvTasks;
 
 namespace {
 
@@ -28,16 +29,39 @@ TEST(GemvTokenGroup, WiderStepsSplitEvenly) {
   EXPECT_EQ(gemvTokenGroup(7), 1); // a prime: one token a task
 }
 
+// e4m3 GEMVs: small tasks up to one token tile, then wide tasks of every token.
+TEST(ScaledGemvTasks, WiderThanATokenTileTakesEveryToken) {
+  for (int64_t tokens : {1, 6, 8}) {
+    EXPECT_EQ(scaledGemvTasks(tokens).rowsPerTask, 16) << tokens;
+    EXPECT_FALSE(scaledGemvTasks(tokens).everyToken) << tokens;
+  }
+  for (int64_t tokens : {9, 12, 48}) {
+    EXPECT_EQ(scaledGemvTasks(tokens).rowsPerTask, 64) << tokens;
+    EXPECT_TRUE(scaledGemvTasks(tokens).everyToken) << tokens;
+  }
+}
+
 /// A launch of `rows` tokens with one GEMV stage against a bf16 weight of
-/// `weightRows` rows of 64, 16 rows a task.
+/// `weightRows` rows of 64, `rowsPerTask` rows a task.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> gemvLaunch(mlir::MLIRContext &ctx,
-                                                             int64_t rows, int64_t weightRows) {
+                                                             int64_t rows, int64_t weightRows,
+                                                             int64_t rowsPerTask = 16,
+                                                             bool everyToken = false) {
   Launch l(ctx, "k", {"gfx950", 4, 256, rows});
   Region x = l.input("x", bf16, {rows, 64});
   Region w = l.weight("w", bf16, {weightRows, 64});
   Region y = l.output("y", f32, {rows, weightRows});
-  addGemvStage(l, {"gemv", w, {}, x, {}, y, /*rowsPerTask=*/16, f32});
+  addGemvStage(l, {"gemv", w, {}, x, {}, y, rowsPerTask, f32, everyToken});
   return l.finish();
+}
+
+TEST(GemvStage, EveryTokenMakesTheStepOneGroup) {
+  mlir::MLIRContext ctx;
+  auto module = gemvLaunch(ctx, 12, 128, /*rowsPerTask=*/64, /*everyToken=*/true);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  (*module)->walk([&](monodc::mono::StageOp stage) {
+    EXPECT_EQ(stage.getTasks(), 2u); // 1 group of 12 tokens x 2 blocks of 64 rows
+  });
 }
 
 TEST(GemvStage, TasksAreTokenGroupsTimesRowBlocks) {

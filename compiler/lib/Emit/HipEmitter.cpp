@@ -109,7 +109,7 @@ private:
     if (gemvRowsUsesMma(g, block, launch.getArch())) {
       // Tensor cores (gemv_mma.h): rows, k, tokens, tokens a pass, kind.
       shape.args = rowsAndK + ", " + std::to_string(g.getTokens()) + ", " +
-                   std::to_string(gemvRowsMmaPassTokens(g)) + ", " + std::to_string(wkind);
+                   std::to_string(gemvRowsMmaPassTokens(g, block)) + ", " + std::to_string(wkind);
       shape.sliceType = "mono_gemv_mma_weights<" + rowsAndK + ", " + std::to_string(wkind) + ">";
       shape.run = "mono_gemv_mma_run";
       shape.whole = "mono_gemv_mma";

@@ -37,7 +37,7 @@ int64_t monodc::mono::gemvRowsWeightKind(GemvRowsOp g) {
 }
 
 bool monodc::mono::gemvRowsUsesMma(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
-  if (arch != "sm_90") // the arches whose device layer has MONO_HAS_MMA_E4M3
+  if (arch != "sm_90") // the arches with MONO_HAS_MMA_F16 and MONO_HAS_E4M3_TO_F16
     return false;
   const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
   return mono_gemv_mma_chosen(static_cast<int>(g.getOutputs()), static_cast<int>(k),
@@ -52,9 +52,10 @@ bool monodc::mono::attendChunkUsesMma(AttendChunkOp a, int64_t block, llvm::Stri
                               static_cast<int>(block));
 }
 
-int64_t monodc::mono::gemvRowsMmaPassTokens(GemvRowsOp g) {
+int64_t monodc::mono::gemvRowsMmaPassTokens(GemvRowsOp g, int64_t block) {
   return mono_gemv_mma_pass_tokens(
-      static_cast<int>(lookupRegion(g, g.getWeightAttr()).getCols()), static_cast<int>(g.getTokens()));
+      static_cast<int>(g.getOutputs()), static_cast<int>(lookupRegion(g, g.getWeightAttr()).getCols()),
+      static_cast<int>(g.getTokens()), static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
 }
 
 int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
@@ -102,7 +103,8 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
     if (gemvRowsUsesMma(g, block, arch))
       return mono_gemv_mma_shared_bytes(static_cast<int>(g.getOutputs()), static_cast<int>(k),
-                                        static_cast<int>(g.getTokens()), static_cast<int>(block));
+                                        static_cast<int>(g.getTokens()),
+                                        static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
     int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
     int64_t own = chunk * k * (gemvRowsStagesF32(g.getOutputs(), block, arch) ? 4 : 2) + chunk * block * 4 +
                   size(g.getResult()) * 4;

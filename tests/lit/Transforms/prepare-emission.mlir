@@ -33,11 +33,12 @@ mono.launch @big attributes {arch = "gfx950", grid = 4 : i64, block = 32 : i64, 
 // -----
 
 // On sm_90 a gemv_rows of e4m3 weights runs on tensor cores when its rows
-// make 16-row tiles (gemv_shape.h): 32 rows of 2048, two tokens (one tile,
-// staged as f16), take a pass of 2 x (2 x 2048 + 64) bytes, 64 blocks x 2
-// f32 scales, 8 warps x 16 x 2 f32 partial sums and 2 x 32 f32 outputs:
-// 10112 bytes. No ring. With 9 tokens (two tiles) the pass stages e4m3
-// codes: 9 x (2048 + 32) + 64 x 9 x 4 + 8 x 16 x 9 x 4 + 9 x 32 x 4 = 26784.
+// make 16-row tiles (gemv_shape.h): 32 rows of 2048, two tokens (one tile;
+// each tile's 64 blocks split over 4 warps), take a pass of 2 x (2 x 2048 +
+// 64) bytes of f16 tokens, 64 blocks x 2 f32 scales, 8 warps x 16 x 2 f32
+// partial sums and 2 x 32 f32 outputs: 10112 bytes. No ring. With 9
+// tokens (two tiles), still one pass and one chunk: 9 x (2 x 2048 + 64) +
+// 64 x 9 x 4 + 8 x 16 x 9 x 4 + 9 x 32 x 4 = 45504.
 // CHECK: mono.launch @mma attributes {{{.*}}mono.lds_bytes = 10112 : i64
 // CHECK-NOT: mono.ring_bytes
 mono.launch @mma attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
@@ -54,7 +55,7 @@ mono.launch @mma attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, 
 
 // -----
 
-// CHECK: mono.launch @mma9 attributes {{{.*}}mono.lds_bytes = 26784 : i64
+// CHECK: mono.launch @mma9 attributes {{{.*}}mono.lds_bytes = 45504 : i64
 // CHECK-NOT: mono.ring_bytes
 mono.launch @mma9 attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 9 : i64} {
   mono.region @w weight : f8E4M3FN [32, 2048]

@@ -85,11 +85,11 @@ inline int64_t gemvRowsChunkTokens(int64_t k, int64_t tokens, int64_t block) {
 int64_t gemvRowsWeightKind(GemvRowsOp g);
 
 /// Whether a gemv_rows runs on tensor cores (the device library's
-/// mono_gemv_mma): on sm_90, for e4m3 weights whose rows and k make whole
-/// 16 x 32 tiles over the block's warps (gemv_shape.h says why not MXFP4).
+/// mono_gemv_mma): on sm_90, for e4m3 and MXFP4 weights whose rows and k
+/// make whole 16 x 32 tiles over the block's warps (gemv_shape.h).
 bool gemvRowsUsesMma(GemvRowsOp g, int64_t block, llvm::StringRef arch);
 /// Tokens such a gemv_rows stages at a time (its weights are read once a pass).
-int64_t gemvRowsMmaPassTokens(GemvRowsOp g);
+int64_t gemvRowsMmaPassTokens(GemvRowsOp g, int64_t block);
 
 /// Whether an attend_chunk runs on tensor cores (the device library's
 /// mono_attend_chunk_mma): on sm_90, when its heads, dims and keys fit the

@@ -21,6 +21,20 @@ namespace monodc::stages {
 /// request), else the largest divisor of `rows` not above 6.
 int64_t gemvTokenGroup(int64_t rows);
 
+/// How an e4m3 GEMV over a step's `tokens` is cut into tasks. Up to one
+/// token tile (8): 16 weight rows a task, the tokens in request groups, so
+/// that the grid has tasks enough. Wider steps: 64 rows a task and every
+/// token in it. A task stages its tokens in shared memory and converts each
+/// block of weights once for all of them (sm_90's tensor cores,
+/// device-library.md), so 16-row tasks of 48 tokens staged 3 bytes of
+/// tokens a byte of weights, and read their weights once a pass of 15 tokens
+/// (wo_b's busiest CTA 141 us at rows 48 on the H200).
+struct ScaledGemvTasks {
+  int64_t rowsPerTask;
+  bool everyToken; ///< every token of the step in one task
+};
+ScaledGemvTasks scaledGemvTasks(int64_t tokens);
+
 struct GemvStage {
   std::string name;
   dsl::Region weight;
@@ -30,10 +44,11 @@ struct GemvStage {
   dsl::Region out;          ///< [rows, weight rows]
   int64_t rowsPerTask;
   dsl::DType outType;       ///< the results are rounded to it (f32: kept)
+  bool everyToken = false;  ///< one token group: the whole step
 };
 
 /// out[token][row] = x[token] . weight[row], a task a (token group, block
-/// of rowsPerTask rows), group-major: the tasks of one token group are
+/// of rowsPerTask rows; with everyToken, the group is every token), group-major: the tasks of one token group are
 /// consecutive, so a consumer of a token's whole row waits for one range.
 void addGemvStage(dsl::Launch &launch, const GemvStage &stage);
 
