@@ -17,7 +17,8 @@
 //
 // The result is the same sum: for each 32-k block (a block of the weight's
 // scales and of the tokens'), the instruction sums the 32 exact products of
-// the codes, then acc += sum * token scale * weight scale in f32. The order
+// the codes, then acc += sum * (token scale * weight scale) in f32, the
+// product of the two powers of two exact, the sum rounded once. The order
 // of the additions is not mono_gemv_rows', so results match the simulator
 // within the stage bounds, not bit for bit.
 //
@@ -71,12 +72,14 @@ struct mono_gemv_mma_weights {
   static_assert(WKIND != 3 || DEPTH % 8 == 0, "MXFP4 steps go whole scale words (8 blocks) at a time");
   struct block_t {
     mono_u32 q[TPW][2][WORDS];  // [tile][row g, g + 8][word]
-    mono_u32 s[TPW];            // their scale bytes: row g's, then row g + 8's
+    mono_u32 s[TPW];            // their scale bytes: MXFP4 row g's, then row g + 8's; e4m3 the block's
   };
   block_t held[DEPTH];
-  // The lane's two rows of each tile: weight bytes at block 0, scales' row part.
+  // The lane's two rows of each tile: weight bytes at block 0; the scales'
+  // row part, one for both (MXFP4: row g's scale word holds row g + 8's too;
+  // e4m3: one scale a 32-row block).
   const mono_u8 *row[TPW][2];
-  const mono_u8 *scaleRow[TPW][2];
+  const mono_u8 *scaleRow[TPW];
 
   MONO_DEV static int warp() { return mono_tid() / 32; }
   MONO_DEV static int firstTile() { return TILES >= WARPS ? warp() * TPW : warp() / SPLIT; }
@@ -101,9 +104,8 @@ struct mono_gemv_mma_weights {
         const mono_i64 r = n0 + tileRow(firstTile() + i, g + 8 * h);
         // Block kb of a row is 256 kb bytes on for MXFP4 (AITER: 16 rows x 16 bytes a block).
         row[i][h] = WKIND == 3 ? w + mono_aiter_weight_offset(r, 4 * t, K / 2) : w + r * K + 8 * t;
-        // MXFP4: row g's scale word holds row g + 8's too, so only [i][0] is kept.
-        if (WKIND != 3 || h == 0)
-          scaleRow[i][h] = ws + (WKIND == 3 ? mono_aiter_scale_row(r, wsCols) : mono_block_scale_offset(r, 0, wsCols));
+        if (h == 0)
+          scaleRow[i] = ws + (WKIND == 3 ? mono_aiter_scale_row(r, wsCols) : mono_block_scale_offset(r, 0, wsCols));
       }
     }
   }
@@ -129,10 +131,10 @@ struct mono_gemv_mma_weights {
     for (int i = 0; i < TPW; ++i) {
       if (WKIND == 3) {
         const mono_u32 word =
-            *(const mono_u32 *)(scaleRow[i][0] + mono_aiter_scale_word((unsigned)base, d));
+            *(const mono_u32 *)(scaleRow[i] + mono_aiter_scale_word((unsigned)base, d));
         b.s[i] = d % 8 >= 4 ? word >> 16 : word;
       } else {
-        b.s[i] = (mono_u32)scaleRow[i][0][kb] | ((mono_u32)scaleRow[i][1][kb] << 8);
+        b.s[i] = scaleRow[i][kb];
       }
     }
   }
@@ -207,8 +209,9 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       if (c > 0) mono_block_sync();  // every warp is done with the last chunk
       // Stage the chunk: split s's blocks s KB / SPLIT + c CB + b (b < CB)
       // at staged block s CB + b, each token's 32 codes as 64 bytes of f16,
-      // 16 codes a thread at a time, all of a thread's loads issued before
-      // its stores (each would otherwise wait a memory latency in turn).
+      // 16 codes a thread at a time, a round's 4 loads issued before their
+      // stores (each would otherwise wait a memory latency in turn; 8 made
+      // ptxas spill 2.5 KB in K2 at rows 48).
       constexpr int PIECES = 2 * SPLIT * CB;  // 16-code pieces a token
       constexpr int ROUNDS = 4;
 #pragma unroll 1
@@ -273,8 +276,10 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         }
 #pragma unroll
         for (int i = 0; i < TPW; ++i) {
+          // Rows g and g + 8: MXFP4 scales a row, e4m3 one a 32-row block
+          // (both rows' the same).
           const float wsc[2] = {mono_e8m0_word_value(cur.s[i] & 0xFFu),
-                                mono_e8m0_word_value((cur.s[i] >> 8) & 0xFFu)};
+                                DIRECT ? mono_e8m0_word_value((cur.s[i] >> 8) & 0xFFu) : 0.0f};
           // Rows g, g + 8 as f16 pairs, the first instruction taking the
           // token's b0, b1, the second b2, b3. MXFP4: codes (0, 2) of both
           // rows, then (1, 3), the second (4, 6), (5, 7) (the tokens' pair
@@ -301,10 +306,18 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
               float dsum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
               mono_mma_f16(dsum, first, b[j][0], b[j][1]);
               mono_mma_f16(dsum, second, b[j][2], b[j][3]);
+              // The two scales' product, a power of two (exact), then one
+              // rounding of the scaled sum into the accumulator.
+              float both[2][2];
+#pragma unroll
+              for (int r = 0; r < 2; ++r)
+#pragma unroll
+                for (int col = 0; col < COLUMNS; ++col)
+                  both[r][col] = xsc[j][col] * wsc[DIRECT ? r : 0];
 #pragma unroll
               for (int e = 0; e < 4; ++e)
                 if (e % 2 < COLUMNS)
-                  acc[i][j][e] = mono_fma(dsum[e] * xsc[j][e % 2], wsc[e / 2], acc[i][j][e]);
+                  acc[i][j][e] = mono_fma(dsum[e], both[e / 2][e % 2], acc[i][j][e]);
             }
           }
         }
