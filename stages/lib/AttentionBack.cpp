@@ -140,6 +140,7 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   const int64_t rowsPerTask = scaledGemvTasks(rows).rowsPerTask;
   const int64_t tasksPerGroup = c.groupRank / rowsPerTask;
   launch.stage("back.wo_a", groups * tasksPerGroup, [&](Task &t) {
+    requireWholeRowBlocks(t, r.woA, c.groupRank, rowsPerTask, "rows a group");
     Index first = t.id() * rowsPerTask;
     Tile out = t.gemvRows(r.woA, r.woAScales, first, rowsPerTask, r.oCodes, r.oScales,
                           (t.id() / tasksPerGroup) * rows, rows);
@@ -147,6 +148,7 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   });
   addMxfp8Rows(launch, "back.z_quant", r.z, r.zCodes, r.zScales);
   launch.stage("back.wo_b", c.hidden / rowsPerTask, [&](Task &t) {
+    requireWholeRowBlocks(t, r.woB, c.hidden, rowsPerTask);
     Index first = t.id() * rowsPerTask;
     Tile out = t.gemvRows(r.woB, r.woBScales, first, rowsPerTask, r.zCodes, r.zScales,
                           t.index(0), rows);

@@ -97,6 +97,7 @@ void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t
   const int64_t rowsPerTask = scaledGemvTasks(tokens).rowsPerTask;
   addMxfp8Rows(launch, "front.q_quant", r.qn, r.codes, r.scales);
   launch.stage("front.wq_b", width / rowsPerTask, [&](Task &t) {
+    requireWholeRowBlocks(t, r.weight, width, rowsPerTask);
     Index first = t.id() * rowsPerTask;
     Tile out = t.gemvRows(r.weight, r.weightScales, first, rowsPerTask, r.codes, r.scales,
                           t.index(0), tokens);

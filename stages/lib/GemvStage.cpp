@@ -21,15 +21,20 @@ monodc::stages::ScaledGemvTasks monodc::stages::scaledGemvTasks(int64_t tokens) 
   return {64, true};
 }
 
+void monodc::stages::requireWholeRowBlocks(Task &t, const Region &weight, int64_t rows,
+                                           int64_t rowsPerTask, const std::string &what) {
+  if (rows % rowsPerTask != 0)
+    t.fail("weight '" + weight.name() + "' has " + std::to_string(rows) + " " + what +
+           ", not a multiple of the " + std::to_string(rowsPerTask) + " a task takes");
+}
+
 void monodc::stages::addGemvStage(Launch &launch, const GemvStage &s) {
   const int64_t rows = launch.options().rows;
   const int64_t group = s.everyToken ? rows : gemvTokenGroup(rows);
   const int64_t blocks = s.weight.rows() / s.rowsPerTask;
   const bool scaled = !s.weightScales.name().empty();
   launch.stage(s.name, rows / group * blocks, [&](Task &t) {
-    if (blocks * s.rowsPerTask != s.weight.rows())
-      t.fail("weight '" + s.weight.name() + "' has " + std::to_string(s.weight.rows()) +
-             " rows, not a multiple of the " + std::to_string(s.rowsPerTask) + " a task takes");
+    requireWholeRowBlocks(t, s.weight, s.weight.rows(), s.rowsPerTask);
     Index firstToken = (t.id() / blocks) * group;
     Index firstRow = (t.id() % blocks) * s.rowsPerTask;
     Tile out = scaled ? t.gemvRows(s.weight, s.weightScales, firstRow, s.rowsPerTask, s.x,

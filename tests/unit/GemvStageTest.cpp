@@ -3,6 +3,7 @@
 // above 6, so that every group has the same tokens. A weight whose rows are
 // not whole blocks is refused, naming it.
 #include "monodc/stages/GemvStage.h"
+#include "monodc/stages/Launches.h"
 
 #include "monodc/Dialect/Mono/MonoDialect.h"
 
@@ -84,6 +85,28 @@ TEST(GemvStage, RowsThatAreNotWholeBlocksAreRefused) {
   EXPECT_NE(error.find("weight 'w' has 40 rows, not a multiple of the 16 a task takes"),
             std::string::npos)
       << error;
+}
+
+// The e4m3 stages that cut their own tasks refuse ragged blocks too: wo_a's
+// groups of 96 rows are whole 16-row tasks at 6 tokens, not 64-row ones at 12.
+TEST(ScaledGemvTasks, AGroupThatIsNotWholeWideTasksIsRefused) {
+  monodc::stages::ModelConfig c = monodc::stages::tinyConfig();
+  c.groupRank = 96;
+  for (int64_t rows : {6, 12}) {
+    mlir::MLIRContext ctx;
+    monodc::stages::BuildParams params;
+    params.rows = rows;
+    auto module = monodc::stages::buildLaunch(ctx, "attention_back", c, params);
+    if (rows == 6) {
+      EXPECT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+      continue;
+    }
+    ASSERT_FALSE(static_cast<bool>(module));
+    const std::string error = llvm::toString(module.takeError());
+    EXPECT_NE(error.find("weight 'wo_a' has 96 rows a group, not a multiple of the 64 a task takes"),
+              std::string::npos)
+        << error;
+  }
 }
 
 } // namespace

@@ -35,6 +35,12 @@ struct ScaledGemvTasks {
 };
 ScaledGemvTasks scaledGemvTasks(int64_t tokens);
 
+/// Fails the task (naming the weight) when `rows` of it (all its rows, or
+/// `what` says which: e.g. "rows a group") are not whole blocks of
+/// rowsPerTask: the tasks would leave the rest unwritten.
+void requireWholeRowBlocks(dsl::Task &t, const dsl::Region &weight, int64_t rows,
+                           int64_t rowsPerTask, const std::string &what = "rows");
+
 struct GemvStage {
   std::string name;
   dsl::Region weight;
@@ -48,8 +54,9 @@ struct GemvStage {
 };
 
 /// out[token][row] = x[token] . weight[row], a task a (token group, block
-/// of rowsPerTask rows; with everyToken, the group is every token), group-major: the tasks of one token group are
-/// consecutive, so a consumer of a token's whole row waits for one range.
+/// of rowsPerTask rows; with everyToken, the group is every token),
+/// group-major: the tasks of one token group are consecutive, so a consumer
+/// of a token's whole row waits for one range.
 void addGemvStage(dsl::Launch &launch, const GemvStage &stage);
 
 } // namespace monodc::stages
