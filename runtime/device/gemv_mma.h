@@ -25,9 +25,9 @@
 // A lane (g, t) of the instruction holds rows g and g + 8 of a 16-row tile
 // (MXFP4: rows 16 apart, tileRow) and 8 k of each; which physical k its
 // slots stand for is free as long as the token operand uses the same: here
-// lane t takes k 8t .. 8t + 7 of the block, so a row's block (32 bytes of e4m3, 16 of MXFP4: AITER's layout
-// keeps a block's 16 rows x 16 bytes together) is read by 4 neighbouring
-// lanes. Tiles spread over the warps, or, when there are fewer tiles than
+// lane t takes k 8t .. 8t + 7 of the block, so a row's block (32 bytes of
+// e4m3, 16 of MXFP4: AITER's layout keeps a block's 16 rows x 16 bytes
+// together) is read by 4 neighbouring lanes. Tiles spread over the warps, or, when there are fewer tiles than
 // warps, each tile's blocks are split over several warps whose partial sums
 // are then added in warp order.
 #if defined(MONO_HAS_MMA_F16) && defined(MONO_HAS_E4M3_TO_F16)
@@ -164,7 +164,7 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
   constexpr int TT = (PT + 7) / 8;  // token tiles a pass
   // A split's blocks a chunk of staged tokens, and chunks a pass.
   constexpr int CB = mono_gemv_mma_chunk_blocks(N, K, TOKENS, WKIND, MONO_BLOCK);
-  constexpr int CHUNKS = (mono_gemv_mma_split_blocks(N, K, MONO_BLOCK) + CB - 1) / CB;
+  constexpr int CHUNKS = mono_gemv_mma_chunks(N, K, TOKENS, WKIND, MONO_BLOCK);
   constexpr int ROW = mono_gemv_mma_row_bytes(N, K, TOKENS, WKIND, MONO_BLOCK);
   // MXFP4 weights go to f16 directly, 2^-14 times their values
   // (mono_e2m1x8_to_f16), so the tokens are staged in its pair order and
@@ -177,9 +177,8 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
   static_assert(PT == mono_gemv_mma_pass_tokens(N, K, TOKENS, WKIND, MONO_BLOCK),
                 "the compiler's pass is the device's");
   static_assert(CHUNKS == 1 || CB % DEPTH == 0, "a step of blocks never straddles two chunks");
-  constexpr int SCALES_AT = mono_gemv_mma_scales_at(N, K, TOKENS, WKIND, MONO_BLOCK);
   mono_u8 *codes = (mono_u8 *)lds;
-  float *scales = (float *)((mono_u8 *)lds + SCALES_AT);
+  float *scales = (float *)((mono_u8 *)lds + mono_gemv_mma_scales_at(N, K, TOKENS, WKIND, MONO_BLOCK));
   float *partial = (float *)((mono_u8 *)lds + mono_gemv_mma_partials_at(N, K, TOKENS, WKIND, MONO_BLOCK));
   float *result = (float *)((mono_u8 *)lds + mono_gemv_mma_result_at(N, K, TOKENS, WKIND, MONO_BLOCK));
   const int tid = mono_tid(), lane = tid % 32, g = lane / 4, t = lane % 4;

@@ -111,6 +111,11 @@ MONO_SHAPE int mono_gemv_mma_chunk_blocks(int rows, int k, int tokens, int kind,
     chunk += depth;
   return chunk;
 }
+// Chunks a pass (the last may hold fewer blocks).
+MONO_SHAPE int mono_gemv_mma_chunks(int rows, int k, int tokens, int kind, int block) {
+  const int chunk = mono_gemv_mma_chunk_blocks(rows, k, tokens, kind, block);
+  return (mono_gemv_mma_split_blocks(rows, k, block) + chunk - 1) / chunk;
+}
 // A staged token row's bytes.
 MONO_SHAPE int mono_gemv_mma_row_bytes(int rows, int k, int tokens, int kind, int block) {
   return mono_gemv_mma_split(rows, block) * mono_gemv_mma_chunk_blocks(rows, k, tokens, kind, block) * 64 + 64;

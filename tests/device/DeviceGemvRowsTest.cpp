@@ -295,8 +295,7 @@ constexpr int chunkBlocks(int N, int K, int tokens, int kind) {
   return mono_gemv_mma_chunk_blocks(N, K, tokens, kind, MONO_BLOCK);
 }
 constexpr int chunks(int N, int K, int tokens, int kind) {
-  const int most = mono_gemv_mma_split_blocks(N, K, MONO_BLOCK);
-  return (most + chunkBlocks(N, K, tokens, kind) - 1) / chunkBlocks(N, K, tokens, kind);
+  return mono_gemv_mma_chunks(N, K, tokens, kind, MONO_BLOCK);
 }
 
 // The shapes of the dsv41 launches: the routed experts' one-token MXFP4
