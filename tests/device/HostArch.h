@@ -131,28 +131,6 @@ inline mono_u32 halfOperandBits(const mono_u32 *regs, int regsPerLane, int index
   return (reg >> (16 * (k % 2))) & 0xFFFFu;
 }
 
-/// One warp's m16n8 product through the exchange: every lane leaves its A
-/// and B registers, then computes its four results (row g + 8 (e / 2),
-/// column 2t + e % 2) as d[e] plus the exact sum over K k of aValue(exchange,
-/// row, k) times bValue(exchange, column, k), rounded once.
-template <int K, class AValue, class BValue>
-void warpMma(float (&d)[4], const mono_u32 (&a)[4], const mono_u32 (&b)[2], AValue aValue,
-             BValue bValue) {
-  const int lane = threadId % 32;
-  WarpExchange &x = (*warps)[threadId / 32];
-  std::memcpy(x.a[lane], a, sizeof a);
-  std::memcpy(x.b[lane], b, sizeof b);
-  x.meet.arrive_and_wait();
-  const int g = lane / 4, t = lane % 4;
-  for (int e = 0; e < 4; ++e) {
-    const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
-    double sum = d[e];
-    for (int k = 0; k < K; ++k)
-      sum += aValue(x, row, k) * bValue(x, col, k);
-    d[e] = float(sum);
-  }
-  x.meet.arrive_and_wait();
-}
 inline double e4m3Value(mono_u32 code) {
   const int exponent = int(code >> 3) & 15, mantissa = int(code) & 7;
   const double magnitude = exponent == 0 ? std::ldexp(mantissa, -9)
@@ -186,18 +164,28 @@ MONO_DEV void mono_e4m3x4_to_f16(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
 // The f16 and bf16 instructions (m16n8k16, accumulating; arch_cuda.h says
 // which lane holds what): d + the exact sum of the 16 products, rounded once.
 namespace host_arch {
-/// One of them, `value` giving an operand's value from its 16 bits.
+/// One of them, `value` giving an operand's value from its 16 bits: every
+/// lane leaves its A and B registers in the exchange, then computes its
+/// four results (row g + 8 (e / 2), column 2t + e % 2) as d[e] plus the
+/// exact sum of the 16 products, rounded once.
 template <class Value>
 void halfMma(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1, Value value) {
   const mono_u32 b[2] = {b0, b1};
-  warpMma<16>(
-      d, a, b,
-      [&](const WarpExchange &x, int row, int k) {
-        return value(halfOperandBits(&x.a[0][0], 4, row % 8, k, row / 8, 2));
-      },
-      [&](const WarpExchange &x, int col, int k) {
-        return value(halfOperandBits(&x.b[0][0], 2, col, k, 0, 1));
-      });
+  const int lane = threadId % 32;
+  WarpExchange &x = (*warps)[threadId / 32];
+  std::memcpy(x.a[lane], a, sizeof a);
+  std::memcpy(x.b[lane], b, sizeof b);
+  x.meet.arrive_and_wait();
+  const int g = lane / 4, t = lane % 4;
+  for (int e = 0; e < 4; ++e) {
+    const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
+    double sum = d[e];
+    for (int k = 0; k < 16; ++k)
+      sum += value(halfOperandBits(&x.a[0][0], 4, row % 8, k, row / 8, 2)) *
+             value(halfOperandBits(&x.b[0][0], 2, col, k, 0, 1));
+    d[e] = float(sum);
+  }
+  x.meet.arrive_and_wait();
 }
 inline double bf16Value(mono_u32 bits) { return double(std::bit_cast<float>(bits << 16)); }
 } // namespace host_arch
