@@ -4,7 +4,9 @@ a product path): for every CTA and stage, the global timer when the CTA
 enters and leaves the stage's task loop and the nanoseconds it spent in
 mailbox polls and in GEMVs, into the device array
 `mono_prof[MONO_GRID][stages][4]`
-(layer_bench reads it by name). The stage code itself is unchanged.
+(layer_bench reads it by name). The stage code itself is unchanged. Takes
+both forms of the fused kernel: stages inline in its body (gfx950's form)
+and stages as functions of their own (`MONO_STAGE`, sm_90's form).
 
     instrument_stages.py IN.hip OUT.hip
 """
@@ -22,6 +24,7 @@ def instrument(source):
     stages = sum(1 for line in lines if STAGE.match(line))
     if stages == 0:
         raise SystemExit('instrument_stages: no "// stage N:" lines: not a fused kernel')
+    functions = any(line.startswith('MONO_STAGE void') for line in lines)
     out = []
     current = None
     header_done = False
@@ -32,7 +35,7 @@ def instrument(source):
                    ' p[3] = mono_prof_gemv; }' % (stages, current))
 
     for line in lines:
-        if line.startswith('MONO_KERNEL') and not header_done:
+        if (line.startswith('MONO_KERNEL') or line.startswith('MONO_STAGE void')) and not header_done:
             out.append('__device__ mono_u64 mono_prof[MONO_GRID * %d * 4];' % stages)
             out.append('__device__ __forceinline__ mono_u64 mono_now_ns() {')
             # "memory": the read must not move across the barriers inside
@@ -43,7 +46,21 @@ def instrument(source):
             out.append('}')
             header_done = True
         m = STAGE.match(line)
-        if m or line.startswith('  mono_epoch_end('):
+        if functions:
+            # A stage function: its timers are its own locals, written out
+            # where the function ends.
+            if m:
+                current = int(m.group(1))
+                out.append(line)
+                out.append('  mono_u64 mono_prof_enter = mono_now_ns(), mono_prof_wait = 0,'
+                           ' mono_prof_gemv = 0;')
+                continue
+            if line == '}' and current is not None:
+                leave()
+                current = None
+                out.append(line)
+                continue
+        elif m or line.startswith('  mono_epoch_end('):
             if current is not None:
                 leave()
             if m:
@@ -52,7 +69,7 @@ def instrument(source):
                 out.append('  mono_prof_enter = mono_now_ns(); mono_prof_wait = 0; mono_prof_gemv = 0;')
                 continue
             current = None
-        if line.startswith('  const mono_u32 mono_tag'):
+        if line.startswith('  const mono_u32 mono_tag') and not functions:
             out.append(line)
             out.append('  mono_u64 mono_prof_enter = 0, mono_prof_wait = 0, mono_prof_gemv = 0;')
             continue
@@ -65,7 +82,7 @@ def instrument(source):
             continue
         out.append(line)
     text = '\n'.join(out)
-    if 'mono_u64 mono_prof_enter = 0' not in text:
+    if 'mono_u64 mono_prof_enter' not in text:
         raise SystemExit('instrument_stages: the kernel has no mono_tag line to anchor the timers')
     return text
 

@@ -5,6 +5,9 @@
 // One resident CTA per SM is all a persistent launch needs: every register is ours.
 #define MONO_KERNEL extern "C" __global__ __launch_bounds__(MONO_BLOCK, 1)
 #define MONO_SHARED __shared__
+// A fused stage: a call of its own, so that ptxas allocates its registers
+// as for the stage alone (HipEmitter.cpp).
+#define MONO_STAGE static __device__ __noinline__
 
 MONO_DEV int mono_tid() { return (int)threadIdx.x; }
 MONO_DEV int mono_cta() { return (int)blockIdx.x; }

@@ -12,9 +12,11 @@ using namespace monodc;
 
 namespace {
 
-mlir::OwningOpRef<mlir::ModuleOp> tinyFront(mlir::MLIRContext &ctx, int64_t rows = 6) {
+mlir::OwningOpRef<mlir::ModuleOp> tinyFront(mlir::MLIRContext &ctx, int64_t rows = 6,
+                                            const std::string &arch = "gfx950") {
   stages::BuildParams params;
   params.rows = rows;
+  params.arch = arch;
   auto module = stages::buildLaunch(ctx, "attention_front", stages::tinyConfig(), params);
   EXPECT_TRUE(static_cast<bool>(module));
   return module ? std::move(*module) : nullptr;
@@ -25,6 +27,21 @@ std::string print(mlir::Operation *op) {
   llvm::raw_string_ostream os(text);
   op->print(os);
   return text;
+}
+
+size_t countOf(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t p = 0; (p = text.find(what, p)) != std::string::npos; ++p)
+    ++n;
+  return n;
+}
+
+/// The text of the function that `signature` opens, to its closing brace.
+std::string functionText(const std::string &text, const std::string &signature) {
+  size_t start = text.find(signature);
+  if (start == std::string::npos)
+    return {};
+  return text.substr(start, text.find("\n}\n", start) - start);
 }
 
 TEST(Emitter, SourceIsSelfContained) {
@@ -38,12 +55,7 @@ TEST(Emitter, SourceIsSelfContained) {
   EXPECT_NE(hip->find("#if defined(__CUDA_ARCH__)"), std::string::npos);
   // One loop per stage; norm, wqkv, the kv norm and the key RoPE publish;
   // wqkv, both norms, the key RoPE and the KV insert wait.
-  auto count = [&](const std::string &what) {
-    size_t n = 0;
-    for (size_t p = 0; (p = hip->find(what, p)) != std::string::npos; ++p)
-      ++n;
-    return n;
-  };
+  auto count = [&](const std::string &what) { return countOf(*hip, what); };
   EXPECT_EQ(count("task += MONO_GRID"), 6u);
   EXPECT_EQ(count("    mono_publish_flag("), 4u);
   EXPECT_EQ(count("    mono_wait_flags("), 5u);
@@ -94,6 +106,45 @@ TEST(Emitter, WidthsChangeTheTaskTables) {
   EXPECT_NE(r48->find("task < 6;"), std::string::npos);
   EXPECT_NE(r48->find("mono_gemv_rows_run<12, 64, 512, 48, 8, 0, 0>"), std::string::npos);
   EXPECT_EQ(r48->find("mono_gemv_rows_run<1, 16, 512, 6,"), std::string::npos);
+}
+
+TEST(Emitter, CudaStagesAreFunctionsOfTheirOwn) {
+  mlir::MLIRContext ctx;
+  auto cuda = emit::emitHip(*tinyFront(ctx, 6, "sm_90"));
+  auto amd = emit::emitHip(*tinyFront(ctx, 6, "gfx950"));
+  emit::HipPrintOptions unfused;
+  unfused.unfused = true;
+  auto cudaUnfused = emit::emitHip(*tinyFront(ctx, 6, "sm_90"), {}, unfused);
+  ASSERT_TRUE(succeeded(cuda) && succeeded(amd) && succeeded(cudaUnfused));
+  // sm_90: each of the six stages is a function the kernel calls once, in
+  // order; its loop is not in the kernel's body.
+  EXPECT_EQ(countOf(*cuda, "MONO_STAGE void mono_attention_front_stage"), 6u);
+  std::string kernel = functionText(*cuda, "MONO_KERNEL void mono_attention_front(");
+  ASSERT_FALSE(kernel.empty());
+  EXPECT_EQ(kernel.find("task += MONO_GRID"), std::string::npos);
+  size_t previous = 0;
+  for (int i = 0; i < 6; ++i) {
+    size_t call = kernel.find("  mono_attention_front_stage" + std::to_string(i) + "(");
+    ASSERT_NE(call, std::string::npos) << "stage " << i;
+    EXPECT_GT(call, previous);
+    previous = call;
+  }
+  // A stage function takes the argument regions it uses and no others: the
+  // seam norm reads no wqkv weights, wqkv's stage does.
+  std::string norm = functionText(*cuda, "MONO_STAGE void mono_attention_front_stage0(");
+  std::string wqkv = functionText(*cuda, "MONO_STAGE void mono_attention_front_stage1(");
+  ASSERT_FALSE(norm.empty() || wqkv.empty());
+  EXPECT_EQ(norm.substr(0, norm.find('{')).find("r_wqkv"), std::string::npos);
+  EXPECT_NE(wqkv.substr(0, wqkv.find('{')).find("r_wqkv"), std::string::npos);
+  // Shared memory is declared once, at file scope, for every stage.
+  EXPECT_EQ(countOf(*cuda, "\nMONO_SHARED float mono_lds[") +
+                countOf(*cuda, "\nMONO_DYNAMIC_LDS(mono_lds);"),
+            1u);
+  // gfx950 (a call needs scratch there) and the unfused baseline keep the
+  // stages in their kernels' bodies.
+  EXPECT_EQ(countOf(*amd, "MONO_STAGE void"), 0u);
+  EXPECT_EQ(countOf(*amd, "task += MONO_GRID"), 6u);
+  EXPECT_EQ(countOf(*cudaUnfused, "MONO_STAGE void"), 0u);
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -28,14 +29,17 @@ std::string storageSuffix(Type type) { return formatName(type); }
 
 class LaunchPrinter {
 public:
-  LaunchPrinter(LaunchOp launch, llvm::raw_ostream &os, const emit::HipPrintOptions &options)
-      : launch(launch), os(os), options(options), block(launch.getBlock()) {}
+  LaunchPrinter(LaunchOp launch, llvm::raw_ostream &sink, const emit::HipPrintOptions &options)
+      : launch(launch), sink(sink), options(options), block(launch.getBlock()) {}
 
   LogicalResult print();
 
 private:
   LogicalResult printStage(StageOp stage, int index);
+  LogicalResult printStageFunction(StageOp stage, int index, std::string &call);
   LogicalResult printOp(Operation &op);
+  void printKernelParameters(llvm::function_ref<bool(RegionOp)> passes);
+  void declareSharedState(bool claims, bool inKernel);
 
   std::string nameOf(Value value) { return names.lookup(value); }
   std::string define(Value value, llvm::StringRef prefix) {
@@ -223,6 +227,7 @@ private:
     RegionOp region = dyn_cast_or_null<RegionOp>(SymbolTable::lookupSymbolIn(launch, name));
     if (auto offset = region ? region->getAttrOfType<IntegerAttr>("mono.offset") : nullptr)
       return "(mono_scratch + " + std::to_string(offset.getInt()) + ")";
+    usedArguments.insert(name);
     return argumentName(name);
   }
   static std::string argumentName(llvm::StringRef name) {
@@ -241,8 +246,13 @@ private:
   }
 
   LaunchOp launch;
-  llvm::raw_ostream &os;
+  llvm::raw_ostream &sink;
+  /// Everything is printed here first, so that a stage's body can become a
+  /// function whose parameters are known once the body is printed.
+  std::string text;
+  llvm::raw_string_ostream os{text};
   emit::HipPrintOptions options;
+  llvm::StringSet<> usedArguments; ///< argument regions the printed code reads or writes
   int64_t block;
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Operation *, std::string> prefetched;
@@ -268,28 +278,20 @@ LogicalResult LaunchPrinter::print() {
   os << deviceLibrarySource() << "\n";
 
   auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
+  const bool claims =
+      !options.unfused &&
+      llvm::any_of(stages, [](StageOp s) { return s->hasAttr("mono.claim"); });
+  // On CUDA each fused stage is a function of its own that is not inlined:
+  // ptxas then allocates its registers as for the stage alone, instead of
+  // for one body holding every stage (the fused K2 spilled where no stage's
+  // own kernel does). gfx950 keeps one body: a call there needs scratch.
+  const bool stageFunctions = !options.unfused && isCudaArch(launch.getArch());
   auto openKernel = [&](const std::string &name) {
     os << "MONO_KERNEL void " << name << "(";
-    for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {
-      if (region->hasAttr("mono.offset") || region.getKind() == MemoryKind::Epoch ||
-          region.getKind() == MemoryKind::Peer || region->hasAttr("mono.peer"))
-        continue;
-      os << (region.isWritable() ? "void *" : "const void *") << "__restrict__ "
-         << argumentName(region.getSymName()) << ", ";
-    }
-    os << "mono_u8 *mono_scratch, mono_u32 *mono_epoch";
-    if (peerSlotBytes() > 0)
-      os << ", mono_u8 *const *mono_peers, int mono_rank";
+    printKernelParameters([](RegionOp) { return true; });
     os << ") {\n";
-    if (usesDynamicShared(launch.getArch(), lds.getInt()))
-      os << "  MONO_DYNAMIC_LDS(mono_lds);  // " << lds.getInt() << " bytes\n";
-    else
-      os << "  MONO_SHARED float mono_lds[" << (lds.getInt() + 3) / 4 << "];\n";
-    // Only where a stage claims its tasks: nvcc warns about unused ones.
-    if (!options.unfused &&
-        llvm::any_of(stages, [](StageOp s) { return s->hasAttr("mono.claim"); }))
-      os << "  MONO_SHARED mono_u32 mono_claim;  // a dynamic stage's claimed task\n"
-         << "  mono_u32 mono_ahead = 0;  // thread 0's claim of the task after it\n";
+    if (!stageFunctions)
+      declareSharedState(claims, /*inKernel=*/true);
     os << "  const int mono_t = mono_tid();\n";
   };
   auto readEpoch = [&] {
@@ -313,15 +315,87 @@ LogicalResult LaunchPrinter::print() {
     openKernel(emit::kernelName(launch) + "_end");
     readEpoch();
     os << "  mono_epoch_end(mono_epoch, mono_e, " << (advance.getValue() ? 1 : 0) << ");\n}\n";
+    sink << text;
     return success();
+  }
+  std::vector<std::string> calls;
+  if (stageFunctions) {
+    // File scope, so that every stage function addresses the same shared
+    // memory as shared memory.
+    declareSharedState(claims, /*inKernel=*/false);
+    for (auto [index, stage] : llvm::enumerate(stages))
+      if (failed(printStageFunction(stage, index, calls.emplace_back())))
+        return failure();
   }
   openKernel(emit::kernelName(launch));
   readEpoch();
-  for (auto [index, stage] : llvm::enumerate(stages))
-    if (failed(printStage(stage, index)))
-      return failure();
+  if (stageFunctions) {
+    for (const std::string &call : calls)
+      os << "  " << call << "\n";
+  } else {
+    for (auto [index, stage] : llvm::enumerate(stages))
+      if (failed(printStage(stage, index)))
+        return failure();
+  }
   os << "  mono_epoch_end(mono_epoch, mono_e, " << (advance.getValue() ? 1 : 0) << ");\n";
   os << "}\n";
+  sink << text;
+  return success();
+}
+
+void LaunchPrinter::printKernelParameters(llvm::function_ref<bool(RegionOp)> passes) {
+  for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {
+    if (region->hasAttr("mono.offset") || region.getKind() == MemoryKind::Epoch ||
+        region.getKind() == MemoryKind::Peer || region->hasAttr("mono.peer") || !passes(region))
+      continue;
+    os << (region.isWritable() ? "void *" : "const void *") << "__restrict__ "
+       << argumentName(region.getSymName()) << ", ";
+  }
+  os << "mono_u8 *mono_scratch, mono_u32 *mono_epoch";
+  if (peerSlotBytes() > 0)
+    os << ", mono_u8 *const *mono_peers, int mono_rank";
+}
+
+void LaunchPrinter::declareSharedState(bool claims, bool inKernel) {
+  const int64_t lds = launch->getAttrOfType<IntegerAttr>("mono.lds_bytes").getInt();
+  const char *indent = inKernel ? "  " : "";
+  if (usesDynamicShared(launch.getArch(), lds))
+    os << indent << "MONO_DYNAMIC_LDS(mono_lds);  // " << lds << " bytes\n";
+  else
+    os << indent << "MONO_SHARED float mono_lds[" << (lds + 3) / 4 << "];\n";
+  // Only where a stage claims its tasks: nvcc warns about unused ones.
+  if (!claims)
+    return;
+  os << indent << "MONO_SHARED mono_u32 mono_claim;  // a dynamic stage's claimed task\n";
+  if (inKernel)
+    os << "  mono_u32 mono_ahead = 0;  // thread 0's claim of the task after it\n";
+}
+
+LogicalResult LaunchPrinter::printStageFunction(StageOp stage, int index, std::string &call) {
+  const std::string name = emit::kernelName(launch) + "_stage" + std::to_string(index);
+  usedArguments.clear();
+  const size_t start = text.size();
+  if (failed(printStage(stage, index)))
+    return failure();
+  std::string body = text.substr(start);
+  text.resize(start);
+  auto used = [&](RegionOp region) { return usedArguments.contains(region.getSymName()); };
+  os << "MONO_STAGE void " << name << "(";
+  printKernelParameters(used);
+  os << ", const int mono_t, const mono_u32 mono_e, const mono_u32 mono_tag) {\n"
+     << "  (void)mono_t; (void)mono_e; (void)mono_tag;\n";
+  if (stage->hasAttr("mono.claim"))
+    os << "  mono_u32 mono_ahead = 0;  // thread 0's claim of the task after it\n";
+  os << body << "}\n";
+  llvm::raw_string_ostream args(call);
+  args << name << "(";
+  for (auto region : launch.getBodyBlock().getOps<RegionOp>())
+    if (used(region) && !region->hasAttr("mono.offset"))
+      args << argumentName(region.getSymName()) << ", ";
+  args << "mono_scratch, mono_epoch";
+  if (peerSlotBytes() > 0)
+    args << ", mono_peers, mono_rank";
+  args << ", mono_t, mono_e, mono_tag);";
   return success();
 }
 

@@ -121,6 +121,9 @@ int64_t sharedBytesFor(mlir::Operation *op, int64_t block, llvm::StringRef arch)
 /// The most shared memory one CTA of `arch` may have.
 int64_t maxSharedBytes(llvm::StringRef arch);
 
+/// NVIDIA targets (sm_90), reached through the device library's CUDA layer.
+inline bool isCudaArch(llvm::StringRef arch) { return arch.starts_with("sm_"); }
+
 /// Whether a launch with `bytes` of shared memory takes it as dynamic shared
 /// memory: on sm_90, past CUDA's 48 KB of static shared memory.
 inline bool usesDynamicShared(llvm::StringRef arch, int64_t bytes) {
