@@ -38,6 +38,10 @@ private:
   LogicalResult printStage(StageOp stage, int index);
   LogicalResult printStageFunction(StageOp stage, int index, std::string &call);
   LogicalResult printOp(Operation &op);
+  /// The regions that are kernel arguments, in their order.
+  SmallVector<RegionOp> argumentRegions();
+  /// The kernel's parameters, or a stage function's: the argument regions
+  /// that `passes`, then the scratch, epoch and peer buffers.
   void printKernelParameters(llvm::function_ref<bool(RegionOp)> passes);
   void declareSharedState(bool claims, bool inKernel);
 
@@ -343,10 +347,18 @@ LogicalResult LaunchPrinter::print() {
   return success();
 }
 
+SmallVector<RegionOp> LaunchPrinter::argumentRegions() {
+  SmallVector<RegionOp> regions;
+  for (auto region : launch.getBodyBlock().getOps<RegionOp>())
+    if (!region->hasAttr("mono.offset") && region.getKind() != MemoryKind::Epoch &&
+        region.getKind() != MemoryKind::Peer && !region->hasAttr("mono.peer"))
+      regions.push_back(region);
+  return regions;
+}
+
 void LaunchPrinter::printKernelParameters(llvm::function_ref<bool(RegionOp)> passes) {
-  for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {
-    if (region->hasAttr("mono.offset") || region.getKind() == MemoryKind::Epoch ||
-        region.getKind() == MemoryKind::Peer || region->hasAttr("mono.peer") || !passes(region))
+  for (RegionOp region : argumentRegions()) {
+    if (!passes(region))
       continue;
     os << (region.isWritable() ? "void *" : "const void *") << "__restrict__ "
        << argumentName(region.getSymName()) << ", ";
@@ -389,8 +401,8 @@ LogicalResult LaunchPrinter::printStageFunction(StageOp stage, int index, std::s
   os << body << "}\n";
   llvm::raw_string_ostream args(call);
   args << name << "(";
-  for (auto region : launch.getBodyBlock().getOps<RegionOp>())
-    if (used(region) && !region->hasAttr("mono.offset"))
+  for (RegionOp region : argumentRegions())
+    if (used(region))
       args << argumentName(region.getSymName()) << ", ";
   args << "mono_scratch, mono_epoch";
   if (peerSlotBytes() > 0)
