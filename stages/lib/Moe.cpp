@@ -154,13 +154,16 @@ void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t int
   };
   // One task a (slot, 64 intermediate columns): four of the expert's gate
   // tiles, each with the up tile after it, for the slot's tokens together.
-  // Used slots come first, so tasks of empty slots are claimed last. (They
-  // do not skip their work, Task::skipUnless: on the H200 that made the
-  // fused layer 3 to 7% slower at rows 6 to 24, docs/gpu-validation.md.)
+  // Used slots come first, so tasks of empty slots are claimed last, and
+  // skip their work (routed.down reads none of their rows: its GEMV is
+  // counted by the same plan word). On the H200 the skip made the fused
+  // layer slower while its stages shared one body; as stage functions it
+  // ran rows 48 about 3% faster (docs/gpu-validation.md, fourteenth session).
   const int64_t parts = inter / kPart;
   l.stage("routed.ug", slots * parts, [&](Task &t) {
     Index s = t.id() / parts, part = t.id() % parts;
     Slot slot = slotOf(t, s);
+    t.skipUnless(slot.count);
     Tile gu = t.gemvRows(r.w13, r.w13Scales, slot.expert * (2 * inter) + part * (2 * kPart),
                          2 * kPart, r.xCodes, r.xScales, slot.first, G, slot.count);
     // Token-major [G][gate 16, up 16, ... x4]: the gate tiles of every token,
@@ -177,6 +180,7 @@ void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t int
   l.stage("routed.down", slots * blocks, [&](Task &t) {
     Index s = t.id() / blocks, block = t.id() % blocks;
     Slot slot = slotOf(t, s);
+    t.skipUnless(slot.count);
     Tile d = t.gemvRows(r.w2, r.w2Scales, slot.expert * h + block * kDownRows, kDownRows,
                         r.hCodes, r.hScales, s * G, G, slot.count);
     // Only the slot's tokens: the rest would write every empty slot's rows.
