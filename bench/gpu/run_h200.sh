@@ -4,13 +4,19 @@
 # for each config, keeps full logs in $OUT (the programs in $BIN, so that $OUT
 # holds only the few files the device tool brings back) and prints the
 # tables last. LAYER_CHECK=0 and LAYER_BENCH=0 skip the layer check and benchmark; NCU_STAGES="stage ..."
-# profiles those stages' own kernels under Nsight Compute.
+# profiles those stages' own kernels under Nsight Compute. ONLY="bench ..."
+# runs only the named phases of those whose sources are there (launcher,
+# check, tiny, bench, stress, launches), e.g. a benchmark-only run of a tree
+# that was emitted for every check.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="${OUT:-/tmp/monodc-gpu}"
 BIN="${BIN:-/tmp/monodc-gpu-bin}"
 CUDA="${CUDA_HOME:-/usr/local/cuda}"
 mkdir -p "$OUT" "$BIN"
+wanted() {  # wanted PHASE: not left out by ONLY
+  [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]
+}
 # Seconds each phase took, printed last (device time is budgeted: this says
 # what a run of which modes costs).
 : > "$OUT/times.log"
@@ -58,7 +64,7 @@ status=0
 # sources on this machine (runtime-only: no LLVM), with the build id of the
 # monodc that filled the cache (a runtime-only session finds only its own).
 LAUNCHER="$ROOT/bench/gpu/emitted/launcher"
-if [ -d "$LAUNCHER" ]; then
+if [ -d "$LAUNCHER" ] && wanted launcher; then
   includes=()
   for d in runtime/formats/include tests/reference/include runtime/launch/include runtime/keys/include \
            runtime/cache/include runtime/codeobject/include runtime/api/include \
@@ -90,21 +96,21 @@ if [ -d "$LAUNCHER" ]; then
 fi
 # The whole layer against the CPU reference: full size on the `emit.sh layer`
 # sources, tiny on the `emit.sh stress` ones.
-if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ]; then
+if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted check; then
   "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 2 ${CHECK_WIDTHS:-6 48} \
     > "$OUT/layer_check.log" 2>&1 || status=1
   echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), dsv41 =="
   cat "$OUT/layer_check.log"
   took "layer check, dsv41"
 fi
-if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
+if [ -d "$ROOT/bench/gpu/emitted/stress" ] && wanted tiny; then
   "$BIN/layer_check" "$ROOT/bench/gpu/emitted/stress" tiny 2 6 48 > "$OUT/layer_check.tiny.log" 2>&1 || status=1
   echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), tiny =="
   cat "$OUT/layer_check.tiny.log"
   took "layer check, tiny"
 fi
 # The layer benchmark runs when `emit.sh layer` wrote its sources.
-if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ]; then
+if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ] && wanted bench; then
   env -u NCU_STAGES "$BIN/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
     > "$OUT/layer.log" 2>&1 || status=1
   echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
@@ -112,7 +118,7 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ]; then
   took "layer benchmark (widths ${WIDTHS:-6 12 24 48})"
 fi
 # The race stress runs when `emit.sh stress` wrote its sources.
-if [ -d "$ROOT/bench/gpu/emitted/stress" ]; then
+if [ -d "$ROOT/bench/gpu/emitted/stress" ] && wanted stress; then
   "$BIN/layer_stress" "$ROOT/bench/gpu/emitted/stress" tiny 2 "${STRESS_REPLAYS:-100000}" 6 48 \
     > "$OUT/stress.log" 2>&1 || status=1
   echo "== race stress, K1 + K2 (tiny, TP 2) =="
@@ -142,11 +148,11 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
   took "Nsight Compute"
 fi
 # The launch checks run when `emit.sh launches` wrote their inputs.
-if [ -d "$ROOT/bench/gpu/emitted/sim" ]; then
+if [ -d "$ROOT/bench/gpu/emitted/sim" ] && wanted launches; then
   stems=$(cd "$ROOT/bench/gpu/emitted/sim" && ls *.manifest | sed 's/\.manifest$//')
   "$BIN/launch_check" "$ROOT/bench/gpu/emitted/sim" $stems > "$OUT/launches.log" 2>&1 || status=1
 else
-  echo "no launch checks (run emit.sh launches for them)" > "$OUT/launches.log"
+  echo "no launch checks (run emit.sh launches for them; ONLY, where given, names launches)" > "$OUT/launches.log"
 fi
 took "launch checks"
 for config in ${CONFIGS:-tiny dsv41}; do
