@@ -83,7 +83,8 @@ def instrument(source):
         out.append(line)
     text = '\n'.join(out)
     if 'mono_u64 mono_prof_enter' not in text:
-        raise SystemExit('instrument_stages: the kernel has no mono_tag line to anchor the timers')
+        raise SystemExit('instrument_stages: nowhere to anchor the timers (no mono_tag line in the'
+                         ' kernel, no stage function)')
     return text
 
 
