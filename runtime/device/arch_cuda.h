@@ -103,6 +103,19 @@ MONO_DEV void mono_e4m3x4_to_f16(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
       " cvt.rn.f16x2.e4m3x2 %1, h; }"
       : "=r"(lo), "=r"(hi) : "r"(w));
 }
+// Two bf16 values a register (the lower in the low half): max, and fma
+// rounded once to nearest even; bf16 denormals are kept (no flush).
+#define MONO_HAS_BF16X2 1
+MONO_DEV mono_u32 mono_bf16x2_max(mono_u32 a, mono_u32 b) {
+  mono_u32 d;
+  asm("max.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+MONO_DEV mono_u32 mono_bf16x2_fma(mono_u32 a, mono_u32 b, mono_u32 c) {
+  mono_u32 d;
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
 // d += A . B over f16 or bf16 (m16n8k16), the products summed in f32 by the
 // instruction: a register holds two values, the lower k in its low half. A
 // lane (g, t) gives A's row g at k 2t, 2t + 1 (a0), row g + 8 (a1), row g

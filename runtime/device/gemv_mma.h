@@ -72,7 +72,8 @@ struct mono_gemv_mma_weights {
   static_assert(WKIND != 3 || DEPTH % 8 == 0, "MXFP4 steps go whole scale words (8 blocks) at a time");
   struct block_t {
     mono_u32 q[TPW][2][WORDS];  // [tile][row g, g + 8][word]
-    mono_u32 s[TPW];            // their scale bytes: MXFP4 row g's, then row g + 8's; e4m3 the block's
+    mono_u32 s[TPW];            // their scale codes, as mono_e8m0x2_values takes them: MXFP4 row g's
+                                // in bits 0..7, row g + 8's in 16..23; e4m3 the block's in 0..7
   };
   block_t held[DEPTH];
   // The lane's two rows of each tile: weight bytes at block 0; the scales'
@@ -132,7 +133,8 @@ struct mono_gemv_mma_weights {
       if (WKIND == 3) {
         const mono_u32 word =
             *(const mono_u32 *)(scaleRow[i] + mono_aiter_scale_word((unsigned)base, d));
-        b.s[i] = d % 8 >= 4 ? word >> 16 : word;
+        // Bytes 0, 1 (block d % 8 < 4) or 2, 3 of the word, apart.
+        b.s[i] = mono_byte_perm(word, 0u, d % 8 >= 4 ? 0x4342u : 0x4140u);
       } else {
         b.s[i] = scaleRow[i][kb];
       }
@@ -275,10 +277,10 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         }
 #pragma unroll
         for (int i = 0; i < TPW; ++i) {
-          // Rows g and g + 8: MXFP4 scales a row, e4m3 one a 32-row block
-          // (both rows' the same).
-          const float wsc[2] = {mono_e8m0_word_value(cur.s[i] & 0xFFu),
-                                DIRECT ? mono_e8m0_word_value((cur.s[i] >> 8) & 0xFFu) : 0.0f};
+          // Rows g and g + 8: MXFP4 scales a row (a pair, decoded
+          // together), e4m3 one a 32-row block (both rows' the same).
+          float wsc[2];
+          mono_e8m0x2_values(cur.s[i], wsc[0], wsc[1]);
           // Rows g, g + 8 as f16 pairs, the first instruction taking the
           // token's b0, b1, the second b2, b3. MXFP4: codes (0, 2) of both
           // rows, then (1, 3), the second (4, 6), (5, 7) (the tokens' pair

@@ -115,6 +115,21 @@ MONO_DEV float mono_e8m0_value(mono_u8 c) { return c == 255 ? mono_nan() : mono_
 MONO_DEV float mono_e8m0_word_value(mono_u32 c) {
   return mono_as_float((c << 23) | (c - 1u >= 254u ? 0x00400000u : 0u));
 }
+#if defined(MONO_HAS_BF16X2)
+// Two codes, in bits 0..7 and 16..23 of `codes` (the rest 0), as values: a
+// code is a bf16's exponent field, so code << 7 is the bf16 of 2^(c - 127)
+// for 1..254; the max with 2^-127 (bf16 0x0040, a denormal) gives code 0,
+// and 255 (an infinity so far) becomes NaN as inf * 0 + x (for the others
+// v * 0 + x is x). Six operations for two values where
+// mono_e8m0_word_value takes about six for one (the MXFP4 GEMVs decode two
+// scales a block step, gemv_mma.h).
+MONO_DEV void mono_e8m0x2_values(mono_u32 codes, float &lo, float &hi) {
+  const mono_u32 v = codes << 7;
+  const mono_u32 pair = mono_bf16x2_fma(v, 0u, mono_bf16x2_max(v, 0x00400040u));
+  lo = mono_as_float(pair << 16);
+  hi = mono_as_float(pair & 0xFFFF0000u);
+}
+#endif
 MONO_DEV mono_u8 mono_e8m0_bits(float v) {
   mono_u32 e = (mono_as_u32(v) >> 23) & 0xFFu;
   if (v != v) return 255;

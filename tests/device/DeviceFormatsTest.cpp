@@ -81,6 +81,47 @@ TEST(DeviceFormats, DecodersMatchTheFormatsLibraryOnEveryCode) {
             2u);
 }
 
+// Codes of both halves of mono_e8m0x2_values' pairs (every pair of codes)
+// whose value differs from the formats library's, with `fix` the bf16 pair
+// operations it applies to code << 7.
+template <typename Fix>
+size_t e8m0PairMismatches(Fix fix) {
+  size_t mismatches = 0;
+  for (uint32_t lo = 0; lo < 256; ++lo)
+    for (uint32_t hi = 0; hi < 256; ++hi) {
+      const mono_u32 pair = fix((lo | (hi << 16)) << 7);
+      const float values[2] = {std::bit_cast<float>(pair << 16), std::bit_cast<float>(pair & 0xFFFF0000u)};
+      const uint8_t codes[2] = {uint8_t(lo), uint8_t(hi)};
+      for (int h = 0; h < 2; ++h)
+        mismatches += decoderMismatches(1, [&](uint8_t) { return values[h]; },
+                                        [&](uint8_t) { return formats::e8m0Value(codes[h]); });
+    }
+  return mismatches;
+}
+
+TEST(DeviceFormats, PairsOfScalesDecodeExactlyAsBf16) {
+  // The library's own, through its output floats: 0 and 255 included.
+  size_t mismatches = 0;
+  for (uint32_t lo = 0; lo < 256; ++lo)
+    for (uint32_t hi = 0; hi < 256; ++hi) {
+      float values[2];
+      mono_e8m0x2_values(lo | (hi << 16), values[0], values[1]);
+      mismatches += decoderMismatches(1, [&](uint8_t) { return values[0]; },
+                                      [&](uint8_t) { return formats::e8m0Value(uint8_t(lo)); });
+      mismatches += decoderMismatches(1, [&](uint8_t) { return values[1]; },
+                                      [&](uint8_t) { return formats::e8m0Value(uint8_t(hi)); });
+    }
+  EXPECT_EQ(mismatches, 0u);
+  // Each of its two steps is needed: without the max code 0 is 0 (256
+  // pairs a half), without the fma code 255 is an infinity.
+  EXPECT_EQ(e8m0PairMismatches([](mono_u32 v) { return mono_bf16x2_fma(v, 0u, v); }), 2u * 256u);
+  EXPECT_EQ(e8m0PairMismatches([](mono_u32 v) { return mono_bf16x2_max(v, 0x00400040u); }), 2u * 256u);
+  EXPECT_EQ(e8m0PairMismatches([](mono_u32 v) {
+              return mono_bf16x2_fma(v, 0u, mono_bf16x2_max(v, 0x00400040u));
+            }),
+            0u);
+}
+
 // Values of packed e2m1 words decoded by `decode` (8 codes a word) that
 // differ from the formats library: every code at every position, in random
 // words.
