@@ -208,6 +208,24 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
 #pragma unroll 1
     for (int c = 0; c < CHUNKS; ++c) {
       if (c > 0) mono_block_sync();  // every warp is done with the last chunk
+      // The chunk's token scales, one a (token, block): every load issued
+      // here, stored after the codes', so that their latencies overlap (a
+      // rolled loop of load and store waited one latency a round: a
+      // routed.ug task's 8 tokens x 160 blocks are 5 rounds). At most
+      // about 6 rounds: the codes of a chunk take 16 times the bytes.
+      constexpr int SCALES = PT * SPLIT * CB, SCALE_ROUNDS = (SCALES + MONO_BLOCK - 1) / MONO_BLOCK;
+      auto scaleSlot = [&](int i, int &tok, int &sb) {  // whether entry i is one, and which
+        tok = i / (SPLIT * CB), sb = i % (SPLIT * CB);
+        const int split = sb / CB, kb = split * KB / SPLIT + c * CB + sb % CB;
+        return i < tcn * SPLIT * CB && kb < (split + 1) * KB / SPLIT ? kb : -1;
+      };
+      mono_u8 scaleCode[SCALE_ROUNDS];
+#pragma unroll
+      for (int r = 0; r < SCALE_ROUNDS; ++r) {
+        int tok, sb;
+        const int kb = scaleSlot(r * MONO_BLOCK + tid, tok, sb);
+        scaleCode[r] = kb >= 0 ? xs[(t0 + tc0 + tok) * KB + kb] : (mono_u8)0;
+      }
       // Stage the chunk: split s's blocks s KB / SPLIT + c CB + b (b < CB)
       // at staged block s CB + b, each token's 32 codes as 64 bytes of f16,
       // 16 codes a thread at a time, a round's 4 loads issued before their
@@ -245,12 +263,11 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
           *(mono_u32x4 *)(codes + at[r] + 16) = hi;
         }
       }
-#pragma unroll 1
-      for (int i = tid; i < tcn * SPLIT * CB; i += MONO_BLOCK) {
-        const int tok = i / (SPLIT * CB), sb = i % (SPLIT * CB);
-        const int split = sb / CB, kb = split * KB / SPLIT + c * CB + sb % CB;
-        if (kb >= (split + 1) * KB / SPLIT) continue;
-        const float scale = mono_e8m0_value(xs[(t0 + tc0 + tok) * KB + kb]);
+#pragma unroll
+      for (int r = 0; r < SCALE_ROUNDS; ++r) {
+        int tok, sb;
+        if (scaleSlot(r * MONO_BLOCK + tid, tok, sb) < 0) continue;
+        const float scale = mono_e8m0_value(scaleCode[r]);
         scales[sb * PT + tok] = DIRECT ? scale * mono_e2m1_f16_scale() : scale;
       }
       mono_block_sync();
