@@ -158,7 +158,8 @@ void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t int
   // skip their work (routed.down reads none of their rows: its GEMV is
   // counted by the same plan word). On the H200 the skip made the fused
   // layer slower while its stages shared one body; as stage functions it
-  // ran rows 48 about 3% faster (docs/gpu-validation.md, fourteenth session).
+  // costs nothing at rows 6 and gains 1-2.4% from rows 12 to 48
+  // (docs/gpu-validation.md, fourteenth and fifteenth sessions).
   const int64_t parts = inter / kPart;
   l.stage("routed.ug", slots * parts, [&](Task &t) {
     Index s = t.id() / parts, part = t.id() % parts;
