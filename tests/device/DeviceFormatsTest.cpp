@@ -81,16 +81,16 @@ TEST(DeviceFormats, DecodersMatchTheFormatsLibraryOnEveryCode) {
             2u);
 }
 
-// Codes of both halves of mono_e8m0x2_values' pairs (every pair of codes)
-// whose value differs from the formats library's, with `fix` the bf16 pair
-// operations it applies to code << 7.
-template <typename Fix>
-size_t e8m0PairMismatches(Fix fix) {
+// Values that `decode` (two codes in bits 0..7 and 16..23 -> two floats,
+// as mono_e8m0x2_values) gives differently from the formats library, over
+// every pair of codes.
+template <typename Decode>
+size_t e8m0PairMismatches(Decode decode) {
   size_t mismatches = 0;
   for (uint32_t lo = 0; lo < 256; ++lo)
     for (uint32_t hi = 0; hi < 256; ++hi) {
-      const mono_u32 pair = fix((lo | (hi << 16)) << 7);
-      const float values[2] = {std::bit_cast<float>(pair << 16), std::bit_cast<float>(pair & 0xFFFF0000u)};
+      float values[2];
+      decode(lo | (hi << 16), values[0], values[1]);
       const uint8_t codes[2] = {uint8_t(lo), uint8_t(hi)};
       for (int h = 0; h < 2; ++h)
         mismatches += decoderMismatches(1, [&](uint8_t) { return values[h]; },
@@ -100,26 +100,21 @@ size_t e8m0PairMismatches(Fix fix) {
 }
 
 TEST(DeviceFormats, PairsOfScalesDecodeExactlyAsBf16) {
-  // The library's own, through its output floats: 0 and 255 included.
-  size_t mismatches = 0;
-  for (uint32_t lo = 0; lo < 256; ++lo)
-    for (uint32_t hi = 0; hi < 256; ++hi) {
-      float values[2];
-      mono_e8m0x2_values(lo | (hi << 16), values[0], values[1]);
-      mismatches += decoderMismatches(1, [&](uint8_t) { return values[0]; },
-                                      [&](uint8_t) { return formats::e8m0Value(uint8_t(lo)); });
-      mismatches += decoderMismatches(1, [&](uint8_t) { return values[1]; },
-                                      [&](uint8_t) { return formats::e8m0Value(uint8_t(hi)); });
-    }
-  EXPECT_EQ(mismatches, 0u);
-  // Each of its two steps is needed: without the max code 0 is 0 (256
-  // pairs a half), without the fma code 255 is an infinity.
-  EXPECT_EQ(e8m0PairMismatches([](mono_u32 v) { return mono_bf16x2_fma(v, 0u, v); }), 2u * 256u);
-  EXPECT_EQ(e8m0PairMismatches([](mono_u32 v) { return mono_bf16x2_max(v, 0x00400040u); }), 2u * 256u);
-  EXPECT_EQ(e8m0PairMismatches([](mono_u32 v) {
-              return mono_bf16x2_fma(v, 0u, mono_bf16x2_max(v, 0x00400040u));
+  EXPECT_EQ(e8m0PairMismatches(mono_e8m0x2_values), 0u);  // 0 and 255 included
+  // Each of its two bf16 steps on code << 7 is needed: without the max
+  // code 0 is 0, without the fma code 255 is an infinity (256 pairs a half).
+  auto asFloats = [](mono_u32 pair, float &lo, float &hi) {
+    lo = std::bit_cast<float>(pair << 16);
+    hi = std::bit_cast<float>(pair & 0xFFFF0000u);
+  };
+  EXPECT_EQ(e8m0PairMismatches([&](mono_u32 codes, float &lo, float &hi) {
+              asFloats(mono_bf16x2_fma(codes << 7, 0u, codes << 7), lo, hi);
             }),
-            0u);
+            2u * 256u);
+  EXPECT_EQ(e8m0PairMismatches([&](mono_u32 codes, float &lo, float &hi) {
+              asFloats(mono_bf16x2_max(codes << 7, 0x00400040u), lo, hi);
+            }),
+            2u * 256u);
 }
 
 // Values of packed e2m1 words decoded by `decode` (8 codes a word) that
