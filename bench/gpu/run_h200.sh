@@ -4,10 +4,11 @@
 # for each config, keeps full logs in $OUT (the programs in $BIN, so that $OUT
 # holds only the few files the device tool brings back) and prints the
 # tables last. LAYER_CHECK=0 and LAYER_BENCH=0 skip the layer check and benchmark; NCU_STAGES="stage ..."
-# profiles those stages' own kernels under Nsight Compute. ONLY="bench ..."
-# runs only the named phases of those whose sources are there (launcher,
-# check, tiny, bench, stress, launches), e.g. a benchmark-only run of a tree
-# that was emitted for every check.
+# profiles those stages' own kernels under Nsight Compute; SASS="stem ..."
+# summarises the tensor-core loops of those layer sources' SASS (nvcc,
+# sass_loops.py). ONLY="bench ..." runs only the named phases of those whose
+# sources are there (launcher, check, tiny, bench, stress, sass, launches),
+# e.g. a benchmark-only run of a tree that was emitted for every check.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="${OUT:-/tmp/monodc-gpu}"
@@ -146,6 +147,26 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
   echo "== Nsight Compute: $NCU_STAGES (ncu.log) =="
   grep -E "^ncu: |^==PROF==|Duration|DRAM Throughput|Memory Throughput" "$OUT/ncu.log" | head -n 40
   took "Nsight Compute"
+fi
+# What the tensor-core loops issue (SASS="k2.dsv41.sm_90.r48.tp2 ..." names
+# `emit.sh layer` sources): nvcc builds each with the harness's nvrtc
+# options, and sass_loops.py summarises its SASS, loop by loop (sass.log).
+if [ -n "${SASS:-}" ] && wanted sass; then
+  : > "$OUT/sass.log"
+  for stem in $SASS; do
+    source="$ROOT/bench/gpu/emitted/layer/$stem.hip"
+    echo "== $stem" >> "$OUT/sass.log"
+    if "$CUDA/bin/nvcc" -cubin -arch=sm_90 -std=c++17 --fmad=false -x cu "$source" -o "$BIN/$stem.cubin" \
+         >> "$OUT/sass.log" 2>&1; then
+      "$CUDA/bin/cuobjdump" -sass "$BIN/$stem.cubin" | python3 "$ROOT/bench/gpu/sass_loops.py" - \
+        >> "$OUT/sass.log" 2>&1 || status=1
+    else
+      status=1
+    fi
+  done
+  echo "== tensor-core loops (sass.log) =="
+  cat "$OUT/sass.log"
+  took "SASS loops ($SASS)"
 fi
 # The launch checks run when `emit.sh launches` wrote their inputs.
 if [ -d "$ROOT/bench/gpu/emitted/sim" ] && wanted launches; then

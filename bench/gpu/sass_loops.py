@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Summarises the tensor-core loops of an sm_90 cubin's SASS.
+
+    sass_loops.py [--min-hmma N] FILE
+
+FILE is `cuobjdump -sass` output ('-' for stdin). A loop is the code from a
+backward branch's target to the branch; each innermost loop holding N or
+more HMMA instructions (default 16; a loop around such a loop is not
+listed) gets one line: the fused stage whose function holds it (the
+kernel's calls before its first EXIT are its stages, in order: monodc's
+stage functions on CUDA), where it starts, how many instructions and HMMA
+it has, instructions per HMMA, and its most frequent opcodes a HMMA
+(`LOP3 4.50` is 4.5 LOP3 for every HMMA). The GEMV loops of gemv_mma.h
+issue two HMMA a block step and a token tile, so for one token tile twice
+the per-HMMA figures are a block step's (docs/gpu-validation.md, fifteenth
+session).
+"""
+import argparse
+import collections
+import re
+import sys
+
+INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+([^;]*);")
+BRANCH = re.compile(r"\bBRA\s+(?:`\(\S+\)\s*)?(0x[0-9a-f]+)")
+CALL = re.compile(r"\bCALL\.\S*\s+(0x[0-9a-f]+)")
+
+
+def opcode(text):
+    words = text.split()
+    word = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
+    return word.split(".")[0]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", help="cuobjdump -sass output, or - for stdin")
+    parser.add_argument("--min-hmma", type=int, default=16,
+                        help="report loops with at least this many HMMA (default 16)")
+    args = parser.parse_args()
+    try:
+        text = sys.stdin.read() if args.file == "-" else open(args.file).read()
+    except OSError as error:
+        sys.exit(f"sass_loops.py: cannot read {args.file}: {error.strerror}")
+    code = []
+    for line in text.splitlines():
+        match = INSTRUCTION.match(line)
+        if match:
+            code.append((int(match.group(1), 16), match.group(2).strip()))
+    if not code:
+        sys.exit(f"sass_loops.py: no SASS instructions in {args.file} (is it `cuobjdump -sass` output?)")
+    index = {address: i for i, (address, _) in enumerate(code)}
+    # The kernel's own calls, before its first EXIT: its stage functions.
+    stages = []
+    for _, instruction in code:
+        if opcode(instruction) == "EXIT":
+            break
+        call = CALL.search(instruction)
+        if call:
+            stages.append(int(call.group(1), 16))
+    loops = []
+    for end, (address, instruction) in enumerate(code):
+        branch = BRANCH.search(instruction)
+        if not branch:
+            continue
+        target = int(branch.group(1), 16)
+        if target >= address or target not in index:
+            continue
+        body = [opcode(text) for _, text in code[index[target]:end + 1]]
+        hmma = body.count("HMMA")
+        if hmma >= args.min_hmma:
+            loops.append((target, address, body, hmma))
+    innermost = [loop for loop in loops
+                 if not any(other is not loop and loop[0] <= other[0] and other[1] <= loop[1]
+                            for other in loops)]
+    for target, address, body, hmma in innermost:
+        owners = [i for i, start in enumerate(stages) if start <= target]
+        where = f"stage {owners[-1]}" if owners else "kernel"
+        mix = collections.Counter(body).most_common(12)
+        print(f"{where}, loop 0x{target:x}-0x{address:x}: {len(body)} instructions, {hmma} HMMA, "
+              f"{len(body) / hmma:.2f} a HMMA; a HMMA: "
+              + ", ".join(f"{op} {count / hmma:.2f}" for op, count in mix))
+    if not innermost:
+        sys.exit(f"sass_loops.py: no loop with {args.min_hmma} or more HMMA in {args.file}")
+
+
+if __name__ == "__main__":
+    main()
