@@ -4,7 +4,7 @@
 #   emit.sh [MODE...]   (no mode: front launches)
 # `front` the sm_90 sources, unfused baselines and manifests of the attention
 # front at every width; `launches` launches simulated on random inputs, for
-# the GPU to match (emitted/sim); `rings` the same for the moe launch of
+# the GPU to match (emitted/sim); `moe16` (once `rings`, still accepted) the same for the moe launch of
 # config moe16 (DSV41 dims, 16 experts), whose routed GEMVs take the paths
 # of the full size (sm_90's tensor cores), with its scratch regions (--dump-scratch); `layer` K1 and K2 of the full config at
 # TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with their unfused
@@ -20,7 +20,7 @@
 # launcher, built there runtime-only; emitted/launcher, about 18 MiB).
 # What travels is capped at 64 MiB: `launches` alone is about 59 MiB (the
 # dsv41 attention back's inputs, attention_back.dsv41.*, are 22 MiB of it),
-# `rings` 42 MiB, `layer` about 1.3 MiB a width, `stress` under 1 MiB;
+# `moe16` 42 MiB, `layer` about 1.3 MiB a width, `stress` under 1 MiB;
 # LAUNCHES=small takes `launches` down to about 17 MiB (see the end).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -30,8 +30,8 @@ MODES=("$@")
 [ ${#MODES[@]} -gt 0 ] || MODES=(front launches)
 for mode in "${MODES[@]}"; do
   case "$mode" in
-    front | launches | rings | layer | stress | launcher) ;;
-    *) echo "emit.sh: unknown mode '$mode' (modes: front, launches, rings, layer, stress, launcher)" >&2; exit 2 ;;
+    front | launches | moe16 | rings | layer | stress | launcher) ;;
+    *) echo "emit.sh: unknown mode '$mode' (modes: front, launches, moe16, layer, stress, launcher)" >&2; exit 2 ;;
   esac
 done
 rm -rf "$OUT" && mkdir -p "$OUT"
@@ -111,11 +111,12 @@ for mode in "${MODES[@]}"; do
     front) emit_front ;;
     launcher) emit_launcher ;;
     launches) emit_launches ;;
-    rings)
+    moe16 | rings)
       # The moe launch at DSV41's dims with 16 experts (config moe16), TP 4:
       # routed.ug and routed.down run as at full size (the MXFP4 tensor-core
-      # path; weight rings before), and the launch check compares the scratch they
-      # write (routed_hq, routed_down) with the simulator's. About 42 MiB.
+      # path; until the eighth session weight rings, hence the old name
+      # `rings`), and the launch check compares the scratch they write
+      # (routed_hq, routed_down) with the simulator's. About 42 MiB.
       "$MONODC" simulate --config moe16 --rows 6 --tp 4 --launch moe --schedules 2 \
         --dump "$OUT/sim" --dump-scratch > /dev/null ;;
     layer) emit_layer ;;
