@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "monodc/formats/NumberFormats.h"
+
 #define MONO_BLOCK 256
 #define MONO_GRID 1
 #define MONO_DEV inline
@@ -164,30 +166,24 @@ MONO_DEV void mono_e4m3x4_to_f16(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
 // bf16 pairs (arch_cuda.h): each half's value is exact in f32, so the max
 // is f32's; the fma is exact in double for the operands the library gives
 // it (products of two bf16 significands, sums of like magnitudes), then
-// rounded once to bf16, nearest even.
+// rounded once to bf16 by the formats library (nearest even).
 namespace host_arch {
-inline float bf16Half(mono_u32 pair, int h) { return std::bit_cast<float>((pair >> (16 * h)) << 16); }
-inline mono_u32 bf16Round(double v) {
-  const float f = float(v);  // exact for the library's operands (above)
-  if (f != f)
-    return 0x7FC0u;
-  const mono_u32 b = std::bit_cast<mono_u32>(f);
-  return (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
-}
+inline double bf16Value(mono_u32 bits) { return double(std::bit_cast<float>(bits << 16)); }
+inline double bf16Half(mono_u32 pair, int h) { return bf16Value((pair >> (16 * h)) & 0xFFFFu); }
 } // namespace host_arch
 #define MONO_HAS_BF16X2 1
 MONO_DEV mono_u32 mono_bf16x2_max(mono_u32 a, mono_u32 b) {
   mono_u32 d = 0;
   for (int h = 0; h < 2; ++h)
-    d |= (std::bit_cast<mono_u32>(std::fmax(host_arch::bf16Half(a, h), host_arch::bf16Half(b, h))) >> 16)
+    d |= mono_u32(monodc::formats::bf16Bits(float(std::fmax(host_arch::bf16Half(a, h), host_arch::bf16Half(b, h)))))
          << (16 * h);
   return d;
 }
 MONO_DEV mono_u32 mono_bf16x2_fma(mono_u32 a, mono_u32 b, mono_u32 c) {
   mono_u32 d = 0;
   for (int h = 0; h < 2; ++h)
-    d |= host_arch::bf16Round(double(host_arch::bf16Half(a, h)) * host_arch::bf16Half(b, h) +
-                              host_arch::bf16Half(c, h))
+    d |= mono_u32(monodc::formats::bf16Bits(
+             float(host_arch::bf16Half(a, h) * host_arch::bf16Half(b, h) + host_arch::bf16Half(c, h))))
          << (16 * h);
   return d;
 }
@@ -217,7 +213,6 @@ void halfMma(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1, Va
   }
   x.meet.arrive_and_wait();
 }
-inline double bf16Value(mono_u32 bits) { return double(std::bit_cast<float>(bits << 16)); }
 } // namespace host_arch
 #define MONO_HAS_MMA_F16 1
 MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
