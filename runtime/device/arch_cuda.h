@@ -34,6 +34,16 @@ MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {
                : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
+// Atomicity only, no ordering: a dynamic stage's task claims, whose result
+// orders nothing (tasks wait on their inputs' flags). An acq_rel add made
+// thread 0 drain its stores (MEMBAR.ALL.GPU) and invalidate L1 (CCTL.IVALL)
+// at every claim, with the block waiting at the barrier after it.
+MONO_DEV mono_u32 mono_atomic_add_relaxed_device(mono_u32 *p, mono_u32 v) {
+  mono_u32 old;
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
 MONO_DEV mono_u32 mono_load_acquire_device(const mono_u32 *p) {
   mono_u32 v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");

@@ -30,6 +30,10 @@ MONO_DEV float mono_exp(float v) { return __builtin_expf(v); }
 MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {
   return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
 }
+// Atomicity only: task claims (arch_cuda.h says why).
+MONO_DEV mono_u32 mono_atomic_add_relaxed_device(mono_u32 *p, mono_u32 v) {
+  return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
 MONO_DEV mono_u32 mono_load_acquire_device(const mono_u32 *p) {
   return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
 }

@@ -1138,18 +1138,20 @@ MONO_DEV void mono_epoch_end(mono_u32 *epoch, mono_u32 e, int advance) {
 // shared memory. Thread 0 claims one task ahead: the stage's first claim
 // takes two consecutive tasks with one atomic, and each later one hands out
 // the task held in `ahead` and claims the next, so the atomic's round trip
-// overlaps the work on the task it hands out. A held task is always worked
+// overlaps the work on the task it hands out (a relaxed add: a claim
+// orders nothing, and the counters are zeroed a launch boundary or more
+// before any claim of theirs). A held task is always worked
 // on before the block leaves the stage; the claims past the end are unused.
 MONO_DEV mono_i64 mono_claim_task(mono_u32 *counter, mono_u32 *shared, mono_u32 &ahead, int first) {
   mono_block_sync();
   if (mono_tid() == 0) {
     if (first) {
-      const mono_u32 two = mono_atomic_add_device(counter, 2u);
+      const mono_u32 two = mono_atomic_add_relaxed_device(counter, 2u);
       *shared = two;
       ahead = two + 1u;
     } else {
       *shared = ahead;
-      ahead = mono_atomic_add_device(counter, 1u);
+      ahead = mono_atomic_add_relaxed_device(counter, 1u);
     }
   }
   mono_block_sync();

@@ -65,6 +65,9 @@ MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {
   *p += v;
   return old;
 }
+MONO_DEV mono_u32 mono_atomic_add_relaxed_device(mono_u32 *p, mono_u32 v) {
+  return mono_atomic_add_device(p, v);
+}
 MONO_DEV mono_u32 mono_load_acquire_device(const mono_u32 *p) { return *p; }
 MONO_DEV void mono_store_relaxed_device(mono_u32 *p, mono_u32 v) { *p = v; }
 MONO_DEV void mono_store_release_device(mono_u32 *p, mono_u32 v) { *p = v; }
