@@ -214,27 +214,41 @@ MONO_DEV float mono_block_reduce(const float (&x)[S], float *lds) {
 // That order is total, so each value's place is the number of values that
 // come before it: every thread ranks its own values against all n in
 // shared memory (the same result as k selection passes, without a serial
-// thread), and a value whose rank is below k writes itself there.
-MONO_DEV bool mono_topk_before(float a, int i, float b, int j) {
-  const bool aNan = a != a, bNan = b != b;
-  if (aNan != bNan) return bNan;
-  if (aNan || a == b) return i < j;
-  return a > b;
+// thread), and a value whose rank is below k writes itself there. The
+// values are ranked by an unsigned key in that order (larger comes first;
+// NaN 1, every number above it, the two zeros equal), so that a comparison
+// is two integer compares and no branch (the float comparison's NaN cases
+// branched in the loop).
+MONO_DEV mono_u32 mono_topk_key(float v) {
+  if (v != v) return 1u;
+  const mono_u32 bits = mono_as_u32(v) & (v == 0.0f ? 0u : 0xFFFFFFFFu);  // -0 as +0
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
 }
 
 template <int S, int N, int K, int SK>
 MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indices)[SK], float *lds) {
   const int tid = mono_tid();
-  float *v = lds, *result = lds + N;  // N values, then k values and k indices
+  // N keys, then k values and k indices.
+  mono_u32 *keys = (mono_u32 *)lds;
+  float *result = lds + N;
   mono_block_sync();
-  mono_tile_to_shared<S, N>(x, v);
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int i = s * MONO_BLOCK + tid;
+    if (i < N) keys[i] = mono_topk_key(x[s]);
+  }
   mono_block_sync();
 #pragma unroll
   for (int s = 0; s < S; ++s) {
     const int i = s * MONO_BLOCK + tid;
     if (i < N) {
+      const mono_u32 key = mono_topk_key(x[s]);
       int rank = 0;
-      for (int j = 0; j < N; ++j) rank += mono_topk_before(v[j], j, x[s], i) ? 1 : 0;
+      // Those before i come first on a tie.
+      for (int j = 0; j < N; ++j) {
+        const mono_u32 other = keys[j];
+        rank += (other > key) | ((other == key) & (j < i));
+      }
       if (rank < K) {
         result[rank] = x[s];
         result[K + rank] = (float)i;
@@ -469,7 +483,10 @@ MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float 
   mono_block_sync();
   for (int g = tid; g < N / G; g += MONO_BLOCK) {
     float amax = 0.0f;
-    for (int j = 0; j < G; ++j) amax = mono_fmax(amax, mono_fabs(vals[g * G + j]));
+    // Each group starts at its own place in the group (the maximum does not
+    // depend on the order): G words apart, the same j would be one bank for
+    // a whole warp, a 32-way conflict on every read.
+    for (int j = 0; j < G; ++j) amax = mono_fmax(amax, mono_fabs(vals[g * G + (j + g) % G]));
     groupScale[g] = (float)mono_mxfp8_scale_code(amax, variant);
   }
   mono_block_sync();

@@ -116,6 +116,23 @@ TEST(DeviceTopk, TiesGoToTheLowerIndexAndNanComesLast) {
   EXPECT_EQ(got.indices[2], 0.0f);  // then the NaNs, lowest index first
 }
 
+// The routed plan's use: every place of 288 ranked (k = n) by the negated
+// expert of each pair, many pairs to an expert; and the ties of the ranking
+// key's extremes (the largest negative number against -infinity, the
+// smallest denormals against the zeros).
+TEST(DeviceTopk, RanksEveryValueWhenKIsN) {
+  std::vector<float> experts = randomScores(288, 5, 40);
+  for (float &e : experts)
+    e = -e;
+  EXPECT_EQ(mismatches(deviceTopK<288, 288>(experts), expectedIndices(experts, 288), experts), 0);
+  const float lowest = std::numeric_limits<float>::lowest(),
+              denorm = std::numeric_limits<float>::denorm_min(),
+              inf = std::numeric_limits<float>::infinity();
+  std::vector<float> edges = {-inf, lowest, -denorm, 0.0f, denorm, -0.0f, -inf, lowest,
+                              denorm, -denorm, inf,   0.0f, -0.0f, inf,  1.0f, -1.0f};
+  EXPECT_EQ(mismatches(deviceTopK<16, 16>(edges), expectedIndices(edges, 16), edges), 0);
+}
+
 // The comparison can fail: the same scores against ties broken to the
 // higher index disagree.
 TEST(DeviceTopk, AWrongTieOrderIsCaught) {

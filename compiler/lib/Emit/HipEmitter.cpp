@@ -200,25 +200,56 @@ private:
   }
 
   /// Small tile rearrangements: `in` goes to shared memory, then value i of
-  /// the result is `source` (an expression of i over mono_lds).
+  /// the result is `source` (an expression of i over mono_lds). A small one
+  /// (kSmallRearrangementWords) takes the area its predecessor did not and
+  /// leaves its reads behind no barrier: the next small one writes the
+  /// other area, and its barrier is the one that lets the area after it be
+  /// written; any other user of shared memory first waits for them
+  /// (settleSharedReads). A large one keeps a barrier on either side.
   LogicalResult throughShared(Value in, Value out, const std::string &source) {
     std::string name = define(out, "t");
     declareTile(out, name);
-    os << "    mono_block_sync();\n";
+    const bool small = sizeOf(in) <= kSmallRearrangementWords;
+    if (!small || !sharedUse.quietSinceBarrier)
+      os << "    mono_block_sync();\n";
+    const std::string base =
+        small && sharedUse.nextArea ? std::to_string(kSmallRearrangementWords) + " + " : "";
     if (sizeOf(in) == 1) {
-      os << "    if (mono_t == 0) mono_lds[0] = " << nameOf(in) << "[0];\n";
+      os << "    if (mono_t == 0) mono_lds[" << base << "0] = " << nameOf(in) << "[0];\n";
     } else {
       openSlotLoop(in);
-      os << "      if (i < " << sizeOf(in) << ") mono_lds[i] = " << nameOf(in) << "[s];\n    }\n";
+      os << "      if (i < " << sizeOf(in) << ") mono_lds[" << base << "i] = " << nameOf(in)
+         << "[s];\n    }\n";
     }
     os << "    mono_block_sync();\n";
+    std::string read = source;
+    for (size_t at = read.find("mono_lds["); at != std::string::npos;
+         at = read.find("mono_lds[", at + 1))
+      read.insert(at + 9, base);
     openSlotLoop(out);
     if (sizeOf(out) == 1)
-      os << "      { const int i = 0; " << name << "[0] = " << source << "; }\n    }\n";
+      os << "      { const int i = 0; " << name << "[0] = " << read << "; }\n    }\n";
     else
-      os << "      if (i < " << sizeOf(out) << ") " << name << "[s] = " << source << ";\n    }\n";
-    os << "    mono_block_sync();\n";
+      os << "      if (i < " << sizeOf(out) << ") " << name << "[s] = " << read << ";\n    }\n";
+    sharedUse.quietSinceBarrier = true;
+    if (small) {
+      sharedUse.readsInFlight = true;
+      sharedUse.nextArea ^= 1;
+    } else {
+      os << "    mono_block_sync();\n";
+    }
     return success();
+  }
+  static bool isRearrangement(Operation &op) {
+    auto reduce = dyn_cast<ReduceOp>(op);
+    return isa<SliceOp, ExpandOp, GatherOp>(op) || (reduce && reduce.getShape());
+  }
+  /// A barrier behind the small rearrangements' reads, if any are in flight.
+  void settleSharedReads() {
+    if (!sharedUse.readsInFlight)
+      return;
+    os << "    mono_block_sync();  // the rearrangements' reads are done\n";
+    sharedUse.readsInFlight = false;
   }
   int64_t slotsOf(Value v) { return slotsPerThread(sizeOf(v), block); }
   /// Slot `s` of a tile, or its single value when the tile is uniform.
@@ -261,6 +292,15 @@ private:
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Operation *, std::string> prefetched;
   llvm::DenseMap<Operation *, std::string> onceWaits; ///< wait -> its CTA's "seen" flag
+  /// Shared memory in the task being printed, between small rearrangements.
+  struct {
+    /// Since the last barrier, shared memory was at most read, by the small
+    /// rearrangement before nextArea.
+    bool quietSinceBarrier = true;
+    /// That rearrangement's reads are behind no barrier yet.
+    bool readsInFlight = false;
+    int nextArea = 0;
+  } sharedUse;
   int nextId = 0;
 };
 
@@ -439,19 +479,36 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   // A mono.skip_unless opens a block that its task's publish (or the body's
   // end) closes: a skipping task still publishes.
   bool skipOpen = false;
+  // A task starts behind a barrier (the previous task's last, or the
+  // previous stage's).
+  sharedUse = {};
+  // Where a skip's block closes, the task may or may not have run it: its
+  // reads are settled inside, and the next rearrangement waits as after
+  // any other user.
+  auto closeSkip = [&] {
+    settleSharedReads();
+    os << "    }  // a task that skips comes here\n";
+    sharedUse.quietSinceBarrier = false;
+  };
   for (Operation &op : stage.getBodyBlock()) {
     if (isa<PublishOp>(op) && skipOpen) {
-      os << "    }  // a task that skips comes here\n";
+      closeSkip();
       skipOpen = false;
     }
     if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
       prefetchBefore(op);
+    const bool otherSharedUser =
+        !isRearrangement(op) && sharedBytesFor(&op, block, launch.getArch()) > 0;
+    if (otherSharedUser || isa<SkipUnlessOp>(op))
+      settleSharedReads();
     if (failed(printOp(op)))
       return failure();
+    if (otherSharedUser)
+      sharedUse.quietSinceBarrier = false;
     skipOpen = skipOpen || isa<SkipUnlessOp>(op);
   }
   if (skipOpen)
-    os << "    }  // a task that skips comes here\n";
+    closeSkip();
   os << "    mono_block_sync();  // shared memory is reused by the next task\n";
   os << "  }\n";
   return success();

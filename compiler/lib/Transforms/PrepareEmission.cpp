@@ -85,11 +85,17 @@ int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::Strin
 int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringRef arch) {
   auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
   // Every building block works in f32 words of shared memory.
+  // Rearrangements go through shared memory: the whole input, a small one
+  // in either of two areas.
+  auto rearranged = [&](Value in) {
+    const int64_t n = size(in);
+    return (n <= kSmallRearrangementWords ? kSmallRearrangementWords + n : n) * 4;
+  };
   if (auto r = dyn_cast<ReduceOp>(op))
-    return std::max(block, size(r.getInput())) * 4;
-  // Rearrangements go through shared memory: the whole input.
+    return std::max(std::max(block, size(r.getInput())) * 4,
+                    r.getShape() ? rearranged(r.getInput()) : 0);
   if (isa<SliceOp, ExpandOp, GatherOp>(op))
-    return size(op->getOperand(0)) * 4;
+    return rearranged(op->getOperand(0));
   if (isa<InterleaveOp>(op))
     return 2 * size(op->getOperand(0)) * 4;
   if (auto t = dyn_cast<TopKOp>(op))
