@@ -238,3 +238,28 @@ mono.launch @toomuch attributes {arch = "gfx942", grid = 4 : i64, block = 512 : 
     %z = mono.slice %y[0] : !mono.tile<32768, f32> -> !mono.tile<16, f32>
   }
 }
+
+// -----
+
+// A slice of a small tile (at most 512 values) may take the second of the
+// two areas of small rearrangements: (512 + 64) floats. A large one needs
+// its input only: 1024 floats.
+// CHECK: mono.launch @smallslice attributes {{{.*}}mono.lds_bytes = 2304 : i64
+mono.launch @smallslice attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<64, f32>
+    %up = mono.slice %x[16] {stride = 32 : i64, block = 16 : i64} : !mono.tile<64, f32> -> !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+// CHECK: mono.launch @largeslice attributes {{{.*}}mono.lds_bytes = 4096 : i64
+mono.launch @largeslice attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<1024, f32>
+    %up = mono.slice %x[16] {stride = 32 : i64, block = 16 : i64} : !mono.tile<1024, f32> -> !mono.tile<512, f32>
+  }
+}
