@@ -33,16 +33,24 @@ void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegi
   });
 }
 
-void monodc::stages::addSharedExpertUp(Launch &l, const ModelConfig &c, int64_t intermediate,
-                                       const SharedExpertRegions &r) {
-  const int64_t tokens = l.options().rows;
+void monodc::stages::addSharedExpertGateUp(Launch &l, const SharedExpertRegions &r) {
   // gs, us = bf16(MXFP8(x) . W1s^T), bf16(MXFP8(x) . W3s^T).
-  const ScaledGemvTasks tasks = scaledGemvTasks(tokens);
+  const ScaledGemvTasks tasks = scaledGemvTasks(l.options().rows);
   addGemvStage(l, {"shared.gate_up", r.gateUp, r.gateUpScale, r.codes, r.scales, r.gateUpOut,
                    tasks.rowsPerTask, bf16, tasks.everyToken});
+}
+
+void monodc::stages::addSharedExpertUp(Launch &l, const ModelConfig &c, int64_t intermediate,
+                                       const SharedExpertRegions &r) {
+  addSharedExpertGateUp(l, r);
+  addSharedExpertAct(l, c, intermediate, r);
+}
+
+void monodc::stages::addSharedExpertAct(Launch &l, const ModelConfig &c, int64_t intermediate,
+                                        const SharedExpertRegions &r) {
   // h = bf16(bf16(g' / (1 + e^-g')) * clamp(u, -limit, limit)), g' = min(g, limit),
   // then MXFP8(h) for the down projection.
-  l.stage("shared.act", tokens, [&](Task &t) {
+  l.stage("shared.act", l.options().rows, [&](Task &t) {
     Tile g = min(t.load(r.gateUpOut, t.id(), 0, intermediate).to(f32), t.constant(c.swigluLimit));
     Tile u = t.load(r.gateUpOut, t.id(), intermediate, intermediate).to(f32);
     u = max(min(u, t.constant(c.swigluLimit)), t.constant(-c.swigluLimit));

@@ -36,8 +36,13 @@ struct SharedExpertRegions {
   dsl::Region hCodes, hScales;                ///< MXFP8 of h: e4m3 [rows, I], e8m0 [rows, I/32]
   dsl::Region out;                            ///< bf16 [rows, H]
 };
-/// In two parts, so that other work can run between them: gate/up and the
-/// activation, then the down projection (which waits for every token's h).
+/// In parts, so that other work can run between them: gate/up, the
+/// activation (which waits for every gate/up task of its token), then the
+/// down projection (which waits for every token's h). addSharedExpertUp is
+/// the first two together.
+void addSharedExpertGateUp(dsl::Launch &launch, const SharedExpertRegions &regions);
+void addSharedExpertAct(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
+                        const SharedExpertRegions &regions);
 void addSharedExpertUp(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
                        const SharedExpertRegions &regions);
 void addSharedExpertDown(dsl::Launch &launch, const ModelConfig &config,
