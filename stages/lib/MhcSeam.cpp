@@ -89,10 +89,12 @@ void addGate(Launch &l, const ModelConfig &c, const std::string &name, const Sea
     // Softmax along each row, + eps; then columns once; then rows and columns.
     Tile e = exp(comb - expand(maxAlong(comb, 4, 4, 1), 4, 4, 1));
     comb = e / expand(sumAlong(e, 4, 4, 1), 4, 4, 1) + eps;
-    comb = comb / expand(sumAlong(comb, 4, 4, 0) + eps, 4, 4, 0);
+    // (expand(s) + eps is expand(s + eps) value for value; the emitter
+    // prints an expand of a sum as one pass through shared memory.)
+    comb = comb / (expand(sumAlong(comb, 4, 4, 0), 4, 4, 0) + eps);
     for (int64_t i = 1; i < ModelConfig::kSinkhornIterations; ++i) {
-      comb = comb / expand(sumAlong(comb, 4, 4, 1) + eps, 4, 4, 1);
-      comb = comb / expand(sumAlong(comb, 4, 4, 0) + eps, 4, 4, 0);
+      comb = comb / (expand(sumAlong(comb, 4, 4, 1), 4, 4, 1) + eps);
+      comb = comb / (expand(sumAlong(comb, 4, 4, 0), 4, 4, 0) + eps);
     }
     t.store(r.combOut, token, 0, comb);
   });

@@ -240,9 +240,41 @@ private:
     }
     return success();
   }
+  /// The expand whose input is `r`'s result alone, along the same axis of
+  /// the same shape: the pair prints as one rearrangement (each value the
+  /// reduction of its own row or column, in the same order), one round trip
+  /// through shared memory instead of two.
+  static ExpandOp expandOfReduction(ReduceOp r) {
+    if (!r.getShape() || !r.getResult().hasOneUse())
+      return {};
+    auto expand = dyn_cast<ExpandOp>(*r.getResult().getUsers().begin());
+    if (!expand || expand.getAxis() != *r.getAxis() ||
+        llvm::ArrayRef<int64_t>(expand.getShape()) != llvm::ArrayRef<int64_t>(*r.getShape()))
+      return {};
+    return expand;
+  }
   static bool isRearrangement(Operation &op) {
     auto reduce = dyn_cast<ReduceOp>(op);
     return isa<SliceOp, ExpandOp, GatherOp>(op) || (reduce && reduce.getShape());
+  }
+  /// Reduction `r` (a small axis reduction) of row or column `line` (an
+  /// expression of i) of the tile in mono_lds, as an expression: the values
+  /// in index order.
+  static std::string axisReduction(ReduceOp r, const std::string &line) {
+    const int64_t rows = (*r.getShape())[0], cols = (*r.getShape())[1];
+    const bool alongRows = *r.getAxis() == 1;
+    const std::string extent = std::to_string(alongRows ? cols : rows);
+    const std::string index = alongRows ? "(" + line + ") * " + std::to_string(cols) + " + j"
+                                        : "j * " + std::to_string(cols) + " + (" + line + ")";
+    std::string element = "mono_lds[" + index + "]";
+    if (r.getKind() == ReduceKind::AbsMax)
+      element = "mono_fabs(" + element + ")";
+    const std::string combine =
+        r.getKind() == ReduceKind::Sum ? "acc + " + element : "mono_fmax(acc, " + element + ")";
+    const std::string init =
+        r.getKind() == ReduceKind::Sum ? "0.0f" : "mono_as_float(0xFF800000u)";
+    return "[&] { float acc = " + init + "; for (int j = 0; j < " + extent + "; ++j) acc = " +
+           combine + "; return acc; }()";
   }
   /// A barrier behind the small rearrangements' reads, if any are in flight.
   void settleSharedReads() {
@@ -704,6 +736,11 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       })
       .Case<ExpandOp>([&](ExpandOp op) {
         std::string cols = std::to_string(op.getShape()[1]);
+        auto reduce = op.getInput().getDefiningOp<ReduceOp>();
+        if (reduce && expandOfReduction(reduce) == op)
+          return throughShared(reduce.getInput(), op.getResult(),
+                               axisReduction(reduce, op.getAxis() == 1 ? "i / " + cols
+                                                                       : "i % " + cols));
         return throughShared(op.getInput(), op.getResult(),
                              op.getAxis() == 1 ? "mono_lds[i / " + cols + "]"
                                                : "mono_lds[i % " + cols + "]");
@@ -717,21 +754,11 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       .Case<ReduceOp>([&](ReduceOp r) -> LogicalResult {
         if (r.getShape()) {
           // Small axis reductions: through shared memory, each result summed
-          // in index order by one thread.
-          int64_t rows = (*r.getShape())[0], cols = (*r.getShape())[1];
-          bool alongRows = *r.getAxis() == 1;
-          std::string extent = std::to_string(alongRows ? cols : rows);
-          std::string index = alongRows ? "i * " + std::to_string(cols) + " + j"
-                                        : "j * " + std::to_string(cols) + " + i";
-          std::string element = "mono_lds[" + index + "]";
-          if (r.getKind() == ReduceKind::AbsMax)
-            element = "mono_fabs(" + element + ")";
-          std::string combine = r.getKind() == ReduceKind::Sum ? "acc + " + element
-                                                               : "mono_fmax(acc, " + element + ")";
-          std::string init = r.getKind() == ReduceKind::Sum ? "0.0f" : "mono_as_float(0xFF800000u)";
-          return throughShared(r.getInput(), r.getResult(),
-                               "[&] { float acc = " + init + "; for (int j = 0; j < " + extent +
-                                   "; ++j) acc = " + combine + "; return acc; }()");
+          // in index order by one thread; one that an expand takes whole is
+          // printed there.
+          if (expandOfReduction(r))
+            return success();
+          return throughShared(r.getInput(), r.getResult(), axisReduction(r, "i"));
         }
         std::string name = define(r.getResult(), "t");
         os << "    float " << name << "[1];\n    " << name
