@@ -40,12 +40,6 @@ void monodc::stages::addSharedExpertGateUp(Launch &l, const SharedExpertRegions 
                    tasks.rowsPerTask, bf16, tasks.everyToken});
 }
 
-void monodc::stages::addSharedExpertUp(Launch &l, const ModelConfig &c, int64_t intermediate,
-                                       const SharedExpertRegions &r) {
-  addSharedExpertGateUp(l, r);
-  addSharedExpertAct(l, c, intermediate, r);
-}
-
 void monodc::stages::addSharedExpertAct(Launch &l, const ModelConfig &c, int64_t intermediate,
                                         const SharedExpertRegions &r) {
   // h = bf16(bf16(g' / (1 + e^-g')) * clamp(u, -limit, limit)), g' = min(g, limit),
@@ -60,6 +54,12 @@ void monodc::stages::addSharedExpertAct(Launch &l, const ModelConfig &c, int64_t
     t.store(r.hCodes, t.id(), 0, q.codes);
     t.store(r.hScales, t.id(), 0, q.scales);
   });
+}
+
+void monodc::stages::addSharedExpertUp(Launch &l, const ModelConfig &c, int64_t intermediate,
+                                       const SharedExpertRegions &r) {
+  addSharedExpertGateUp(l, r);
+  addSharedExpertAct(l, c, intermediate, r);
 }
 
 void monodc::stages::addSharedExpertDown(Launch &l, const ModelConfig &c,

@@ -122,8 +122,7 @@ int64_t sharedBytesFor(mlir::Operation *op, int64_t block, llvm::StringRef arch)
 /// tile of at most this many values) goes through one of two areas of
 /// shared memory, this many f32 words apart, alternately: its writes cannot
 /// then meet the reads of the one before, so it needs one barrier instead of
-/// three (the emitter's throughShared). The mHC seam's gate is about 90 of
-/// them.
+/// three (the emitter's throughShared). The mHC seam's gate has about 50.
 constexpr int64_t kSmallRearrangementWords = 512;
 
 /// The most shared memory one CTA of `arch` may have.
