@@ -143,7 +143,7 @@ private:
   }
   /// Before the first of a run of waits that a gemv_rows follows, when its
   /// weight rows are known already: its weights are loaded before the poll.
-  void prefetchBefore(Operation &wait) {
+  void prefetchBefore(Operation &wait, Value skipCount) {
     if (wait.getPrevNode() && isa<WaitOp, WaitPeerOp>(wait.getPrevNode()))
       return;
     Operation *next = wait.getNextNode();
@@ -159,8 +159,11 @@ private:
     }
     std::string slice = "w" + std::to_string(nextId++);
     GemvRowsShape shape = gemvRowsShape(g);
-    // A counted gemv of no tokens reads no weights, not even these.
-    const std::string guard = g.getCount() ? "if (" + nameOf(g.getCount()) + " > 0) " : "";
+    // A counted gemv of no tokens reads no weights, not even these (inside
+    // a skip on the same count, the skip's block already says so).
+    const std::string guard = g.getCount() && g.getCount() != skipCount
+                                  ? "if (" + nameOf(g.getCount()) + " > 0) "
+                                  : "";
     os << "    " << shape.sliceType << " " << slice << ";  // loaded before the poll\n"
        << "    " << guard << slice << ".prefetch(" << shape.weightArgs << ");\n";
     prefetched[g] = slice;
@@ -511,6 +514,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   // A mono.skip_unless opens a block that its task's publish (or the body's
   // end) closes: a skipping task still publishes.
   bool skipOpen = false;
+  Value skipCount;  // the count of the open skip, if one is open
   // A task starts behind a barrier (the previous task's last, or the
   // previous stage's).
   sharedUse = {};
@@ -526,9 +530,10 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     if (isa<PublishOp>(op) && skipOpen) {
       closeSkip();
       skipOpen = false;
+      skipCount = {};
     }
     if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
-      prefetchBefore(op);
+      prefetchBefore(op, skipCount);
     const bool otherSharedUser =
         !isRearrangement(op) && sharedBytesFor(&op, block, launch.getArch()) > 0;
     if (otherSharedUser || isa<SkipUnlessOp>(op))
@@ -538,6 +543,8 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     if (otherSharedUser)
       sharedUse.quietSinceBarrier = false;
     skipOpen = skipOpen || isa<SkipUnlessOp>(op);
+    if (auto skip = dyn_cast<SkipUnlessOp>(op))
+      skipCount = skip.getCount();
   }
   if (skipOpen)
     closeSkip();
