@@ -27,6 +27,35 @@ struct Fake {
   template <typename F> F get(const char *name) { return reinterpret_cast<F>(dlsym(handle, name)); }
 };
 
+/// The stand-in's device: `units` compute units holding `perUnit` resident
+/// CTAs of the kernel each, `devices` devices (0: none).
+void configure(Fake &fake, const char *configureFunction, int units, int perUnit, int devices) {
+  fake.get<void (*)(int, int, int)>(configureFunction)(units, perUnit, devices);
+}
+
+/// The kernel arguments of the stand-in's last launch (empty unless they
+/// are `size` bytes).
+std::vector<unsigned char> lastKernelArguments(Fake &fake, const char *kernargFunction,
+                                               size_t size) {
+  size_t got = 0;
+  const unsigned char *kernarg = fake.get<const unsigned char *(*)(size_t *)>(kernargFunction)(&got);
+  EXPECT_EQ(got, size);
+  return got == size ? std::vector<unsigned char>(kernarg, kernarg + size)
+                     : std::vector<unsigned char>();
+}
+
+/// The argument of type T at byte `offset` of `arguments`.
+template <typename T> T argumentAt(const std::vector<unsigned char> &arguments, size_t offset) {
+  T value{};
+  if (offset + sizeof(T) <= arguments.size())
+    std::memcpy(&value, arguments.data() + offset, sizeof(T));
+  return value;
+}
+/// The i-th pointer of a kernel's arguments (pointers 8 bytes apart).
+void *pointerAt(const std::vector<unsigned char> &arguments, size_t i) {
+  return argumentAt<void *>(arguments, i * sizeof(void *));
+}
+
 struct Prepared {
   std::vector<char> codeObject;
   LaunchInterface interface;
@@ -36,11 +65,12 @@ struct Prepared {
 /// An AMD code object and its layout; or, `cubin`, the same bytes standing
 /// for a cubin (the fake driver only checks the ELF magic) with nvrtc's
 /// layout (no notes: pointers 8 bytes apart) and `dynamicShared` bytes.
-Prepared prepare(bool cubin = false, int64_t dynamicShared = 0) {
+Prepared prepare(bool cubin = false, int64_t dynamicShared = 0,
+                 const std::string &manifestTail = "") {
   std::string elf = makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {makeKernelFor("mono_k", kArgs)});
   Prepared p;
   p.codeObject.assign(elf.begin(), elf.end());
-  p.interface = *LaunchInterface::parse(makeManifest("mono_k", kArgs));
+  p.interface = *LaunchInterface::parse(makeManifest("mono_k", kArgs) + manifestTail);
   p.interface.dynamicSharedBytes = dynamicShared;
   auto info = readCodeObject(elf);
   p.layout = *layoutArguments(p.interface, cubin ? nullptr : &info->kernels[0]);
@@ -75,7 +105,7 @@ TEST(HipRuntime, NoGpuIsAClearError) {
 TEST(Launcher, AllocatesZeroesBindsAndLaunches) {
   Fake fake;
   ASSERT_NE(fake.handle, nullptr) << dlerror();
-  fake.get<void (*)(int, int, int)>("fake_hip_configure")(4, 1, 1);
+  configure(fake, "fake_hip_configure", 4, 1, 1);
   auto hip = HipRuntime::load({MONODC_FAKE_HIP_PATH});
   ASSERT_TRUE(hip.ok()) << hip.message();
   Prepared p = prepare();
@@ -104,16 +134,11 @@ TEST(Launcher, AllocatesZeroesBindsAndLaunches) {
     EXPECT_EQ(fake.get<int (*)()>("fake_hip_launches")(), 1);
     EXPECT_EQ(fake.get<unsigned (*)()>("fake_hip_grid")(), 4u);
     EXPECT_EQ(fake.get<unsigned (*)()>("fake_hip_block")(), 256u);
-    size_t size = 0;
-    const unsigned char *kernarg =
-        fake.get<const unsigned char *(*)(size_t *)>("fake_hip_kernarg")(&size);
-    ASSERT_EQ(size, 40u);
-    void *pointers[5];
-    std::memcpy(pointers, kernarg, 40);
-    EXPECT_EQ(pointers[0], buffers[0]);
-    EXPECT_EQ(pointers[2], buffers[2]);
-    EXPECT_EQ(pointers[3], scratch);
-    EXPECT_EQ(pointers[4], buffers[3]);
+    const std::vector<unsigned char> arguments = lastKernelArguments(fake, "fake_hip_kernarg", 40);
+    EXPECT_EQ(pointerAt(arguments, 0), buffers[0]);
+    EXPECT_EQ(pointerAt(arguments, 2), buffers[2]);
+    EXPECT_EQ(pointerAt(arguments, 3), scratch);
+    EXPECT_EQ(pointerAt(arguments, 4), buffers[3]);
     EXPECT_EQ(fake.get<int (*)()>("fake_hip_modules")(), 1);
   }
   // Destroying the launcher frees its scratch and unloads its module.
@@ -124,7 +149,7 @@ TEST(Launcher, AllocatesZeroesBindsAndLaunches) {
 TEST(Launcher, RefusesADeviceThatCannotHoldTheWholeGrid) {
   Fake fake;
   ASSERT_NE(fake.handle, nullptr);
-  fake.get<void (*)(int, int, int)>("fake_hip_configure")(3, 1, 1); // the grid is 4
+  configure(fake, "fake_hip_configure", 3, 1, 1); // the grid is 4
   auto hip = HipRuntime::load({MONODC_FAKE_HIP_PATH});
   ASSERT_TRUE(hip.ok());
   Prepared p = prepare();
@@ -132,7 +157,7 @@ TEST(Launcher, RefusesADeviceThatCannotHoldTheWholeGrid) {
   ASSERT_FALSE(launcher.ok());
   EXPECT_EQ(launcher.message(), "device 0 holds 3 resident CTAs of kernel mono_k (3 compute "
                                 "units x 1), fewer than its persistent grid of 4");
-  fake.get<void (*)(int, int, int)>("fake_hip_configure")(4, 1, 0);
+  configure(fake, "fake_hip_configure", 4, 1, 0);
   EXPECT_NE(Launcher::create(*hip, p.codeObject, p.interface, p.layout, 0)
                 .message()
                 .find("found no usable GPU: hipInit failed in " MONODC_FAKE_HIP_PATH
@@ -143,7 +168,7 @@ TEST(Launcher, RefusesADeviceThatCannotHoldTheWholeGrid) {
 TEST(HipRuntime, RefusesDynamicSharedMemory) {
   Fake fake;
   ASSERT_NE(fake.handle, nullptr);
-  fake.get<void (*)(int, int, int)>("fake_hip_configure")(4, 1, 1);
+  configure(fake, "fake_hip_configure", 4, 1, 1);
   auto hip = HipRuntime::load({MONODC_FAKE_HIP_PATH});
   ASSERT_TRUE(hip.ok());
   Prepared p = prepare(false, 1024);
@@ -167,7 +192,7 @@ TEST(CudaDriver, AMissingLibraryIsAClearError) {
 TEST(Launcher, OverTheCudaDriver) {
   Fake fake(MONODC_FAKE_CUDA_PATH);
   ASSERT_NE(fake.handle, nullptr) << dlerror();
-  fake.get<void (*)(int, int, int)>("fake_cuda_configure")(4, 1, 1);
+  configure(fake, "fake_cuda_configure", 4, 1, 1);
   {
     auto cuda = CudaDriver::load({MONODC_FAKE_CUDA_PATH});
     ASSERT_TRUE(cuda.ok()) << cuda.message();
@@ -198,17 +223,12 @@ TEST(Launcher, OverTheCudaDriver) {
     EXPECT_EQ(fake.get<unsigned (*)()>("fake_cuda_grid")(), 4u);
     EXPECT_EQ(fake.get<unsigned (*)()>("fake_cuda_block")(), 256u);
     EXPECT_EQ(fake.get<unsigned (*)()>("fake_cuda_shared")(), 80352u);
-    size_t size = 0;
-    const unsigned char *kernarg =
-        fake.get<const unsigned char *(*)(size_t *)>("fake_cuda_kernarg")(&size);
-    ASSERT_EQ(size, 40u);
-    void *pointers[5];
-    std::memcpy(pointers, kernarg, 40);
-    EXPECT_EQ(pointers[0], buffers[0]);
-    EXPECT_EQ(pointers[1], buffers[1]);
-    EXPECT_EQ(pointers[2], buffers[2]);
-    EXPECT_EQ(pointers[3], scratch);
-    EXPECT_EQ(pointers[4], buffers[3]);
+    const std::vector<unsigned char> arguments = lastKernelArguments(fake, "fake_cuda_kernarg", 40);
+    EXPECT_EQ(pointerAt(arguments, 0), buffers[0]);
+    EXPECT_EQ(pointerAt(arguments, 1), buffers[1]);
+    EXPECT_EQ(pointerAt(arguments, 2), buffers[2]);
+    EXPECT_EQ(pointerAt(arguments, 3), scratch);
+    EXPECT_EQ(pointerAt(arguments, 4), buffers[3]);
     launcher->reset();
     // The launcher frees its scratch and unloads its module; the driver
     // object, its primary context.
@@ -224,15 +244,11 @@ TEST(Launcher, OverTheCudaDriver) {
 TEST(Launcher, TakesThePeerBuffersAndTheRank) {
   Fake fake(MONODC_FAKE_CUDA_PATH);
   ASSERT_NE(fake.handle, nullptr) << dlerror();
-  fake.get<void (*)(int, int, int)>("fake_cuda_configure")(4, 1, 1);
+  configure(fake, "fake_cuda_configure", 4, 1, 1);
   auto cuda = CudaDriver::load({MONODC_FAKE_CUDA_PATH});
   ASSERT_TRUE(cuda.ok()) << cuda.message();
-  Prepared p;
-  std::string elf = makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {makeKernelFor("mono_k", kArgs)});
-  p.codeObject.assign(elf.begin(), elf.end());
-  p.interface = *LaunchInterface::parse(makeManifest("mono_k", kArgs) + "ranks 2\npeer_slot_bytes 96\n");
+  Prepared p = prepare(true, 0, "ranks 2\npeer_slot_bytes 96\n");
   EXPECT_EQ(p.interface.peerBufferBytes(), 2 * 2 * 96);
-  p.layout = *layoutArguments(p.interface, nullptr);
   auto launcher = Launcher::create(*cuda, p.codeObject, p.interface, p.layout, 0);
   ASSERT_TRUE(launcher.ok()) << launcher.message();
   Launcher &l = **launcher;
@@ -249,17 +265,10 @@ TEST(Launcher, TakesThePeerBuffersAndTheRank) {
   EXPECT_FALSE(l.bindRank(-1).ok());
   ASSERT_TRUE(l.bindRank(1).ok());
   ASSERT_TRUE(l.launch(nullptr).ok());
-  size_t size = 0;
-  const unsigned char *kernarg =
-      fake.get<const unsigned char *(*)(size_t *)>("fake_cuda_kernarg")(&size);
-  ASSERT_EQ(size, 52u);
-  void *pointers[6];
-  uint32_t rank = 0;
-  std::memcpy(pointers, kernarg, 48);
-  std::memcpy(&rank, kernarg + 48, 4);
-  EXPECT_EQ(pointers[4], buffers[3]);
-  EXPECT_EQ(pointers[5], buffers[4]);
-  EXPECT_EQ(rank, 1u);
+  const std::vector<unsigned char> arguments = lastKernelArguments(fake, "fake_cuda_kernarg", 52);
+  EXPECT_EQ(pointerAt(arguments, 4), buffers[3]);
+  EXPECT_EQ(pointerAt(arguments, 5), buffers[4]);
+  EXPECT_EQ(argumentAt<uint32_t>(arguments, 48), 1u);
 
   // A launch without peer memory takes no rank.
   Prepared single = prepare(true);
@@ -273,12 +282,12 @@ TEST(Launcher, OverTheCudaDriverRefusesWhatCannotRun) {
   ASSERT_NE(fake.handle, nullptr);
   auto cuda = CudaDriver::load({MONODC_FAKE_CUDA_PATH});
   ASSERT_TRUE(cuda.ok());
-  fake.get<void (*)(int, int, int)>("fake_cuda_configure")(3, 1, 1); // the grid is 4
+  configure(fake, "fake_cuda_configure", 3, 1, 1); // the grid is 4
   Prepared p = prepare(true);
   EXPECT_EQ(Launcher::create(*cuda, p.codeObject, p.interface, p.layout, 0).message(),
             "device 0 holds 3 resident CTAs of kernel mono_k (3 compute units x 1), fewer than "
             "its persistent grid of 4");
-  fake.get<void (*)(int, int, int)>("fake_cuda_configure")(4, 1, 1);
+  configure(fake, "fake_cuda_configure", 4, 1, 1);
   Prepared tooMuch = prepare(true, 300000);
   EXPECT_EQ(Launcher::create(*cuda, tooMuch.codeObject, tooMuch.interface, tooMuch.layout, 0)
                 .message(),
@@ -287,7 +296,7 @@ TEST(Launcher, OverTheCudaDriverRefusesWhatCannotRun) {
   p.codeObject.assign({'/', '/', ' ', 'p', 't', 'x'});
   EXPECT_EQ(Launcher::create(*cuda, p.codeObject, p.interface, p.layout, 0).message(),
             "cuModuleLoadData failed in " MONODC_FAKE_CUDA_PATH ": CUDA_ERROR_INVALID_IMAGE (200)");
-  fake.get<void (*)(int, int, int)>("fake_cuda_configure")(4, 1, 0);
+  configure(fake, "fake_cuda_configure", 4, 1, 0);
   EXPECT_EQ(Launcher::create(*cuda, p.codeObject, p.interface, p.layout, 0).message(),
             "the CUDA driver found no usable GPU: cuInit failed in " MONODC_FAKE_CUDA_PATH
             ": CUDA_ERROR_NO_DEVICE (100)");
