@@ -95,6 +95,16 @@ if [ -d "$LAUNCHER" ] && wanted launcher; then
   tail -n 40 "$OUT/launcher.log"
   took "launcher (build and check)"
 fi
+# The launch checks run when `emit.sh launches` wrote their inputs; they and
+# the layer checks come before the benchmark, so that a run cut short by its
+# time limit still has the checks that decide whether a change lands.
+if [ -d "$ROOT/bench/gpu/emitted/sim" ] && wanted launches; then
+  stems=$(cd "$ROOT/bench/gpu/emitted/sim" && ls *.manifest | sed 's/\.manifest$//')
+  "$BIN/launch_check" "$ROOT/bench/gpu/emitted/sim" $stems > "$OUT/launches.log" 2>&1 || status=1
+else
+  echo "no launch checks (run emit.sh launches for them; ONLY, where given, names launches)" > "$OUT/launches.log"
+fi
+took "launch checks"
 # The whole layer against the CPU reference: full size on the `emit.sh layer`
 # sources, tiny on the `emit.sh stress` ones.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted check; then
@@ -110,14 +120,6 @@ if [ -d "$ROOT/bench/gpu/emitted/stress" ] && wanted tiny; then
   cat "$OUT/layer_check.tiny.log"
   took "layer check, tiny"
 fi
-# The layer benchmark runs when `emit.sh layer` wrote its sources.
-if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ] && wanted bench; then
-  env -u NCU_STAGES "$BIN/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
-    > "$OUT/layer.log" 2>&1 || status=1
-  echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
-  cat "$OUT/layer.log"
-  took "layer benchmark (widths ${WIDTHS:-6 12 24 48})"
-fi
 # The race stress runs when `emit.sh stress` wrote its sources.
 if [ -d "$ROOT/bench/gpu/emitted/stress" ] && wanted stress; then
   "$BIN/layer_stress" "$ROOT/bench/gpu/emitted/stress" tiny 2 "${STRESS_REPLAYS:-100000}" 6 48 \
@@ -125,6 +127,14 @@ if [ -d "$ROOT/bench/gpu/emitted/stress" ] && wanted stress; then
   echo "== race stress, K1 + K2 (tiny, TP 2) =="
   cat "$OUT/stress.log"
   took "race stress (${STRESS_REPLAYS:-100000} replays)"
+fi
+# The layer benchmark runs when `emit.sh layer` wrote its sources.
+if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ] && wanted bench; then
+  env -u NCU_STAGES "$BIN/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
+    > "$OUT/layer.log" 2>&1 || status=1
+  echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
+  cat "$OUT/layer.log"
+  took "layer benchmark (widths ${WIDTHS:-6 12 24 48})"
 fi
 # Nsight Compute on the named stages' own kernels (rank 0, one layer's
 # weights), when NCU_STAGES names them: details in ncu.log.
@@ -168,14 +178,6 @@ if [ -n "${SASS:-}" ] && wanted sass; then
   cat "$OUT/sass.log"
   took "SASS loops ($SASS)"
 fi
-# The launch checks run when `emit.sh launches` wrote their inputs.
-if [ -d "$ROOT/bench/gpu/emitted/sim" ] && wanted launches; then
-  stems=$(cd "$ROOT/bench/gpu/emitted/sim" && ls *.manifest | sed 's/\.manifest$//')
-  "$BIN/launch_check" "$ROOT/bench/gpu/emitted/sim" $stems > "$OUT/launches.log" 2>&1 || status=1
-else
-  echo "no launch checks (run emit.sh launches for them; ONLY, where given, names launches)" > "$OUT/launches.log"
-fi
-took "launch checks"
 for config in ${CONFIGS:-tiny dsv41}; do
   "$BIN/front_harness" "$ROOT/bench/gpu/emitted" "$config" > "$OUT/front.$config.log" 2>&1 || status=1
 done
