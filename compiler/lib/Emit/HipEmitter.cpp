@@ -538,8 +538,15 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
         !isRearrangement(op) && sharedBytesFor(&op, block, launch.getArch()) > 0;
     if (otherSharedUser || isa<SkipUnlessOp>(op))
       settleSharedReads();
+    const size_t printedFrom = text.size();
     if (failed(printOp(op)))
       return failure();
+    // The barriers above know shared memory's users from sharedBytesFor: an
+    // op that used it unannounced could race with a rearrangement's reads.
+    if (!otherSharedUser && !isRearrangement(op) &&
+        llvm::StringRef(text).drop_front(printedFrom).contains("mono_lds"))
+      return op.emitOpError() << "uses shared memory that sharedBytesFor does not count "
+                                 "(an emitter bug: its barriers would not order it)";
     if (otherSharedUser)
       sharedUse.quietSinceBarrier = false;
     skipOpen = skipOpen || isa<SkipUnlessOp>(op);
