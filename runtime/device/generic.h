@@ -231,23 +231,24 @@ MONO_DEV void mono_topk(const float (&x)[S], float (&values)[SK], float (&indice
   // N keys, then k values and k indices.
   mono_u32 *keys = (mono_u32 *)lds;
   float *result = lds + N;
+  mono_u32 key[S];
   mono_block_sync();
 #pragma unroll
   for (int s = 0; s < S; ++s) {
     const int i = s * MONO_BLOCK + tid;
-    if (i < N) keys[i] = mono_topk_key(x[s]);
+    key[s] = mono_topk_key(x[s]);
+    if (i < N) keys[i] = key[s];
   }
   mono_block_sync();
 #pragma unroll
   for (int s = 0; s < S; ++s) {
     const int i = s * MONO_BLOCK + tid;
     if (i < N) {
-      const mono_u32 key = mono_topk_key(x[s]);
       int rank = 0;
       // Those before i come first on a tie.
       for (int j = 0; j < N; ++j) {
         const mono_u32 other = keys[j];
-        rank += (other > key) | ((other == key) & (j < i));
+        rank += (other > key[s]) | ((other == key[s]) & (j < i));
       }
       if (rank < K) {
         result[rank] = x[s];
