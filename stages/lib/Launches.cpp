@@ -158,7 +158,8 @@ void addMoe(Launch &launch, const ModelConfig &c, int64_t tp, const MoeRegions &
   const int64_t shared = c.sharedPerRank(tp), routed = c.routedPerRank(tp);
   addRouter(launch, c, m.router);
   if (!m.withRouted) {
-    addSharedExpertUp(launch, c, shared, m.shared);
+    addSharedExpertGateUp(launch, m.shared);
+    addSharedExpertAct(launch, c, shared, m.shared);
     addSharedExpertDown(launch, c, m.shared);
     return;
   }

@@ -56,12 +56,6 @@ void monodc::stages::addSharedExpertAct(Launch &l, const ModelConfig &c, int64_t
   });
 }
 
-void monodc::stages::addSharedExpertUp(Launch &l, const ModelConfig &c, int64_t intermediate,
-                                       const SharedExpertRegions &r) {
-  addSharedExpertGateUp(l, r);
-  addSharedExpertAct(l, c, intermediate, r);
-}
-
 void monodc::stages::addSharedExpertDown(Launch &l, const ModelConfig &c,
                                          const SharedExpertRegions &r) {
   const int64_t tokens = l.options().rows;

@@ -534,8 +534,9 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     }
     if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
       prefetchBefore(op, skipCount);
+    const bool rearrangement = isRearrangement(op);
     const bool otherSharedUser =
-        !isRearrangement(op) && sharedBytesFor(&op, block, launch.getArch()) > 0;
+        !rearrangement && sharedBytesFor(&op, block, launch.getArch()) > 0;
     if (otherSharedUser || isa<SkipUnlessOp>(op))
       settleSharedReads();
     const size_t printedFrom = text.size();
@@ -543,7 +544,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
       return failure();
     // The barriers above know shared memory's users from sharedBytesFor: an
     // op that used it unannounced could race with a rearrangement's reads.
-    if (!otherSharedUser && !isRearrangement(op) &&
+    if (!otherSharedUser && !rearrangement &&
         llvm::StringRef(text).drop_front(printedFrom).contains("mono_lds"))
       return op.emitOpError() << "uses shared memory that sharedBytesFor does not count "
                                  "(an emitter bug: its barriers would not order it)";

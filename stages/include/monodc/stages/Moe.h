@@ -38,13 +38,10 @@ struct SharedExpertRegions {
 };
 /// In parts, so that other work can run between them: gate/up, the
 /// activation (which waits for every gate/up task of its token), then the
-/// down projection (which waits for every token's h). addSharedExpertUp is
-/// the first two together.
+/// down projection (which waits for every token's h).
 void addSharedExpertGateUp(dsl::Launch &launch, const SharedExpertRegions &regions);
 void addSharedExpertAct(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
                         const SharedExpertRegions &regions);
-void addSharedExpertUp(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
-                       const SharedExpertRegions &regions);
 void addSharedExpertDown(dsl::Launch &launch, const ModelConfig &config,
                          const SharedExpertRegions &regions);
 
