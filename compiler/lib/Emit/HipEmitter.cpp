@@ -13,9 +13,13 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <array>
 
 using namespace mlir;
 using namespace monodc;
@@ -204,27 +208,42 @@ private:
 
   /// Small tile rearrangements: `in` goes to shared memory, then value i of
   /// the result is `source` (an expression of i over mono_lds). A small one
-  /// (kSmallRearrangementWords) takes the area its predecessor did not and
-  /// leaves its reads behind no barrier: the next small one writes the
-  /// other area, and its barrier is the one that lets the area after it be
-  /// written; any other user of shared memory first waits for them
-  /// (settleSharedReads). A large one keeps a barrier on either side.
+  /// (kSmallRearrangementWords) reads `in` where an area still holds it,
+  /// with no barrier; otherwise it writes the area least recently used of
+  /// those nobody has read since the last barrier (after a barrier, if all
+  /// have been), then one barrier, then reads. Its reads stay behind no
+  /// barrier: the next write to that area, or any other user of shared
+  /// memory, first waits for them (settleSharedReads). A large one keeps a
+  /// barrier on either side.
   LogicalResult throughShared(Value in, Value out, const std::string &source) {
     std::string name = define(out, "t");
     declareTile(out, name);
     const bool small = sizeOf(in) <= kSmallRearrangementWords;
     if (!small || !sharedUse.quietSinceBarrier)
-      os << "    mono_block_sync();\n";
-    const std::string base =
-        small && sharedUse.nextArea ? std::to_string(kSmallRearrangementWords) + " + " : "";
-    if (sizeOf(in) == 1) {
-      os << "    if (mono_t == 0) mono_lds[" << base << "0] = " << nameOf(in) << "[0];\n";
+      sharedBarrier("");
+    int area = 0;
+    if (small) {
+      auto &areas = sharedUse.areas;
+      auto held = llvm::find_if(areas, [&](const SharedArea &a) { return a.content == in; });
+      if (held != areas.end()) {
+        area = held - areas.begin();
+      } else {
+        auto free = [&](int a) { return !areas[a].readsPending; };
+        if (llvm::none_of(llvm::seq<int>(0, kRearrangementAreas), free))
+          sharedBarrier("  // every area has been read");
+        for (int a = 0; a < kRearrangementAreas; ++a)
+          if (free(a) && (!free(area) || areas[a].lastUse < areas[area].lastUse))
+            area = a;
+        writeToShared(in, area);
+        areas[area].content = in;
+      }
+      areas[area].readsPending = true;
+      areas[area].lastUse = ++sharedUse.clock;
     } else {
-      openSlotLoop(in);
-      os << "      if (i < " << sizeOf(in) << ") mono_lds[" << base << "i] = " << nameOf(in)
-         << "[s];\n    }\n";
+      writeToShared(in, 0);
     }
-    os << "    mono_block_sync();\n";
+    const std::string base =
+        area ? std::to_string(area * kSmallRearrangementWords) + " + " : "";
     std::string read = source;
     for (size_t at = read.find("mono_lds["); at != std::string::npos;
          at = read.find("mono_lds[", at + 1))
@@ -234,14 +253,35 @@ private:
       os << "      { const int i = 0; " << name << "[0] = " << read << "; }\n    }\n";
     else
       os << "      if (i < " << sizeOf(out) << ") " << name << "[s] = " << read << ";\n    }\n";
-    sharedUse.quietSinceBarrier = true;
-    if (small) {
-      sharedUse.readsInFlight = true;
-      sharedUse.nextArea ^= 1;
-    } else {
-      os << "    mono_block_sync();\n";
+    if (!small) {
+      sharedBarrier("");
+      forgetSharedAreas();  // the tile spans them
     }
     return success();
+  }
+  /// `in` into shared memory at area `area`, and the barrier after it.
+  void writeToShared(Value in, int area) {
+    const std::string base =
+        area ? std::to_string(area * kSmallRearrangementWords) + " + " : "";
+    if (sizeOf(in) == 1) {
+      os << "    if (mono_t == 0) mono_lds[" << base << "0] = " << nameOf(in) << "[0];\n";
+    } else {
+      openSlotLoop(in);
+      os << "      if (i < " << sizeOf(in) << ") mono_lds[" << base << "i] = " << nameOf(in)
+         << "[s];\n    }\n";
+    }
+    sharedBarrier("");
+  }
+  /// A block barrier: every read and write before it is done.
+  void sharedBarrier(llvm::StringRef why) {
+    os << "    mono_block_sync();" << why << "\n";
+    sharedUse.quietSinceBarrier = true;
+    for (SharedArea &a : sharedUse.areas)
+      a.readsPending = false;
+  }
+  void forgetSharedAreas() {
+    for (SharedArea &a : sharedUse.areas)
+      a.content = {};
   }
   /// The expand whose input is `r`'s result alone, along the same axis of
   /// the same shape: the pair prints as one rearrangement (each value the
@@ -281,10 +321,8 @@ private:
   }
   /// A barrier behind the small rearrangements' reads, if any are in flight.
   void settleSharedReads() {
-    if (!sharedUse.readsInFlight)
-      return;
-    os << "    mono_block_sync();  // the rearrangements' reads are done\n";
-    sharedUse.readsInFlight = false;
+    if (llvm::any_of(sharedUse.areas, [](const SharedArea &a) { return a.readsPending; }))
+      sharedBarrier("  // the rearrangements' reads are done");
   }
   int64_t slotsOf(Value v) { return slotsPerThread(sizeOf(v), block); }
   /// Slot `s` of a tile, or its single value when the tile is uniform.
@@ -328,13 +366,16 @@ private:
   llvm::DenseMap<Operation *, std::string> prefetched;
   llvm::DenseMap<Operation *, std::string> onceWaits; ///< wait -> its CTA's "seen" flag
   /// Shared memory in the task being printed, between small rearrangements.
+  struct SharedArea {
+    Value content;             ///< the tile the area holds, while it does
+    bool readsPending = false; ///< read since the last barrier
+    int64_t lastUse = 0;
+  };
   struct {
-    /// Since the last barrier, shared memory was at most read, by the small
-    /// rearrangement before nextArea.
+    /// No other user of shared memory since the last barrier.
     bool quietSinceBarrier = true;
-    /// That rearrangement's reads are behind no barrier yet.
-    bool readsInFlight = false;
-    int nextArea = 0;
+    std::array<SharedArea, kRearrangementAreas> areas;
+    int64_t clock = 0;
   } sharedUse;
   int nextId = 0;
 };
@@ -525,6 +566,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     settleSharedReads();
     os << "    }  // a task that skips comes here\n";
     sharedUse.quietSinceBarrier = false;
+    forgetSharedAreas();
   };
   for (Operation &op : stage.getBodyBlock()) {
     if (isa<PublishOp>(op) && skipOpen) {
@@ -548,8 +590,10 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
         llvm::StringRef(text).drop_front(printedFrom).contains("mono_lds"))
       return op.emitOpError() << "uses shared memory that sharedBytesFor does not count "
                                  "(an emitter bug: its barriers would not order it)";
-    if (otherSharedUser)
+    if (otherSharedUser) {
       sharedUse.quietSinceBarrier = false;
+      forgetSharedAreas();
+    }
     skipOpen = skipOpen || isa<SkipUnlessOp>(op);
     if (auto skip = dyn_cast<SkipUnlessOp>(op))
       skipCount = skip.getCount();

@@ -86,10 +86,13 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
   auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
   // Every building block works in f32 words of shared memory.
   // Rearrangements go through shared memory: the whole input, a small one
-  // in either of two areas.
+  // in any of the areas.
   auto rearranged = [&](Value in) {
     const int64_t n = size(in);
-    return (n <= kSmallRearrangementWords ? kSmallRearrangementWords + n : n) * 4;
+    return (n <= kSmallRearrangementWords
+                ? (kRearrangementAreas - 1) * kSmallRearrangementWords + n
+                : n) *
+           4;
   };
   if (auto r = dyn_cast<ReduceOp>(op))
     return std::max(std::max(block, size(r.getInput())) * 4,

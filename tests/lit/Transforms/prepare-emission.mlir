@@ -241,10 +241,10 @@ mono.launch @toomuch attributes {arch = "gfx942", grid = 4 : i64, block = 512 : 
 
 // -----
 
-// A slice of a small tile (at most 512 values) may take the second of the
-// two areas of small rearrangements: (512 + 64) floats. A large one needs
-// its input only: 1024 floats.
-// CHECK: mono.launch @smallslice attributes {{{.*}}mono.lds_bytes = 2304 : i64
+// A slice of a small tile (at most 1024 values) may take the last of the
+// three areas of small rearrangements: (2 x 1024 + 64) floats. A large one
+// needs its input only: 2048 floats.
+// CHECK: mono.launch @smallslice attributes {{{.*}}mono.lds_bytes = 8448 : i64
 mono.launch @smallslice attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   mono.stage @s tasks 1 {
   ^bb0(%t: index):
@@ -255,11 +255,11 @@ mono.launch @smallslice attributes {arch = "gfx950", grid = 4 : i64, block = 256
 
 // -----
 
-// CHECK: mono.launch @largeslice attributes {{{.*}}mono.lds_bytes = 4096 : i64
+// CHECK: mono.launch @largeslice attributes {{{.*}}mono.lds_bytes = 8192 : i64
 mono.launch @largeslice attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   mono.stage @s tasks 1 {
   ^bb0(%t: index):
-    %x = mono.constant 1.0 : !mono.tile<1024, f32>
-    %up = mono.slice %x[16] {stride = 32 : i64, block = 16 : i64} : !mono.tile<1024, f32> -> !mono.tile<512, f32>
+    %x = mono.constant 1.0 : !mono.tile<2048, f32>
+    %up = mono.slice %x[16] {stride = 32 : i64, block = 16 : i64} : !mono.tile<2048, f32> -> !mono.tile<1024, f32>
   }
 }

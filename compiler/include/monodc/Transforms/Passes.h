@@ -119,11 +119,15 @@ inline bool gemvRowsStagesF32(int64_t outputs, int64_t block, llvm::StringRef ar
 int64_t sharedBytesFor(mlir::Operation *op, int64_t block, llvm::StringRef arch);
 
 /// A small rearrangement (slice, expand, gather, a small axis reduction: a
-/// tile of at most this many values) goes through one of two areas of
-/// shared memory, this many f32 words apart, alternately: its writes cannot
-/// then meet the reads of the one before, so it needs one barrier instead of
-/// three (the emitter's throughShared). The mHC seam's gate has about 50.
-constexpr int64_t kSmallRearrangementWords = 512;
+/// tile of at most kSmallRearrangementWords values) goes through one of
+/// kRearrangementAreas areas of shared memory, that many f32 words apart:
+/// its writes go to an area nobody has read since the last barrier, so it
+/// needs one barrier instead of three, and a tile still in an area is read
+/// again from there, with none (the emitter's throughShared). routed.ug's
+/// gate and up slices of its 1024 values are one write; the mHC seam's gate
+/// cycles through three tiles.
+constexpr int64_t kSmallRearrangementWords = 1024;
+constexpr int64_t kRearrangementAreas = 3;
 
 /// The most shared memory one CTA of `arch` may have.
 int64_t maxSharedBytes(llvm::StringRef arch);
