@@ -166,18 +166,20 @@ void addMoe(Launch &launch, const ModelConfig &c, int64_t tp, const MoeRegions &
   // Every CTA walks the stages in this order. The plan (one task) first,
   // then the shared expert's gate/up, which needs only x, while it runs;
   // then the routed experts' input in the plan's order, ready when CTAs
-  // reach their GEMVs, and only then the shared expert's activation, which
-  // waits for every gate/up task of its token (before routed.xr it held
-  // routed.xr's CTAs: on the H200 a layer at rows 48 took 2208.3 -> 2197.3
-  // us with it after, rows 6 the same). The shared expert's down
-  // projection, which waits for every token's activation, comes after the
-  // routed GEMVs, where nothing waits for it (before them, the H200 showed
-  // CTAs polling there and routed.xr starting only after it).
+  // reach their GEMVs. The shared expert's activation waits for every
+  // gate/up task of its token, so it comes after routed.ug, where that is
+  // long done (before routed.ug it held most CTAs until the last gate/up
+  // task ended, and routed.ug started late; before routed.xr it held
+  // routed.xr's CTAs too). The shared expert's down projection, which waits
+  // for every token's activation, comes after the routed GEMVs, where
+  // nothing waits for it (before them, the H200 showed CTAs polling there
+  // and routed.xr starting only after it).
   addRoutedPlan(launch, m.routed);
   addSharedExpertGateUp(launch, m.shared);
   addRoutedInput(launch, c, m.routed);
+  addRoutedGateUp(launch, c, routed, m.routed);
   addSharedExpertAct(launch, c, shared, m.shared);
-  addRoutedGemvs(launch, c, routed, m.routed);
+  addRoutedDown(launch, c, m.routed);
   addSharedExpertDown(launch, c, m.shared);
   addRoutedCombine(launch, c, m.routed);
 }

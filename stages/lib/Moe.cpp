@@ -131,29 +131,33 @@ void monodc::stages::addRoutedInput(Launch &l, const ModelConfig &c, const Route
   });
 }
 
-void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t inter,
-                                    const RoutedExpertRegions &r) {
-  constexpr int64_t kTile = 16;        // w13 interleaves gate and up in 16-row tiles
-  // 128 weight rows a task: 64 ran routed.ug's busiest CTA 20% slower on the
-  // H200 (each task's wait, staging and publish; docs/gpu-validation.md).
-  // The per-rank intermediate is padded to a multiple of 128 (DSV41.md), so
-  // a slot's 64-column parts tile it, and each part is two whole MXFP8
-  // blocks of h.
-  constexpr int64_t kTilesPerTask = 4, kPart = kTile * kTilesPerTask;
-  constexpr int64_t kDownRows = 256;   // w2 rows a task: one a thread
+namespace {
+// w13 interleaves gate and up in 16-row tiles; a routed.ug task takes four of
+// each (128 weight rows: 64 ran routed.ug's busiest CTA 20% slower on the
+// H200, each task's wait, staging and publish; docs/gpu-validation.md). The
+// per-rank intermediate is padded to a multiple of 128 (DSV41.md), so a
+// slot's 64-column parts tile it, and each part is two whole MXFP8 blocks of
+// h.
+constexpr int64_t kGateUpTile = 16;
+constexpr int64_t kGateUpPart = kGateUpTile * 4;
+constexpr int64_t kDownRows = 256; // w2 rows a routed.down task: one a thread
+
+// A slot's expert, first place and count. A slot past the last has count 0
+// (its GEMVs read nothing) and expert -1, taken as 0 so that its weight row
+// stays an address inside the weights.
+struct Slot {
+  Index expert, first, count;
+};
+Slot slotOf(Task &t, const RoutedExpertRegions &r, Index s) {
+  Tile expert = max(t.load(r.plan, t.index(kPlanSlotExpert), s, 1), t.constant(0.0f));
+  return Slot{t.toIndex(expert), t.toIndex(t.load(r.plan, t.index(kPlanSlotFirst), s, 1)),
+              t.toIndex(t.load(r.plan, t.index(kPlanSlotCount), s, 1))};
+}
+} // namespace
+
+void monodc::stages::addRoutedGateUp(Launch &l, const ModelConfig &c, int64_t inter,
+                                     const RoutedExpertRegions &r) {
   constexpr int64_t G = kRoutedGroup;
-  const int64_t h = c.hidden, slots = r.plan.cols();
-  // The slot's expert, first place and count. A slot past the last has
-  // count 0 (its GEMVs read nothing) and expert -1, taken as 0 so that
-  // its weight row stays an address inside the weights.
-  struct Slot {
-    Index expert, first, count;
-  };
-  auto slotOf = [&](Task &t, Index s) {
-    Tile expert = max(t.load(r.plan, t.index(kPlanSlotExpert), s, 1), t.constant(0.0f));
-    return Slot{t.toIndex(expert), t.toIndex(t.load(r.plan, t.index(kPlanSlotFirst), s, 1)),
-                t.toIndex(t.load(r.plan, t.index(kPlanSlotCount), s, 1))};
-  };
   // One task a (slot, 64 intermediate columns): four of the expert's gate
   // tiles, each with the up tile after it, for the slot's tokens together.
   // Used slots come first, so tasks of empty slots are claimed last, and
@@ -162,27 +166,33 @@ void monodc::stages::addRoutedGemvs(Launch &l, const ModelConfig &c, int64_t int
   // layer slower while its stages shared one body; as stage functions it
   // costs nothing at rows 6 and gains 1-2.4% from rows 12 to 48
   // (docs/gpu-validation.md, fourteenth and fifteenth sessions).
-  const int64_t parts = inter / kPart;
-  l.stage("routed.ug", slots * parts, [&](Task &t) {
+  const int64_t parts = inter / kGateUpPart;
+  l.stage("routed.ug", r.plan.cols() * parts, [&](Task &t) {
     Index s = t.id() / parts, part = t.id() % parts;
-    Slot slot = slotOf(t, s);
+    Slot slot = slotOf(t, r, s);
     t.skipUnless(slot.count);
-    Tile gu = t.gemvRows(r.w13, r.w13Scales, slot.expert * (2 * inter) + part * (2 * kPart),
-                         2 * kPart, r.xCodes, r.xScales, slot.first, G, slot.count);
+    Tile gu = t.gemvRows(r.w13, r.w13Scales, slot.expert * (2 * inter) + part * (2 * kGateUpPart),
+                         2 * kGateUpPart, r.xCodes, r.xScales, slot.first, G, slot.count);
     // Token-major [G][gate 16, up 16, ... x4]: the gate tiles of every token,
     // then the up tiles.
-    Tile g = min(gu.slice(0, G * kPart, 2 * kTile, kTile), t.constant(c.swigluLimit));
-    Tile u = max(min(gu.slice(kTile, G * kPart, 2 * kTile, kTile), t.constant(c.swigluLimit)),
+    Tile g = min(gu.slice(0, G * kGateUpPart, 2 * kGateUpTile, kGateUpTile),
+                 t.constant(c.swigluLimit));
+    Tile u = max(min(gu.slice(kGateUpTile, G * kGateUpPart, 2 * kGateUpTile, kGateUpTile),
+                     t.constant(c.swigluLimit)),
                  t.constant(-c.swigluLimit));
     Tile act = (g * sigmoid(g) * u).to(bf16);
     Mxfp8Tile q = t.quantizeMxfp8(act.to(f32), Mxfp8Flavour::Routed);
-    t.storeRows(r.hCodes, s * G, part * kPart, G, q.codes);
-    t.storeRows(r.hScales, s * G, part * (kPart / 32), G, q.scales);
+    t.storeRows(r.hCodes, s * G, part * kGateUpPart, G, q.codes);
+    t.storeRows(r.hScales, s * G, part * (kGateUpPart / 32), G, q.scales);
   }, /*dynamic=*/true);
-  const int64_t blocks = h / kDownRows;
-  l.stage("routed.down", slots * blocks, [&](Task &t) {
+}
+
+void monodc::stages::addRoutedDown(Launch &l, const ModelConfig &c, const RoutedExpertRegions &r) {
+  constexpr int64_t G = kRoutedGroup;
+  const int64_t h = c.hidden, blocks = h / kDownRows;
+  l.stage("routed.down", r.plan.cols() * blocks, [&](Task &t) {
     Index s = t.id() / blocks, block = t.id() % blocks;
-    Slot slot = slotOf(t, s);
+    Slot slot = slotOf(t, r, s);
     t.skipUnless(slot.count);
     Tile d = t.gemvRows(r.w2, r.w2Scales, slot.expert * h + block * kDownRows, kDownRows,
                         r.hCodes, r.hScales, s * G, G, slot.count);

@@ -86,16 +86,19 @@ enum RoutedPlanRow : int64_t {
 RoutedExpertRegions declareRoutedExperts(dsl::Launch &launch, const ModelConfig &config,
                                          int64_t intermediate, const dsl::Region &x,
                                          const RouterRegions &router, const dsl::Region &shared);
-/// In four parts: the plan; MXFP8r(x) in its order; the GEMVs and the
-/// activation (up to `down`); the combine with the shared expert's output.
-/// The GEMVs take a slot of up to kRoutedGroup tokens of one expert a task
-/// (the union of experts), so each expert weight is read and decoded once
-/// for all its tokens of the step (fewer than kRoutedGroup: once a slot).
+/// In five parts: the plan; MXFP8r(x) in its order; the gate/up GEMV with
+/// the activation (routed.ug); the down GEMV (up to `down`, routed.down);
+/// the combine with the shared expert's output. The GEMVs take a slot of up
+/// to kRoutedGroup tokens of one expert a task (the union of experts), so
+/// each expert weight is read and decoded once for all its tokens of the
+/// step (fewer than kRoutedGroup: once a slot); both are dynamic stages.
 void addRoutedPlan(dsl::Launch &launch, const RoutedExpertRegions &regions);
 void addRoutedInput(dsl::Launch &launch, const ModelConfig &config,
                     const RoutedExpertRegions &regions);
-void addRoutedGemvs(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
-                    const RoutedExpertRegions &regions);
+void addRoutedGateUp(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,
+                     const RoutedExpertRegions &regions);
+void addRoutedDown(dsl::Launch &launch, const ModelConfig &config,
+                   const RoutedExpertRegions &regions);
 void addRoutedCombine(dsl::Launch &launch, const ModelConfig &config,
                       const RoutedExpertRegions &regions);
 
