@@ -174,6 +174,7 @@ void addMoe(Launch &launch, const ModelConfig &c, int64_t tp, const MoeRegions &
   // for every token's activation, comes after the routed GEMVs, where
   // nothing waits for it (before them, the H200 showed CTAs polling there
   // and routed.xr starting only after it).
+  addRoutedTokens(launch, m.routed);
   addRoutedPlan(launch, m.routed);
   addSharedExpertGateUp(launch, m.shared);
   addRoutedInput(launch, c, m.routed);

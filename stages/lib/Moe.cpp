@@ -87,6 +87,8 @@ RoutedExpertRegions monodc::stages::declareRoutedExperts(Launch &l, const ModelC
           router.weights,
           router.pairExperts,
           l.scratch("routed_plan", f32, {kPlanRows, pairs}),
+          l.scratch("xtq", e4m3, {rows, h}),
+          l.scratch("xts", e8m0, {rows, h / 32}),
           l.scratch("xrq", e4m3, {pairs, h}),
           l.scratch("xrs", e8m0, {pairs, h / 32}),
           l.weight("w13", e2m1, {c.experts * 2 * inter, h}),
@@ -118,16 +120,26 @@ void monodc::stages::addRoutedPlan(Launch &l, const RoutedExpertRegions &r) {
   });
 }
 
+void monodc::stages::addRoutedTokens(Launch &l, const RoutedExpertRegions &r) {
+  // MXFP8r(x) once a token; routed.xr copies it to each of the token's
+  // places. It needs only x, so it runs beside the routing and the plan
+  // (quantized at each place, 288 quantizations at rows 48 where 48 give
+  // the same codes, it kept the CTAs after the plan for about 28 us).
+  l.stage("routed.xq", r.x.rows(), [&](Task &t) {
+    Mxfp8Tile q = t.quantizeMxfp8(t.loadRow(r.x, t.id()).to(f32), Mxfp8Flavour::Routed);
+    t.store(r.tokenCodes, t.id(), 0, q.codes);
+    t.store(r.tokenScales, t.id(), 0, q.scales);
+  });
+}
+
 void monodc::stages::addRoutedInput(Launch &l, const ModelConfig &c, const RoutedExpertRegions &r) {
-  // MXFP8r(x) of each place's token, so that a slot's tokens are
-  // consecutive rows (the same codes as a row a token: the quantizer sees
-  // the same values).
+  // Each place's token's MXFP8r(x), so that a slot's tokens are consecutive
+  // rows: a copy (codes and scales go through f32 exactly).
   l.stage("routed.xr", r.plan.cols(), [&](Task &t) {
     Index pair = t.toIndex(t.load(r.plan, t.index(kPlanPairAtPlace), t.id(), 1));
-    Mxfp8Tile q =
-        t.quantizeMxfp8(t.loadRow(r.x, pair / c.topK).to(f32), Mxfp8Flavour::Routed);
-    t.store(r.xCodes, t.id(), 0, q.codes);
-    t.store(r.xScales, t.id(), 0, q.scales);
+    Index token = pair / c.topK;
+    t.store(r.xCodes, t.id(), 0, t.loadRow(r.tokenCodes, token));
+    t.store(r.xScales, t.id(), 0, t.loadRow(r.tokenScales, token));
   });
 }
 

@@ -60,7 +60,8 @@ struct RoutedExpertRegions {
   /// expert) with their expert, first place and count; each pair's row in
   /// the slot-row buffers.
   dsl::Region plan;
-  dsl::Region xCodes, xScales;  ///< MXFP8r(x) of each place's token, place order
+  dsl::Region tokenCodes, tokenScales; ///< MXFP8r(x) of each token, token order
+  dsl::Region xCodes, xScales;  ///< the same of each place's token, place order
   dsl::Region w13, w13Scales;   ///< e2m1 [E 2I, H] (16-row gate/up tiles), shuffled E8M0
   /// MXFP8r(h) [slots G, I]: slot s's tokens at rows [sG, sG + count)
   /// (the rest of its rows hold the code of 0).
@@ -86,12 +87,14 @@ enum RoutedPlanRow : int64_t {
 RoutedExpertRegions declareRoutedExperts(dsl::Launch &launch, const ModelConfig &config,
                                          int64_t intermediate, const dsl::Region &x,
                                          const RouterRegions &router, const dsl::Region &shared);
-/// In five parts: the plan; MXFP8r(x) in its order; the gate/up GEMV with
+/// In six parts: MXFP8r(x) of each token; the plan; those codes in its
+/// order; the gate/up GEMV with
 /// the activation (routed.ug); the down GEMV (up to `down`, routed.down);
 /// the combine with the shared expert's output. The GEMVs take a slot of up
 /// to kRoutedGroup tokens of one expert a task (the union of experts), so
 /// each expert weight is read and decoded once for all its tokens of the
 /// step (fewer than kRoutedGroup: once a slot); both are dynamic stages.
+void addRoutedTokens(dsl::Launch &launch, const RoutedExpertRegions &regions);
 void addRoutedPlan(dsl::Launch &launch, const RoutedExpertRegions &regions);
 void addRoutedInput(dsl::Launch &launch, const ModelConfig &config,
                     const RoutedExpertRegions &regions);
