@@ -87,13 +87,13 @@ enum RoutedPlanRow : int64_t {
 RoutedExpertRegions declareRoutedExperts(dsl::Launch &launch, const ModelConfig &config,
                                          int64_t intermediate, const dsl::Region &x,
                                          const RouterRegions &router, const dsl::Region &shared);
-/// In six parts: MXFP8r(x) of each token; the plan; those codes in its
-/// order; the gate/up GEMV with
-/// the activation (routed.ug); the down GEMV (up to `down`, routed.down);
-/// the combine with the shared expert's output. The GEMVs take a slot of up
-/// to kRoutedGroup tokens of one expert a task (the union of experts), so
-/// each expert weight is read and decoded once for all its tokens of the
-/// step (fewer than kRoutedGroup: once a slot); both are dynamic stages.
+/// In six parts: MXFP8r(x) of each token (routed.xq); the plan; those
+/// codes in its order (routed.xr); the gate/up GEMV with the activation
+/// (routed.ug); the down GEMV (up to `down`, routed.down); the combine with
+/// the shared expert's output. The GEMVs take a slot of up to kRoutedGroup
+/// tokens of one expert a task (the union of experts), so each expert
+/// weight is read and decoded once for all its tokens of the step (fewer
+/// than kRoutedGroup: once a slot); both are dynamic stages.
 void addRoutedTokens(dsl::Launch &launch, const RoutedExpertRegions &regions);
 void addRoutedPlan(dsl::Launch &launch, const RoutedExpertRegions &regions);
 void addRoutedInput(dsl::Launch &launch, const ModelConfig &config,
