@@ -206,8 +206,12 @@ private:
            std::to_string(peerOffset(region)) + ")";
   }
 
+  /// The expression of the value at `index` (an expression) of the tile a
+  /// rearrangement put in shared memory: its area is the rearrangement's.
+  using SharedElement = llvm::function_ref<std::string(const std::string &index)>;
   /// Small tile rearrangements: `in` goes to shared memory, then value i of
-  /// the result is `source` (an expression of i over mono_lds). A small one
+  /// the result is the expression of i that `source` builds from the tile's
+  /// elements. A small one
   /// (kSmallRearrangementWords) reads `in` where an area still holds it,
   /// with no barrier; otherwise it writes the area least recently used of
   /// those nobody has read since the last barrier (after a barrier, if all
@@ -215,7 +219,8 @@ private:
   /// barrier: the next write to that area, or any other user of shared
   /// memory, first waits for them (settleSharedReads). A large one keeps a
   /// barrier on either side.
-  LogicalResult throughShared(Value in, Value out, const std::string &source) {
+  LogicalResult throughShared(Value in, Value out,
+                              llvm::function_ref<std::string(SharedElement)> source) {
     std::string name = define(out, "t");
     declareTile(out, name);
     const bool small = sizeOf(in) <= kSmallRearrangementWords;
@@ -242,12 +247,9 @@ private:
     } else {
       writeToShared(in, 0);
     }
-    const std::string base =
-        area ? std::to_string(area * kSmallRearrangementWords) + " + " : "";
-    std::string read = source;
-    for (size_t at = read.find("mono_lds["); at != std::string::npos;
-         at = read.find("mono_lds[", at + 1))
-      read.insert(at + 9, base);
+    const std::string read = source([&](const std::string &index) {
+      return "mono_lds[" + sharedAreaBase(area) + index + "]";
+    });
     openSlotLoop(out);
     if (sizeOf(out) == 1)
       os << "      { const int i = 0; " << name << "[0] = " << read << "; }\n    }\n";
@@ -259,10 +261,13 @@ private:
     }
     return success();
   }
+  /// The offset of area `area` in mono_lds, as the start of an index.
+  static std::string sharedAreaBase(int area) {
+    return area ? std::to_string(area * kSmallRearrangementWords) + " + " : "";
+  }
   /// `in` into shared memory at area `area`, and the barrier after it.
   void writeToShared(Value in, int area) {
-    const std::string base =
-        area ? std::to_string(area * kSmallRearrangementWords) + " + " : "";
+    const std::string base = sharedAreaBase(area);
     if (sizeOf(in) == 1) {
       os << "    if (mono_t == 0) mono_lds[" << base << "0] = " << nameOf(in) << "[0];\n";
     } else {
@@ -301,19 +306,19 @@ private:
     return isa<SliceOp, ExpandOp, GatherOp>(op) || (reduce && reduce.getShape());
   }
   /// Reduction `r` (a small axis reduction) of row or column `line` (an
-  /// expression of i) of the tile in mono_lds, as an expression: the values
-  /// in index order.
-  static std::string axisReduction(ReduceOp r, const std::string &line) {
+  /// expression of i) of the tile in shared memory, as an expression: the
+  /// values in index order.
+  static std::string axisReduction(ReduceOp r, const std::string &line, SharedElement element) {
     const int64_t rows = (*r.getShape())[0], cols = (*r.getShape())[1];
     const bool alongRows = *r.getAxis() == 1;
     const std::string extent = std::to_string(alongRows ? cols : rows);
     const std::string index = alongRows ? "(" + line + ") * " + std::to_string(cols) + " + j"
                                         : "j * " + std::to_string(cols) + " + (" + line + ")";
-    std::string element = "mono_lds[" + index + "]";
+    std::string value = element(index);
     if (r.getKind() == ReduceKind::AbsMax)
-      element = "mono_fabs(" + element + ")";
+      value = "mono_fabs(" + value + ")";
     const std::string combine =
-        r.getKind() == ReduceKind::Sum ? "acc + " + element : "mono_fmax(acc, " + element + ")";
+        r.getKind() == ReduceKind::Sum ? "acc + " + value : "mono_fmax(acc, " + value + ")";
     const std::string init =
         r.getKind() == ReduceKind::Sum ? "0.0f" : "mono_as_float(0xFF800000u)";
     return "[&] { float acc = " + init + "; for (int j = 0; j < " + extent + "; ++j) acc = " +
@@ -726,8 +731,9 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         return success();
       })
       .Case<GatherOp>([&](GatherOp op) {
+        const std::string index = "(int)" + slot(op.getIndices());
         return throughShared(op.getTable(), op.getResult(),
-                             "mono_lds[(int)" + slot(op.getIndices()) + "]");
+                             [&](SharedElement element) { return element(index); });
       })
       .Case<TopKOp>([&](TopKOp op) {
         std::string values = define(op.getValues(), "t");
@@ -765,11 +771,12 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         const std::string offset = std::to_string(op.getOffset()),
                           stride = std::to_string(op.getStride()),
                           run = std::to_string(op.getBlock());
+        const std::string index =
+            op.getBlock() == 1
+                ? offset + " + i * " + stride
+                : offset + " + i / " + run + " * " + stride + " + i % " + run;
         return throughShared(op.getInput(), op.getResult(),
-                             op.getBlock() == 1
-                                 ? "mono_lds[" + offset + " + i * " + stride + "]"
-                                 : "mono_lds[" + offset + " + i / " + run + " * " + stride +
-                                       " + i % " + run + "]");
+                             [&](SharedElement element) { return element(index); });
       })
       .Case<InterleaveOp>([&](InterleaveOp op) {
         // a then b in shared memory; value i comes from a[i / 2] or b[i / 2].
@@ -796,13 +803,13 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       .Case<ExpandOp>([&](ExpandOp op) {
         std::string cols = std::to_string(op.getShape()[1]);
         auto reduce = op.getInput().getDefiningOp<ReduceOp>();
+        const std::string line = op.getAxis() == 1 ? "i / " + cols : "i % " + cols;
         if (reduce && expandOfReduction(reduce) == op)
-          return throughShared(reduce.getInput(), op.getResult(),
-                               axisReduction(reduce, op.getAxis() == 1 ? "i / " + cols
-                                                                       : "i % " + cols));
+          return throughShared(reduce.getInput(), op.getResult(), [&](SharedElement element) {
+            return axisReduction(reduce, line, element);
+          });
         return throughShared(op.getInput(), op.getResult(),
-                             op.getAxis() == 1 ? "mono_lds[i / " + cols + "]"
-                                               : "mono_lds[i % " + cols + "]");
+                             [&](SharedElement element) { return element(line); });
       })
       .Case<SqrtOp>([&](Operation *o) { return unary(o, "mono_sqrt({0})"); })
       .Case<Exp2Op>([&](Operation *o) { return unary(o, "mono_exp2({0})"); })
@@ -817,7 +824,9 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
           // printed there.
           if (expandOfReduction(r))
             return success();
-          return throughShared(r.getInput(), r.getResult(), axisReduction(r, "i"));
+          return throughShared(r.getInput(), r.getResult(), [&](SharedElement element) {
+            return axisReduction(r, "i", element);
+          });
         }
         std::string name = define(r.getResult(), "t");
         os << "    float " << name << "[1];\n    " << name
