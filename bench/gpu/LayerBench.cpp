@@ -43,40 +43,47 @@ struct RankLaunch {
   std::vector<std::vector<void *>> params, unfusedParams;
   int rank = 0;
   CUfunction profiled = nullptr;  // the fused kernel with stage timers, if emitted
-  CUdeviceptr profile = 0;  // its mono_prof array: [grid][stages][enter, leave, polling, gemv]
+  CUdeviceptr profile = 0;  // its mono_prof array: [grid][stages][kProfileWords]
 };
 
 bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
 
+/// A CTA's record of a stage in the profiled kernel (instrument_stages.py's
+/// PROFILE_WORDS): enter and leave (global ns), then ns in polls, GEMVs,
+/// flag publishes and block-wide library calls.
+constexpr size_t kProfileWords = 6;
+
 /// Per stage of one launch (rank 0): when its CTAs entered and left it
 /// (microseconds from the launch's first entry), the CTA-microseconds spent
-/// inside it, in polls and in GEMVs, the busiest CTA, and the same stage's
-/// own kernel in the unfused baseline.
+/// inside it, in polls, GEMVs, publishes and block-wide library calls, the
+/// busiest CTA (polls left out), and the same stage's own kernel in the
+/// unfused baseline.
 void printStageProfile(const RankLaunch &l, const std::vector<double> &unfusedUs) {
   const Manifest &m = l.manifest;
   const size_t stages = m.stages.size();
-  std::vector<unsigned long long> p(m.grid * stages * 4);
+  std::vector<unsigned long long> p(m.grid * stages * kProfileWords);
   check(cuMemcpyDtoH(p.data(), l.profile, p.size() * 8), "profile");
   unsigned long long origin = ~0ull;
-  for (size_t i = 0; i < p.size(); i += 4)
+  for (size_t i = 0; i < p.size(); i += kProfileWords)
     origin = std::min(origin, p[i]);
-  std::printf("  %-24s %6s %9s %9s %11s %11s %11s %9s %11s\n", m.kernelName.c_str(), "tasks",
-              "enter us", "leave us", "CTA-us in", "CTA-us poll", "CTA-us gemv", "max CTA",
-              "unfused us");
+  std::printf("  %-24s %6s %9s %9s %11s %11s %11s %11s %11s %9s %11s\n", m.kernelName.c_str(),
+              "tasks", "enter us", "leave us", "CTA-us in", "CTA-us poll", "CTA-us gemv",
+              "CTA-us pub", "CTA-us lib", "max CTA", "unfused us");
   for (size_t s = 0; s < stages; ++s) {
-    double first = 1e30, last = 0, inside = 0, polling = 0, gemv = 0, busiest = 0;
+    double first = 1e30, last = 0, inside = 0, busiest = 0;
+    double timed[kProfileWords - 2] = {};
     for (int64_t c = 0; c < m.grid; ++c) {
-      const unsigned long long *r = &p[(c * stages + s) * 4];
+      const unsigned long long *r = &p[(c * stages + s) * kProfileWords];
       first = std::min(first, double(r[0] - origin) / 1e3);
       last = std::max(last, double(r[1] - origin) / 1e3);
       inside += double(r[1] - r[0]) / 1e3;
-      polling += double(r[2]) / 1e3;
-      gemv += double(r[3]) / 1e3;
+      for (size_t k = 0; k + 2 < kProfileWords; ++k)
+        timed[k] += double(r[2 + k]) / 1e3;
       busiest = std::max(busiest, double(r[1] - r[0] - r[2]) / 1e3);
     }
-    std::printf("  %-24s %6lld %9.1f %9.1f %11.1f %11.1f %11.1f %9.1f %11.1f\n",
+    std::printf("  %-24s %6lld %9.1f %9.1f %11.1f %11.1f %11.1f %11.1f %11.1f %9.1f %11.1f\n",
                 m.stages[s].name.c_str(), static_cast<long long>(m.stages[s].tasks), first, last,
-                inside, polling, gemv, busiest, unfusedUs[s]);
+                inside, timed[0], timed[1], timed[2], timed[3], busiest, unfusedUs[s]);
   }
 }
 
@@ -184,6 +191,10 @@ int main(int argc, char **argv) {
           check(cuModuleGetFunction(&l.profiled, module, m.kernelName.c_str()), "profiled kernel");
           size_t bytes = 0;
           check(cuModuleGetGlobal(&l.profile, &bytes, module, "mono_prof"), "mono_prof");
+          if (bytes != m.grid * m.stages.size() * kProfileWords * 8)
+            gpu::die(stem + ".prof.hip: mono_prof is " + std::to_string(bytes) +
+                     " bytes, not grid x stages x " + std::to_string(kProfileWords) +
+                     " words (instrument_stages.py and layer_bench disagree)");
         }
         gpu::requireResident(l.fused, m, tp, sms, launchName);
         for (size_t s = 0; s <= m.stages.size(); ++s) {

@@ -2,8 +2,9 @@
 """Adds per-stage timers to an emitted sm_90 fused kernel (a diagnostic, not
 a product path): for every CTA and stage, the global timer when the CTA
 enters and leaves the stage's task loop and the nanoseconds it spent in
-mailbox polls and in GEMVs, into the device array
-`mono_prof[MONO_GRID][stages][4]`
+mailbox polls, in GEMVs, in publishing its tasks' flags and in the block-wide
+library calls (quantizer, block reduction, top-k, expert groups), into the
+device array `mono_prof[MONO_GRID][stages][6]` (PROFILE_WORDS)
 (layer_bench reads it by name). The stage code itself is unchanged. Takes
 both forms of the fused kernel: stages inline in its body (gfx950's form)
 and stages as functions of their own (`MONO_STAGE`, sm_90's form).
@@ -14,9 +15,16 @@ import re
 import sys
 
 STAGE = re.compile(r'^  // stage (\d+): ')
-# Calls timed into a per-stage counter: mailbox polls and GEMVs.
+# Calls timed into a per-stage counter, in the record's order after enter
+# and leave: mailbox polls, GEMVs, flag publishes, block-wide library calls
+# (a statement of its own, or the assignment of a block reduction).
 TIMED = [(re.compile(r'^(\s+)(mono_wait_(?:peer_)?flags\(.*\);)$'), 'mono_prof_wait'),
-         (re.compile(r'^(\s+)(mono_gemv_\w+<.*\);)$'), 'mono_prof_gemv')]
+         (re.compile(r'^(\s+)(mono_gemv_\w+<.*\);)$'), 'mono_prof_gemv'),
+         (re.compile(r'^(\s+)(mono_publish_(?:peer_)?flag\(.*\);)$'), 'mono_prof_publish'),
+         (re.compile(r'^(\s+)((?:t\d+\[0\] = )?mono_(?:quantize_mxfp8|block_reduce|topk|expert_groups)'
+                     r'<.*\);)$'), 'mono_prof_block')]
+COUNTERS = [counter for _, counter in TIMED]
+PROFILE_WORDS = 2 + len(COUNTERS)
 
 
 def instrument(source):
@@ -30,13 +38,16 @@ def instrument(source):
     header_done = False
 
     def leave():
-        out.append('  if (mono_t == 0) { mono_u64 *p = mono_prof + (mono_cta() * %d + %d) * 4;'
-                   ' p[0] = mono_prof_enter; p[1] = mono_now_ns(); p[2] = mono_prof_wait;'
-                   ' p[3] = mono_prof_gemv; }' % (stages, current))
+        counters = ' '.join('p[%d] = %s;' % (2 + i, c) for i, c in enumerate(COUNTERS))
+        out.append('  if (mono_t == 0) { mono_u64 *p = mono_prof + (mono_cta() * %d + %d) * %d;'
+                   ' p[0] = mono_prof_enter; p[1] = mono_now_ns(); %s }'
+                   % (stages, current, PROFILE_WORDS, counters))
+
+    zeroed = ', '.join('%s = 0' % c for c in COUNTERS)
 
     for line in lines:
         if (line.startswith('MONO_KERNEL') or line.startswith('MONO_STAGE void')) and not header_done:
-            out.append('__device__ mono_u64 mono_prof[MONO_GRID * %d * 4];' % stages)
+            out.append('__device__ mono_u64 mono_prof[MONO_GRID * %d * %d];' % (stages, PROFILE_WORDS))
             out.append('__device__ __forceinline__ mono_u64 mono_now_ns() {')
             # "memory": the read must not move across the barriers inside
             # the timed calls (without it, a wait's end could be read
@@ -52,8 +63,7 @@ def instrument(source):
             if m:
                 current = int(m.group(1))
                 out.append(line)
-                out.append('  mono_u64 mono_prof_enter = mono_now_ns(), mono_prof_wait = 0,'
-                           ' mono_prof_gemv = 0;')
+                out.append('  mono_u64 mono_prof_enter = mono_now_ns(), %s;' % zeroed)
                 continue
             if line == '}' and current is not None:
                 leave()
@@ -66,12 +76,12 @@ def instrument(source):
             if m:
                 current = int(m.group(1))
                 out.append(line)
-                out.append('  mono_prof_enter = mono_now_ns(); mono_prof_wait = 0; mono_prof_gemv = 0;')
+                out.append('  mono_prof_enter = mono_now_ns(); %s;' % zeroed.replace(', ', '; '))
                 continue
             current = None
         if line.startswith('  const mono_u32 mono_tag') and not functions:
             out.append(line)
-            out.append('  mono_u64 mono_prof_enter = 0, mono_prof_wait = 0, mono_prof_gemv = 0;')
+            out.append('  mono_u64 mono_prof_enter = 0, %s;' % zeroed)
             continue
         timed = [(p.match(line), counter) for p, counter in TIMED] if current is not None else []
         call = next(((m, counter) for m, counter in timed if m), None)
