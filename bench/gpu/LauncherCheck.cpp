@@ -10,7 +10,9 @@
 // bytes. A launch with peer memory (TP) takes a launcher per rank, bound
 // to its rank and to the ranks' peer buffers in this GPU's memory, all
 // launched at once on their own streams; its ranks must fit the SMs
-// together (`monodc matrix --grid`: 66 each for two ranks). Last, requests
+// together (`monodc matrix --grid`: 66 each for two ranks), which the
+// launchers check (monodc_launcher_create_shared; one rank more is
+// refused). Last, requests
 // the library must refuse, to show their messages.
 //
 //   launcher_check CACHE SIM_DIR STEM=REQUEST...
@@ -80,24 +82,27 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
   if (ranks != int(m.ranks))
     die(stem + ": the kernel has " + std::to_string(ranks) + " ranks, the simulator's dump " +
         std::to_string(m.ranks));
-  // Each launcher checks its own rank's residency; ranks sharing this GPU
-  // must also fit together, or the pair would wait on each other forever.
-  if (grid * ranks > sms) {
-    std::printf("%-40s FAIL: %d ranks of grid %lld do not fit %d SMs together (build the cache "
-                "with `monodc matrix --grid`)\n",
-                stem.c_str(), ranks, static_cast<long long>(grid), sms);
-    return false;
-  }
+  // The ranks share this GPU: each launcher checks that all their grids are
+  // resident together, or the pair would wait on each other forever.
+  std::vector<Rank> rs(ranks);
+  for (int r = 0; r < ranks; ++r)
+    if (monodc_error *e = monodc_launcher_create_shared(kernel, 0, ranks, &rs[r].launcher)) {
+      std::printf("%-40s FAIL: %s (%d SMs; build the cache with `monodc matrix --grid`)\n",
+                  stem.c_str(), monodc_error_message(e), sms);
+      monodc_error_free(e);
+      for (Rank &k : rs)
+        if (k.launcher)
+          monodc_launcher_destroy(k.launcher);
+      return false;
+    }
   gpu::PeerBuffers peers;
   if (monodc_kernel_peer_buffer_bytes(kernel) > 0) {
     peers = gpu::allocatePeers(m, ranks);
     if (2 * ranks * m.peerSlotBytes != monodc_kernel_peer_buffer_bytes(kernel))
       die(stem + ": peer buffer bytes differ between the kernel and the manifest");
   }
-  std::vector<Rank> rs(ranks);
   for (int r = 0; r < ranks; ++r) {
     Rank &k = rs[r];
-    require(monodc_launcher_create(kernel, 0, &k.launcher), stem + ": launcher");
     if (ranks > 1)
       require(monodc_launcher_bind_rank(k.launcher, r), stem + ": bind rank");
     for (size_t i = 0; i < monodc_kernel_argument_count(kernel); ++i) {
@@ -216,6 +221,14 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
   if (ranks > 1)
     good &= refuses(monodc_launcher_bind_rank(rs[0].launcher, ranks), stem + " bind rank " +
                                                                           std::to_string(ranks));
+  // More ranks on this GPU than the SMs hold together are refused.
+  if (grid * (ranks + 1) > sms) {
+    monodc_launcher *crowded = nullptr;
+    good &= refuses(monodc_launcher_create_shared(kernel, 0, ranks + 1, &crowded),
+                    stem + " " + std::to_string(ranks + 1) + " ranks on one GPU");
+    if (crowded)
+      monodc_launcher_destroy(crowded);
+  }
   cuGraphExecDestroy(exec);
   cuGraphDestroy(graph);
   cuEventDestroy(fork);

@@ -147,6 +147,17 @@ monodc_error *monodc_launcher_create(const monodc_kernel *kernel, int device,
                                      monodc_launcher **launcher) {
   if (!kernel || !launcher)
     return toError("monodc_launcher_create: a null argument");
+  return monodc_launcher_create_shared(kernel, device, 1, launcher);
+}
+
+monodc_error *monodc_launcher_create_shared(const monodc_kernel *kernel, int device,
+                                            int ranks_on_device,
+                                            monodc_launcher **launcher) {
+  if (!kernel || !launcher)
+    return toError("monodc_launcher_create_shared: a null argument");
+  if (ranks_on_device < 1)
+    return toError("monodc_launcher_create_shared: ranks_on_device must be at least 1, got " +
+                   std::to_string(ranks_on_device));
   const Kernel &k = asKernel(kernel);
   // sm_90 code objects are cubins for the CUDA driver; the rest, HIP's.
   std::shared_ptr<DeviceRuntime> runtime;
@@ -161,7 +172,8 @@ monodc_error *monodc_launcher_create(const monodc_kernel *kernel, int device,
       return toError(hip.message());
     runtime = *hip;
   }
-  auto created = Launcher::create(runtime, k.codeObject(), k.interface, k.arguments, device);
+  auto created =
+      Launcher::create(runtime, k.codeObject(), k.interface, k.arguments, device, ranks_on_device);
   if (!created)
     return toError(created.message());
   *launcher = new monodc_launcher{std::move(*created)};

@@ -6,7 +6,11 @@ using namespace monodc::runtime;
 Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<DeviceRuntime> runtime,
                                                    const std::vector<char> &codeObject,
                                                    const LaunchInterface &interface,
-                                                   const ArgumentLayout &layout, int device) {
+                                                   const ArgumentLayout &layout, int device,
+                                                   int ranksOnDevice) {
+  if (ranksOnDevice < 1)
+    return makeError("a launcher needs at least 1 rank on its device, got " +
+                     std::to_string(ranksOnDevice));
   if (Status s = runtime->initialize(); !s)
     return s.error();
   if (Status s = runtime->setDevice(device); !s)
@@ -30,12 +34,17 @@ Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<DeviceRuntime
                                                        interface.dynamicSharedBytes);
   if (!perUnit)
     return perUnit.error();
-  int64_t resident = int64_t(*units) * *perUnit;
-  if (resident < interface.grid)
+  const int64_t resident = int64_t(*units) * *perUnit, needed = interface.grid * ranksOnDevice;
+  if (resident < needed)
     return makeError("device " + std::to_string(device) + " holds " + std::to_string(resident) +
                      " resident CTAs of kernel " + interface.kernelName + " (" +
                      std::to_string(*units) + " compute units x " + std::to_string(*perUnit) +
-                     "), fewer than its persistent grid of " + std::to_string(interface.grid));
+                     "), fewer than " +
+                     (ranksOnDevice == 1
+                          ? "its persistent grid of " + std::to_string(interface.grid)
+                          : std::to_string(ranksOnDevice) + " ranks' persistent grids of " +
+                                std::to_string(interface.grid) + " (" + std::to_string(needed) +
+                                ")"));
 
   if (layout.workspaceBytes == 0)
     return launcher;

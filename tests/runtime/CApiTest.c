@@ -99,6 +99,8 @@ int main(int argc, char **argv) {
 
   monodc_launcher *launcher = NULL;
   expectError(monodc_launcher_create(kernel, 0, &launcher), "launcher without a GPU");
+  expectError(monodc_launcher_create_shared(kernel, 0, 0, &launcher), "launcher of no ranks");
+  expectError(monodc_launcher_create_shared(NULL, 0, 2, &launcher), "launcher of no kernel");
   expectError(monodc_launcher_bind_rank(NULL, 0), "rank of no launcher");
 
   monodc_session_close(session);

@@ -165,6 +165,24 @@ TEST(Launcher, RefusesADeviceThatCannotHoldTheWholeGrid) {
             std::string::npos);
 }
 
+TEST(Launcher, RanksSharingADeviceMustBeResidentTogether) {
+  Fake fake;
+  ASSERT_NE(fake.handle, nullptr);
+  configure(fake, "fake_hip_configure", 4, 2, 1); // 8 resident; the grid is 4
+  auto hip = HipRuntime::load({MONODC_FAKE_HIP_PATH});
+  ASSERT_TRUE(hip.ok());
+  Prepared p = prepare();
+  EXPECT_TRUE(Launcher::create(*hip, p.codeObject, p.interface, p.layout, 0, 2).ok());
+  auto three = Launcher::create(*hip, p.codeObject, p.interface, p.layout, 0, 3);
+  ASSERT_FALSE(three.ok());
+  EXPECT_EQ(three.message(), "device 0 holds 8 resident CTAs of kernel mono_k (4 compute "
+                             "units x 2), fewer than 3 ranks' persistent grids of 4 (12)");
+  EXPECT_EQ(Launcher::create(*hip, p.codeObject, p.interface, p.layout, 0, 0).message(),
+            "a launcher needs at least 1 rank on its device, got 0");
+  EXPECT_EQ(fake.get<size_t (*)()>("fake_hip_allocated")(), 0u);
+  EXPECT_EQ(fake.get<int (*)()>("fake_hip_modules")(), 0);
+}
+
 TEST(HipRuntime, RefusesDynamicSharedMemory) {
   Fake fake;
   ASSERT_NE(fake.handle, nullptr);

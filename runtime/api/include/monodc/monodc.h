@@ -85,6 +85,13 @@ int64_t monodc_kernel_kernarg_bytes(const monodc_kernel *kernel);
  * resident, allocates and zeroes its own buffers. */
 monodc_error *monodc_launcher_create(const monodc_kernel *kernel, int device,
                                      monodc_launcher **launcher);
+/* The same for `ranks_on_device` ranks that launch this kernel on one device
+ * at once (TP ranks sharing a GPU, each with the kernel's grid, e.g. one
+ * built with `--grid` for its share): their grids must be resident
+ * together, or it refuses. monodc_launcher_create is this with 1. */
+monodc_error *monodc_launcher_create_shared(const monodc_kernel *kernel, int device,
+                                            int ranks_on_device,
+                                            monodc_launcher **launcher);
 monodc_error *monodc_launcher_bind(monodc_launcher *launcher, const char *region,
                                    void *device_pointer);
 /* A launch with peer memory: "mono_peers" is bound to a device array of

@@ -26,10 +26,15 @@ namespace monodc::runtime {
 /// thread-safe.
 class Launcher {
 public:
+  /// `ranksOnDevice`: how many ranks' launches of this kernel run on the
+  /// device at once (TP ranks sharing one GPU, each with this grid); their
+  /// grids must be resident together, or a rank's CTAs could wait for
+  /// CTAs that never start.
   static Result<std::unique_ptr<Launcher>> create(std::shared_ptr<DeviceRuntime> runtime,
                                                   const std::vector<char> &codeObject,
                                                   const LaunchInterface &interface,
-                                                  const ArgumentLayout &layout, int device);
+                                                  const ArgumentLayout &layout, int device,
+                                                  int ranksOnDevice = 1);
   ~Launcher();
   Launcher(const Launcher &) = delete;
   Launcher &operator=(const Launcher &) = delete;
