@@ -11,8 +11,8 @@
 // to its rank and to the ranks' peer buffers in this GPU's memory, all
 // launched at once on their own streams; its ranks must fit the SMs
 // together (`monodc matrix --grid`: 66 each for two ranks), which the
-// launchers check (monodc_launcher_create_shared; one rank more is
-// refused). Last, requests
+// launchers check (monodc_launcher_create_shared; more ranks than the SMs
+// could ever hold are refused). Last, requests
 // the library must refuse, to show their messages.
 //
 //   launcher_check CACHE SIM_DIR STEM=REQUEST...
@@ -221,11 +221,14 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
   if (ranks > 1)
     good &= refuses(monodc_launcher_bind_rank(rs[0].launcher, ranks), stem + " bind rank " +
                                                                           std::to_string(ranks));
-  // More ranks on this GPU than the SMs hold together are refused.
-  if (grid * (ranks + 1) > sms) {
+  // More ranks on this GPU than its SMs can hold together are refused (an
+  // SM holds at most 32 CTAs, so this many never fit, whatever the kernel's
+  // occupancy).
+  {
+    const int crowd = int(int64_t(sms) * 32 / grid) + 1;
     monodc_launcher *crowded = nullptr;
-    good &= refuses(monodc_launcher_create_shared(kernel, 0, ranks + 1, &crowded),
-                    stem + " " + std::to_string(ranks + 1) + " ranks on one GPU");
+    good &= refuses(monodc_launcher_create_shared(kernel, 0, crowd, &crowded),
+                    stem + " " + std::to_string(crowd) + " ranks on one GPU");
     if (crowded)
       monodc_launcher_destroy(crowded);
   }
