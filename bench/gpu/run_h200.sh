@@ -152,8 +152,9 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
       "$NCU" --import "$BIN/ncu.ncu-rep" --page details >> "$OUT/ncu.log" 2>&1 || status=1
       "$NCU" --import "$BIN/ncu.ncu-rep" --page source --csv --print-source sass \
         > "$OUT/ncu_sass.csv" 2>&1 || true
-      # The same as text, whose "Function Name:" headers part a fused
-      # kernel's SASS into its stage functions (NCU_STAGES=mono_k1).
+      # The same as text: where ncu heads each function's part of it, that
+      # parts a fused kernel's SASS into its stage functions
+      # (NCU_STAGES=mono_k1; not yet seen on this machine).
       "$NCU" --import "$BIN/ncu.ncu-rep" --page source --print-source sass \
         > "$OUT/ncu_sass.txt" 2>&1 || true
     fi
