@@ -288,6 +288,12 @@ private:
     for (SharedArea &a : sharedUse.areas)
       a.content = {};
   }
+  /// Something other than a rearrangement may have used shared memory: the
+  /// next rearrangement waits for it, and no area holds a tile any more.
+  void sharedUsedElsewhere() {
+    sharedUse.quietSinceBarrier = false;
+    forgetSharedAreas();
+  }
   /// The expand whose input is `r`'s result alone, along the same axis of
   /// the same shape: the pair prints as one rearrangement (each value the
   /// reduction of its own row or column, in the same order), one round trip
@@ -300,10 +306,6 @@ private:
         llvm::ArrayRef<int64_t>(expand.getShape()) != llvm::ArrayRef<int64_t>(*r.getShape()))
       return {};
     return expand;
-  }
-  static bool isRearrangement(Operation &op) {
-    auto reduce = dyn_cast<ReduceOp>(op);
-    return isa<SliceOp, ExpandOp, GatherOp>(op) || (reduce && reduce.getShape());
   }
   /// Reduction `r` (a small axis reduction) of row or column `line` (an
   /// expression of i) of the tile in shared memory, as an expression: the
@@ -570,8 +572,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   auto closeSkip = [&] {
     settleSharedReads();
     os << "    }  // a task that skips comes here\n";
-    sharedUse.quietSinceBarrier = false;
-    forgetSharedAreas();
+    sharedUsedElsewhere();
   };
   for (Operation &op : stage.getBodyBlock()) {
     if (isa<PublishOp>(op) && skipOpen) {
@@ -581,7 +582,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     }
     if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
       prefetchBefore(op, skipCount);
-    const bool rearrangement = isRearrangement(op);
+    const bool rearrangement = bool(rearrangedTile(&op));
     const bool otherSharedUser =
         !rearrangement && sharedBytesFor(&op, block, launch.getArch()) > 0;
     if (otherSharedUser || isa<SkipUnlessOp>(op))
@@ -595,10 +596,8 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
         llvm::StringRef(text).drop_front(printedFrom).contains("mono_lds"))
       return op.emitOpError() << "uses shared memory that sharedBytesFor does not count "
                                  "(an emitter bug: its barriers would not order it)";
-    if (otherSharedUser) {
-      sharedUse.quietSinceBarrier = false;
-      forgetSharedAreas();
-    }
+    if (otherSharedUser)
+      sharedUsedElsewhere();
     skipOpen = skipOpen || isa<SkipUnlessOp>(op);
     if (auto skip = dyn_cast<SkipUnlessOp>(op))
       skipCount = skip.getCount();

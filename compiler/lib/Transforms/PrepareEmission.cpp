@@ -82,23 +82,33 @@ int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::Strin
   return int64_t{mono_ring_stages} * mono_gemv_group(kind) * block * mono_gemv_slot(kind);
 }
 
+Value monodc::mono::rearrangedTile(Operation *op) {
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return r.getShape() ? r.getInput() : Value();
+  if (auto g = dyn_cast<GatherOp>(op))
+    return g.getTable();
+  if (isa<SliceOp, ExpandOp>(op))
+    return op->getOperand(0);
+  return {};
+}
+
 int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringRef arch) {
   auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
   // Every building block works in f32 words of shared memory.
   // Rearrangements go through shared memory: the whole input, a small one
   // in any of the areas.
-  auto rearranged = [&](Value in) {
+  int64_t rearranged = 0;
+  if (Value in = rearrangedTile(op)) {
     const int64_t n = size(in);
-    return (n <= kSmallRearrangementWords
-                ? (kRearrangementAreas - 1) * kSmallRearrangementWords + n
-                : n) *
-           4;
-  };
+    rearranged = (n <= kSmallRearrangementWords
+                      ? (kRearrangementAreas - 1) * kSmallRearrangementWords + n
+                      : n) *
+                 4;
+  }
   if (auto r = dyn_cast<ReduceOp>(op))
-    return std::max(std::max(block, size(r.getInput())) * 4,
-                    r.getShape() ? rearranged(r.getInput()) : 0);
-  if (isa<SliceOp, ExpandOp, GatherOp>(op))
-    return rearranged(op->getOperand(0));
+    return std::max(std::max(block, size(r.getInput())) * 4, rearranged);
+  if (rearranged)
+    return rearranged;
   if (isa<InterleaveOp>(op))
     return 2 * size(op->getOperand(0)) * 4;
   if (auto t = dyn_cast<TopKOp>(op))

@@ -128,6 +128,10 @@ int64_t sharedBytesFor(mlir::Operation *op, int64_t block, llvm::StringRef arch)
 /// cycles through three tiles.
 constexpr int64_t kSmallRearrangementWords = 1024;
 constexpr int64_t kRearrangementAreas = 3;
+/// The tile a rearrangement (slice, expand, gather, a small axis reduction)
+/// puts through shared memory; null for any other op. sharedBytesFor sizes
+/// its areas and the emitter orders them by the same answer.
+mlir::Value rearrangedTile(mlir::Operation *op);
 
 /// The most shared memory one CTA of `arch` may have.
 int64_t maxSharedBytes(llvm::StringRef arch);
