@@ -43,7 +43,7 @@ def instrument(source):
                    ' p[0] = mono_prof_enter; p[1] = mono_now_ns(); %s }'
                    % (stages, current, PROFILE_WORDS, counters))
 
-    zeroed = ', '.join('%s = 0' % c for c in COUNTERS)
+    zeroes = ['%s = 0' % c for c in COUNTERS]
 
     for line in lines:
         if (line.startswith('MONO_KERNEL') or line.startswith('MONO_STAGE void')) and not header_done:
@@ -63,7 +63,7 @@ def instrument(source):
             if m:
                 current = int(m.group(1))
                 out.append(line)
-                out.append('  mono_u64 mono_prof_enter = mono_now_ns(), %s;' % zeroed)
+                out.append('  mono_u64 mono_prof_enter = mono_now_ns(), %s;' % ', '.join(zeroes))
                 continue
             if line == '}' and current is not None:
                 leave()
@@ -76,12 +76,12 @@ def instrument(source):
             if m:
                 current = int(m.group(1))
                 out.append(line)
-                out.append('  mono_prof_enter = mono_now_ns(); %s;' % zeroed.replace(', ', '; '))
+                out.append('  mono_prof_enter = mono_now_ns(); %s;' % '; '.join(zeroes))
                 continue
             current = None
         if line.startswith('  const mono_u32 mono_tag') and not functions:
             out.append(line)
-            out.append('  mono_u64 mono_prof_enter = 0, %s;' % zeroed)
+            out.append('  mono_u64 mono_prof_enter = 0, %s;' % ', '.join(zeroes))
             continue
         timed = [(p.match(line), counter) for p, counter in TIMED] if current is not None else []
         call = next(((m, counter) for m, counter in timed if m), None)
