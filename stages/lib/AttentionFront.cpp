@@ -13,22 +13,16 @@ using namespace monodc::stages;
 
 void monodc::stages::addSeamNorm(Launch &launch, const ModelConfig &config,
                                  const std::string &name, const SeamNormRegions &r) {
-  // A task a (token, column slice): each sums the whole row's squares (the
-  // same sum in the same order, so every slice scales by the same rms) and
-  // normalizes and quantizes its own columns.
-  const int64_t width = config.hidden, slice = mxfp8RowSlice(width), slices = width / slice;
-  launch.stage(name, launch.options().rows * slices, [&](Task &t) {
-    Index token = t.id() / slices;
-    Index col = (t.id() % slices) * slice;
-    Tile row = t.loadRow(r.u, token).to(f32);
-    Tile inverseRms = rsqrt(sum(row * row) / static_cast<float>(width) + config.normEps);
-    Tile u = t.load(r.u, token, col, slice).to(f32);
-    Tile w = t.load(r.weight, t.index(0), col, slice).to(f32);
+  const int64_t width = config.hidden;
+  launch.stage(name, launch.options().rows, [&](Task &t) {
+    Tile u = t.loadRow(r.u, t.id()).to(f32);
+    Tile inverseRms = rsqrt(sum(u * u) / static_cast<float>(width) + config.normEps);
+    Tile w = t.loadRow(r.weight, t.index(0)).to(f32);
     Tile y = (u * inverseRms * w).to(bf16);  // the one rounding
-    t.store(r.y, token, col, y);
+    t.store(r.y, t.id(), 0, y);
     Mxfp8Tile q = t.quantizeMxfp8(y.to(f32));
-    t.store(r.codes, token, col, q.codes);
-    t.store(r.scales, token, col / 32, q.scales);
+    t.store(r.codes, t.id(), 0, q.codes);
+    t.store(r.scales, t.id(), 0, q.scales);
   });
 }
 
