@@ -152,15 +152,18 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
       "$NCU" --import "$BIN/ncu.ncu-rep" --page details >> "$OUT/ncu.log" 2>&1 || status=1
       "$NCU" --import "$BIN/ncu.ncu-rep" --page source --csv --print-source sass \
         > "$OUT/ncu_sass.csv" 2>&1 || true
-      # The same as text: where ncu heads each function's part of it, that
-      # parts a fused kernel's SASS into its stage functions
-      # (NCU_STAGES=mono_k1; not yet seen on this machine).
-      "$NCU" --import "$BIN/ncu.ncu-rep" --page source --print-source sass \
-        > "$OUT/ncu_sass.txt" 2>&1 || true
+      # The fused K1's stall samples by stage function (its first width;
+      # the page names no functions: ncu_stalls.py finds them by the body's calls).
+      if [[ " $NCU_STAGES " == *" mono_k1 "* ]]; then
+        widths=(${NCU_WIDTHS:-6 48})
+        python3 "$ROOT/bench/gpu/ncu_stalls.py" "$OUT/ncu_sass.csv" mono_k1 \
+          "$ROOT/bench/gpu/emitted/layer/k1.dsv41.sm_90.r${widths[0]}.tp2.hip" > "$OUT/ncu_stalls.txt" 2>&1 || status=1
+      fi
     fi
   fi
   echo "== Nsight Compute: $NCU_STAGES (ncu.log) =="
   grep -E "^ncu: |^==PROF==|Duration|DRAM Throughput|Memory Throughput" "$OUT/ncu.log" | head -n 40
+  [ ! -f "$OUT/ncu_stalls.txt" ] || cat "$OUT/ncu_stalls.txt"
   took "Nsight Compute"
 fi
 # What the tensor-core loops issue (SASS="k2.dsv41.sm_90.r48.tp2 ..." names
