@@ -50,14 +50,17 @@ bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
 
 /// A CTA's record of a stage in the profiled kernel (instrument_stages.py's
 /// PROFILE_WORDS): enter and leave (global ns), then ns in polls, GEMVs,
-/// flag publishes and block-wide library calls.
-constexpr size_t kProfileWords = 6;
+/// flag publishes and block-wide library calls, then the tasks it ran.
+constexpr size_t kTimedWords = 4;
+constexpr size_t kProfileWords = 2 + kTimedWords + 1;
 
-/// Per stage of one launch (rank 0): when its CTAs entered and left it
-/// (microseconds from the launch's first entry), the CTA-microseconds spent
-/// inside it, in polls, GEMVs, publishes and block-wide library calls, the
-/// busiest CTA (polls left out), and the same stage's own kernel in the
-/// unfused baseline.
+/// Per stage of one launch (rank 0): how many CTAs ran its tasks, when the
+/// first of them entered it and the last left it (microseconds from the
+/// launch's first entry; CTAs with no task of the stage pass through it,
+/// often late from an earlier stage, and are left out), the
+/// CTA-microseconds spent inside it, in polls, GEMVs, publishes and
+/// block-wide library calls, the busiest CTA (polls left out), and the same
+/// stage's own kernel in the unfused baseline.
 void printStageProfile(const RankLaunch &l, const std::vector<double> &unfusedUs) {
   const Manifest &m = l.manifest;
   const size_t stages = m.stages.size();
@@ -66,24 +69,38 @@ void printStageProfile(const RankLaunch &l, const std::vector<double> &unfusedUs
   unsigned long long origin = ~0ull;
   for (size_t i = 0; i < p.size(); i += kProfileWords)
     origin = std::min(origin, p[i]);
-  std::printf("  %-24s %6s %9s %9s %11s %11s %11s %11s %11s %9s %11s\n", m.kernelName.c_str(),
-              "tasks", "enter us", "leave us", "CTA-us in", "CTA-us poll", "CTA-us gemv",
+  std::printf("  %-24s %6s %5s %9s %9s %11s %11s %11s %11s %11s %9s %11s\n", m.kernelName.c_str(),
+              "tasks", "CTAs", "enter us", "leave us", "CTA-us in", "CTA-us poll", "CTA-us gemv",
               "CTA-us pub", "CTA-us lib", "max CTA", "unfused us");
   for (size_t s = 0; s < stages; ++s) {
     double first = 1e30, last = 0, inside = 0, busiest = 0;
-    double timed[kProfileWords - 2] = {};
+    double timed[kTimedWords] = {};
+    unsigned long long tasks = 0;
+    int working = 0;
     for (int64_t c = 0; c < m.grid; ++c) {
       const unsigned long long *r = &p[(c * stages + s) * kProfileWords];
-      first = std::min(first, double(r[0] - origin) / 1e3);
-      last = std::max(last, double(r[1] - origin) / 1e3);
+      const unsigned long long ran = r[2 + kTimedWords];
+      if (ran > 0) {
+        ++working;
+        first = std::min(first, double(r[0] - origin) / 1e3);
+        last = std::max(last, double(r[1] - origin) / 1e3);
+      }
+      tasks += ran;
       inside += double(r[1] - r[0]) / 1e3;
-      for (size_t k = 0; k + 2 < kProfileWords; ++k)
+      for (size_t k = 0; k < kTimedWords; ++k)
         timed[k] += double(r[2 + k]) / 1e3;
       busiest = std::max(busiest, double(r[1] - r[0] - r[2]) / 1e3);
     }
-    std::printf("  %-24s %6lld %9.1f %9.1f %11.1f %11.1f %11.1f %11.1f %11.1f %9.1f %11.1f\n",
-                m.stages[s].name.c_str(), static_cast<long long>(m.stages[s].tasks), first, last,
-                inside, timed[0], timed[1], timed[2], timed[3], busiest, unfusedUs[s]);
+    // Each task runs once, on one CTA.
+    if (tasks != static_cast<unsigned long long>(m.stages[s].tasks))
+      gpu::die(m.kernelName + " stage " + m.stages[s].name + ": the profile counts " +
+               std::to_string(tasks) + " tasks run, the manifest " +
+               std::to_string(m.stages[s].tasks));
+    if (working == 0)
+      first = last = 0;
+    std::printf("  %-24s %6lld %5d %9.1f %9.1f %11.1f %11.1f %11.1f %11.1f %11.1f %9.1f %11.1f\n",
+                m.stages[s].name.c_str(), static_cast<long long>(m.stages[s].tasks), working, first,
+                last, inside, timed[0], timed[1], timed[2], timed[3], busiest, unfusedUs[s]);
   }
 }
 

@@ -3,8 +3,9 @@
 a product path): for every CTA and stage, the global timer when the CTA
 enters and leaves the stage's task loop and the nanoseconds it spent in
 mailbox polls, in GEMVs, in publishing its tasks' flags and in the block-wide
-library calls (quantizer, block reduction, top-k, expert groups), into the
-device array `mono_prof[MONO_GRID][stages][6]` (PROFILE_WORDS)
+library calls (quantizer, block reduction, top-k, expert groups), and how
+many of the stage's tasks it ran, into the device array
+`mono_prof[MONO_GRID][stages][7]` (PROFILE_WORDS)
 (layer_bench reads it by name). The stage code itself is unchanged. Takes
 both forms of the fused kernel: stages inline in its body (gfx950's form)
 and stages as functions of their own (`MONO_STAGE`, sm_90's form).
@@ -23,7 +24,10 @@ TIMED = [(re.compile(r'^(\s+)(mono_wait_(?:peer_)?flags\(.*\);)$'), 'mono_prof_w
          (re.compile(r'^(\s+)(mono_publish_(?:peer_)?flag\(.*\);)$'), 'mono_prof_publish'),
          (re.compile(r'^(\s+)((?:t\d+\[0\] = )?mono_(?:quantize_mxfp8|block_reduce|topk|expert_groups)'
                      r'<.*\);)$'), 'mono_prof_block')]
-COUNTERS = [counter for _, counter in TIMED]
+# The task loop's head: each pass is a task this CTA runs (a CTA with none
+# still enters and leaves the stage, often late, from an earlier stage).
+TASK_LOOP = re.compile(r'^\s+for \(mono_i64 task = .*\{$')
+COUNTERS = [counter for _, counter in TIMED] + ['mono_prof_tasks']
 PROFILE_WORDS = 2 + len(COUNTERS)
 
 
@@ -82,6 +86,10 @@ def instrument(source):
         if line.startswith('  const mono_u32 mono_tag') and not functions:
             out.append(line)
             out.append('  mono_u64 mono_prof_enter = 0, %s;' % ', '.join(zeroes))
+            continue
+        if current is not None and TASK_LOOP.match(line):
+            out.append(line)
+            out.append('    ++mono_prof_tasks;')
             continue
         timed = [(p.match(line), counter) for p, counter in TIMED] if current is not None else []
         call = next(((m, counter) for m, counter in timed if m), None)
