@@ -7,7 +7,9 @@
 # benchmark; each BASE then the benchmark alone with the candidate's
 # harnesses (BUILD=0); the candidate's benchmark again last, so that each
 # base sits between two of its runs. WIDTHS as run_h200.sh (default "6
-# 48"). No attention-front harness (CONFIGS=" ").
+# 48"). No attention-front harness (CONFIGS=" "). CHECKS=0: the candidate
+# runs its benchmark only too (a first look at an experiment, about 90 s a
+# run at widths 6 and 48; its trees need only `layer`).
 #   run: bash bench/gpu/ab_run.sh .devrunAB B A     (carry .devrunAB)
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: ab_run.sh DIR CANDIDATE [BASE...]" >&2; exit 2; }
@@ -22,7 +24,11 @@ run() {  # run NAME LOG [VAR=VALUE...]
   (cd "$DIR/$name" && env OUT="$OUT/$log" "$@" bash bench/gpu/run_h200.sh > "$OUT/$log.log" 2>&1)
   echo "== $log ($name): rc $?"
 }
-run "$CANDIDATE" "$CANDIDATE" STRESS_REPLAYS="${STRESS_REPLAYS:-100000}"
+if [ "${CHECKS:-1}" = 0 ]; then
+  run "$CANDIDATE" "$CANDIDATE" LAYER_CHECK=0 ONLY=bench
+else
+  run "$CANDIDATE" "$CANDIDATE" STRESS_REPLAYS="${STRESS_REPLAYS:-100000}"
+fi
 grep -E "PASS: 0 mism|mismatching|FAIL|ALL LAUNCH|x_out" "$OUT/$CANDIDATE.log" | head -20
 rows "$OUT/$CANDIDATE.log"
 for base in "$@"; do
