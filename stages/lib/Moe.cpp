@@ -3,6 +3,7 @@
 
 #include "monodc/formats/AiterShuffle.h"
 #include "monodc/stages/GemvStage.h"
+#include "monodc/stages/Quantize.h"
 
 using namespace monodc::dsl;
 using namespace monodc::stages;
@@ -125,11 +126,7 @@ void monodc::stages::addRoutedTokens(Launch &l, const RoutedExpertRegions &r) {
   // places. It needs only x, so it runs beside the routing and the plan
   // (quantized at each place, 288 quantizations at rows 48 where 48 give
   // the same codes, it kept the CTAs after the plan for about 28 us).
-  l.stage("routed.xq", r.x.rows(), [&](Task &t) {
-    Mxfp8Tile q = t.quantizeMxfp8(t.loadRow(r.x, t.id()).to(f32), Mxfp8Flavour::Routed);
-    t.store(r.tokenCodes, t.id(), 0, q.codes);
-    t.store(r.tokenScales, t.id(), 0, q.scales);
-  });
+  addMxfp8Rows(l, "routed.xq", r.x, r.tokenCodes, r.tokenScales, Mxfp8Flavour::Routed);
 }
 
 void monodc::stages::addRoutedInput(Launch &l, const ModelConfig &c, const RoutedExpertRegions &r) {
