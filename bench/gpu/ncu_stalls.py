@@ -66,17 +66,17 @@ def main():
     every_reason = [n[len("stall_"):] for n in header
                     if n.startswith("stall_") and "(Not Issued)" not in n]
     address = lambda row: int(row[0], 16)
-    calls = [int(row[col["Source"]].split()[-1], 16) for row in rows
-             if "CALL.REL" in row[col["Source"]]]
+    # (where a call is, its target), in address order
+    calls = [(address(r), int(r[col["Source"]].split()[-1], 16)) for r in rows
+             if "CALL.REL" in r[col["Source"]]]
     # The body calls the stages first, in order; it ends at its first EXIT.
     body_end = next(address(r) for r in rows if "EXIT" in r[col["Source"]])
-    body_calls = [int(r[col["Source"]].split()[-1], 16) for r in rows
-                  if "CALL.REL" in r[col["Source"]] and address(r) < body_end]
+    body_calls = [target for at, target in calls if at < body_end]
     if len(body_calls) != len(names):
         fail(f"the kernel's body makes {len(body_calls)} calls, the source has "
              f"{len(names)} stages")
     starts = {target: name for target, name in zip(body_calls, names)}
-    for target in calls:
+    for _, target in calls:
         starts.setdefault(target, "library")
     ordered = sorted(starts)
     owner = lambda a: "kernel" if a < ordered[0] else starts[
