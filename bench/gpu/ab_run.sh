@@ -39,5 +39,8 @@ if [ $# -gt 0 ]; then
   run "$CANDIDATE" "$CANDIDATE.again" BUILD=0 LAYER_CHECK=0 ONLY=bench
   rows "$OUT/$CANDIDATE.again.log"
 fi
-(cd "$OUT" && tar -czf logs.tgz --exclude=logs.tgz . && find . -mindepth 1 -maxdepth 1 ! -name logs.tgz \
-  ! -name '*.log' -exec rm -rf {} +)
+# The archive is written outside $OUT and moved in (tar exits 1 when the
+# folder it reads changes under it).
+packed="$(mktemp)"
+tar -czf "$packed" -C "$OUT" . && mv "$packed" "$OUT/logs.tgz" && chmod 644 "$OUT/logs.tgz"
+(cd "$OUT" && find . -mindepth 1 -maxdepth 1 ! -name logs.tgz ! -name '*.log' -exec rm -rf {} +)
