@@ -26,13 +26,16 @@ void monodc::stages::addSeamNorm(Launch &launch, const ModelConfig &config,
   });
 }
 
-void monodc::stages::addWqkvGemv(Launch &launch, const ModelConfig &config,
-                                 const WqkvRegions &r) {
+GemvStage monodc::stages::wqkvGemvStage(const Launch &launch, const WqkvRegions &r) {
   // Up to 8 tokens, one task per 16 weight rows and token group: 1792 rows
   // give 112 tasks a group to spread over the grid (scaledGemvTasks).
   const ScaledGemvTasks tasks = scaledGemvTasks(launch.options().rows);
-  addGemvStage(launch, {"front.wqkv", r.weight, r.weightScales, r.codes, r.scales, r.qkv,
-                        tasks.rowsPerTask, bf16, tasks.everyToken});
+  return {"front.wqkv", r.weight, r.weightScales, r.codes, r.scales, r.qkv,
+          tasks.rowsPerTask, bf16, tasks.everyToken};
+}
+
+void monodc::stages::addWqkvGemv(Launch &launch, const ModelConfig &, const WqkvRegions &r) {
+  addGemvStage(launch, wqkvGemvStage(launch, r));
 }
 
 void monodc::stages::addRowNorm(Launch &launch, const ModelConfig &config,

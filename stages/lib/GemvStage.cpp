@@ -28,12 +28,18 @@ void monodc::stages::requireWholeRowBlocks(Task &t, const Region &weight, int64_
            ", not a multiple of the " + std::to_string(rowsPerTask) + " a task takes");
 }
 
+int64_t monodc::stages::gemvStageTasks(const Launch &launch, const GemvStage &s) {
+  const int64_t rows = launch.options().rows;
+  const int64_t group = s.everyToken ? rows : gemvTokenGroup(rows);
+  return rows / group * (s.weight.rows() / s.rowsPerTask);
+}
+
 void monodc::stages::addGemvStage(Launch &launch, const GemvStage &s) {
   const int64_t rows = launch.options().rows;
   const int64_t group = s.everyToken ? rows : gemvTokenGroup(rows);
   const int64_t blocks = s.weight.rows() / s.rowsPerTask;
   const bool scaled = !s.weightScales.name().empty();
-  launch.stage(s.name, rows / group * blocks, [&](Task &t) {
+  launch.stage(s.name, gemvStageTasks(launch, s), [&](Task &t) {
     requireWholeRowBlocks(t, s.weight, s.weight.rows(), s.rowsPerTask);
     Index firstToken = (t.id() / blocks) * group;
     Index firstRow = (t.id() % blocks) * s.rowsPerTask;
@@ -42,5 +48,5 @@ void monodc::stages::addGemvStage(Launch &launch, const GemvStage &s) {
                       : t.gemvRows(s.weight, firstRow, s.rowsPerTask, s.x, firstToken, group);
     t.storeRows(s.out, firstToken, firstRow, group,
                 s.outType == DType::F32 ? out : out.to(s.outType));
-  });
+  }, s.dynamic);
 }

@@ -47,8 +47,8 @@ FrontRegions declareFront(Launch &launch, const ModelConfig &c, const Region &xq
   return f;
 }
 
-void addFront(Launch &launch, const ModelConfig &c, const FrontRegions &f) {
-  addWqkvGemv(launch, c, f.wqkv);
+/// The front after its wqkv GEMV: norms, key rope, KV insert.
+void addFrontAfterWqkv(Launch &launch, const ModelConfig &c, const FrontRegions &f) {
   addRowNorm(launch, c, "front.q_norm", {f.wqkv.qkv, f.qNorm, f.qn, 0, c.qRank});
   addRowNorm(launch, c, "front.kv_norm", {f.wqkv.qkv, f.kvNorm, f.kn, c.qRank, c.kvDim});
   addKeyRope(launch, c, {f.kn, f.positions, f.cosSin, f.k});
@@ -90,10 +90,27 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
     front = declareFront(launch, c, xq, xs);
     query = declareQuery(launch, c, heads, front.qn, front.positions, front.cosSin);
   }
-  addMhcSeam(launch, c, "seam", seam);
+  // Every CTA walks the stages in this order. Nothing in K1 waits for the
+  // seam's mixes. When wqkv leaves at least half the CTAs without a task
+  // (wide steps: 28 tasks at rows 48 on 66 CTAs a rank), the mixes come
+  // after it, claimed, so that the idle CTAs run them while wqkv runs;
+  // before the norm they held it up (H200, rows 48: the norm ended 71 us
+  // after the fold, 8 with the mixes after wqkv; the layer 2162.7 -> 2145.5
+  // us). When every CTA has a wqkv task (rows 6: 112), claimed mixes held
+  // up the wq_b tasks of the CTAs that took them (625.0 -> 652.5 us), so
+  // they stay before the norm.
+  const bool mixesDuringWqkv =
+      withFront && 2 * gemvStageTasks(launch, wqkvGemvStage(launch, front.wqkv)) <= params.grid;
+  addSeamFold(launch, c, "seam", seam);
+  if (!mixesDuringWqkv)
+    addSeamMixes(launch, c, "seam", seam, /*dynamicMix=*/false);
   addSeamNorm(launch, c, "seam.norm", {seam.u, normWeight, y, xq, xs});
+  if (withFront)
+    addWqkvGemv(launch, c, front.wqkv);
+  if (mixesDuringWqkv)
+    addSeamMixes(launch, c, "seam", seam, /*dynamicMix=*/true);
   if (withFront) {
-    addFront(launch, c, front);
+    addFrontAfterWqkv(launch, c, front);
     addQuery(launch, c, heads, query);
   }
   return launch.finish();
@@ -112,7 +129,8 @@ monodc::stages::buildAttentionFront(mlir::MLIRContext &context, const ModelConfi
   Region xs = launch.scratch("xs", e8m0, {rows, h / 32});
   FrontRegions front = declareFront(launch, c, xq, xs);
   addSeamNorm(launch, c, "seam.norm", {u, normWeight, y, xq, xs});
-  addFront(launch, c, front);
+  addWqkvGemv(launch, c, front.wqkv);
+  addFrontAfterWqkv(launch, c, front);
   return launch.finish();
 }
 
@@ -229,7 +247,8 @@ monodc::stages::buildLayerBack(mlir::MLIRContext &context, const ModelConfig &c,
   if (withAttention)
     addAttentionBack(launch, c, heads, back);
   addAllReduce(launch, "attn_allreduce", attnReduce);
-  addMhcSeam(launch, c, "ffn_seam", seam);
+  addSeamFold(launch, c, "ffn_seam", seam);
+  addSeamMixes(launch, c, "ffn_seam", seam, /*dynamicMix=*/false);
   addSeamNorm(launch, c, "ffn_seam.norm", {seam.u, normWeight, y, yq, ys});
   addMoe(launch, c, params.tp, moe);
   addAllReduce(launch, "moe_allreduce", moeReduce);

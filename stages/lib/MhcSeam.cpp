@@ -67,8 +67,10 @@ void addFold(Launch &l, const ModelConfig &c, const std::string &name, const Sea
 /// mixes are long (4H) and few, so more tasks, not more rows a task, keep
 /// them off the critical path (8 a task took 3 CTAs 88 us at 6 rows on the
 /// H200, 672 us at 48; one mix for all 48 tokens still 160 us).
-void addMix(Launch &l, const std::string &name, const SeamRegions &r) {
-  addGemvStage(l, {name, r.fn, {}, r.residualOut, {}, r.mixes, /*rowsPerTask=*/1, f32});
+void addMix(Launch &l, const std::string &name, const SeamRegions &r, bool dynamic) {
+  GemvStage mix{name, r.fn, {}, r.residualOut, {}, r.mixes, /*rowsPerTask=*/1, f32};
+  mix.dynamic = dynamic;
+  addGemvStage(l, mix);
 }
 
 /// Steps 3-5 for one token: v = m * rsqrt(ss / 4H + eps), the gates, and
@@ -102,9 +104,13 @@ void addGate(Launch &l, const ModelConfig &c, const std::string &name, const Sea
 
 } // namespace
 
-void monodc::stages::addMhcSeam(Launch &l, const ModelConfig &c, const std::string &prefix,
-                                const SeamRegions &r) {
+void monodc::stages::addSeamFold(Launch &l, const ModelConfig &c, const std::string &prefix,
+                                 const SeamRegions &r) {
   addFold(l, c, prefix + ".fold", r);
-  addMix(l, prefix + ".mix", r);
+}
+
+void monodc::stages::addSeamMixes(Launch &l, const ModelConfig &c, const std::string &prefix,
+                                  const SeamRegions &r, bool dynamicMix) {
+  addMix(l, prefix + ".mix", r, dynamicMix);
   addGate(l, c, prefix + ".gate", r);
 }

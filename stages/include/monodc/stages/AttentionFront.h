@@ -3,6 +3,7 @@
 #define MONODC_STAGES_ATTENTIONFRONT_H
 
 #include "monodc/dsl/Launch.h"
+#include "monodc/stages/GemvStage.h"
 #include "monodc/stages/ModelConfig.h"
 
 namespace monodc::stages {
@@ -20,6 +21,8 @@ struct WqkvRegions {
   dsl::Region codes, scales, weight, weightScales, qkv;
 };
 void addWqkvGemv(dsl::Launch &launch, const ModelConfig &config, const WqkvRegions &regions);
+/// That stage's description (its task count: gemvStageTasks).
+GemvStage wqkvGemvStage(const dsl::Launch &launch, const WqkvRegions &regions);
 
 /// out = bf16(x * rsqrt(mean(x^2) + eps) * w) over columns [col, col + width)
 /// of `source`. Used for the q norm and the kv norm. One task a token.

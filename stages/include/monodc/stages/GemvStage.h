@@ -51,6 +51,7 @@ struct GemvStage {
   int64_t rowsPerTask;
   dsl::DType outType;       ///< the results are rounded to it (f32: kept)
   bool everyToken = false;  ///< one token group: the whole step
+  bool dynamic = false;     ///< tasks claimed at run time (Launch::stage)
 };
 
 /// out[token][row] = x[token] . weight[row], a task a (token group, block
@@ -58,6 +59,9 @@ struct GemvStage {
 /// group-major: the tasks of one token group are consecutive, so a consumer
 /// of a token's whole row waits for one range.
 void addGemvStage(dsl::Launch &launch, const GemvStage &stage);
+
+/// How many tasks addGemvStage gives `stage` in `launch`.
+int64_t gemvStageTasks(const dsl::Launch &launch, const GemvStage &stage);
 
 } // namespace monodc::stages
 

@@ -2,7 +2,8 @@
 //
 // DSV41.md section 3 as four stages: fold (R', u and the sums of squares per
 // column slice), mix (the 24 mixes of R' for all tokens), gate (pre, post and
-// the Sinkhorn comb per token) and the seam norm (AttentionFront.h).
+// the Sinkhorn comb per token) and the seam norm (AttentionFront.h). The
+// norm needs only the fold; mix and gate feed the next seam alone.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MONODC_STAGES_MHCSEAM_H
@@ -31,9 +32,16 @@ struct SeamRegions {
 SeamRegions declareSeamRegions(dsl::Launch &launch, const ModelConfig &config,
                                const std::string &prefix = "", const dsl::Region *x = nullptr);
 
-/// Fold, mix and gate. `prefix` names the stages ("seam" -> seam.fold, ...).
-void addMhcSeam(dsl::Launch &launch, const ModelConfig &config, const std::string &prefix,
-                const SeamRegions &regions);
+/// Fold: R', u and the sums of squares, what the seam norm reads. `prefix`
+/// names the stages ("seam" -> seam.fold).
+void addSeamFold(dsl::Launch &launch, const ModelConfig &config, const std::string &prefix,
+                 const SeamRegions &regions);
+
+/// Mix and gate (after the fold): pre, post and comb, which only the next
+/// seam reads, so a fused launch places them where they hold up no chain.
+/// `dynamicMix`: the mix's tasks are claimed by whichever CTA is free.
+void addSeamMixes(dsl::Launch &launch, const ModelConfig &config, const std::string &prefix,
+                  const SeamRegions &regions, bool dynamicMix);
 
 } // namespace monodc::stages
 
