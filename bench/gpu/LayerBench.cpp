@@ -54,22 +54,36 @@ bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
 constexpr size_t kTimedWords = 4;
 constexpr size_t kProfileWords = 2 + kTimedWords + 1;
 
-/// Per stage of one launch (rank 0): how many CTAs ran its tasks, when the
-/// first of them entered it and the last left it (microseconds from the
-/// launch's first entry; CTAs with no task of the stage pass through it,
-/// often late from an earlier stage, and are left out), the
+/// One rank's profile words of its launch.
+std::vector<unsigned long long> downloadProfile(const RankLaunch &l) {
+  std::vector<unsigned long long> p(l.manifest.grid * l.manifest.stages.size() * kProfileWords);
+  check(cuMemcpyDtoH(p.data(), l.profile, p.size() * 8), "profile");
+  return p;
+}
+
+/// The earliest stage entry (global ns) of a profile.
+unsigned long long firstEntry(const std::vector<unsigned long long> &p) {
+  unsigned long long first = ~0ull;
+  for (size_t i = 0; i < p.size(); i += kProfileWords)
+    first = std::min(first, p[i]);
+  return first;
+}
+
+/// Per stage of one rank's launch: how many CTAs ran its tasks, when the
+/// first of them entered it and the last left it (microseconds from
+/// `origin`, the earliest entry of any rank's launch, so that the ranks'
+/// tables show how far apart they run; CTAs with no task of the stage pass
+/// through it, often late from an earlier stage, and are left out), the
 /// CTA-microseconds spent inside it, in polls, GEMVs, publishes and
 /// block-wide library calls, the busiest CTA (polls left out), and the same
-/// stage's own kernel in the unfused baseline.
-void printStageProfile(const RankLaunch &l, const std::vector<double> &unfusedUs) {
+/// stage's own kernel in the unfused baseline (timed on rank 0's stream:
+/// `-` for the other ranks).
+void printStageProfile(const RankLaunch &l, int rank, const std::vector<unsigned long long> &p,
+                       unsigned long long origin, const std::vector<double> *unfusedUs) {
   const Manifest &m = l.manifest;
   const size_t stages = m.stages.size();
-  std::vector<unsigned long long> p(m.grid * stages * kProfileWords);
-  check(cuMemcpyDtoH(p.data(), l.profile, p.size() * 8), "profile");
-  unsigned long long origin = ~0ull;
-  for (size_t i = 0; i < p.size(); i += kProfileWords)
-    origin = std::min(origin, p[i]);
-  std::printf("  %-24s %6s %5s %9s %9s %11s %11s %11s %11s %11s %9s %11s\n", m.kernelName.c_str(),
+  const std::string title = m.kernelName + ", rank " + std::to_string(rank);
+  std::printf("  %-24s %6s %5s %9s %9s %11s %11s %11s %11s %11s %9s %11s\n", title.c_str(),
               "tasks", "CTAs", "enter us", "leave us", "CTA-us in", "CTA-us poll", "CTA-us gemv",
               "CTA-us pub", "CTA-us lib", "max CTA", "unfused us");
   for (size_t s = 0; s < stages; ++s) {
@@ -98,9 +112,12 @@ void printStageProfile(const RankLaunch &l, const std::vector<double> &unfusedUs
                std::to_string(m.stages[s].tasks));
     if (working == 0)
       first = last = 0;
-    std::printf("  %-24s %6lld %5d %9.1f %9.1f %11.1f %11.1f %11.1f %11.1f %11.1f %9.1f %11.1f\n",
+    char unfused[32] = "-";
+    if (unfusedUs)
+      std::snprintf(unfused, sizeof unfused, "%.1f", (*unfusedUs)[s]);
+    std::printf("  %-24s %6lld %5d %9.1f %9.1f %11.1f %11.1f %11.1f %11.1f %11.1f %9.1f %11s\n",
                 m.stages[s].name.c_str(), static_cast<long long>(m.stages[s].tasks), working, first,
-                last, inside, timed[0], timed[1], timed[2], timed[3], busiest, unfusedUs[s]);
+                last, inside, timed[0], timed[1], timed[2], timed[3], busiest, unfused);
   }
 }
 
@@ -376,9 +393,18 @@ int main(int argc, char **argv) {
           us.push_back(1000.0 * ms);
         }
       }
-      std::printf("rows %d, rank 0, one step (warm weights):\n", rows);
-      printStageProfile(k1[0], unfusedStageUs[&k1[0]]);
-      printStageProfile(k2[0], unfusedStageUs[&k2[0]]);
+      std::printf("rows %d, one step (warm weights), every rank:\n", rows);
+      for (const std::vector<RankLaunch> *ranks : {&k1, &k2}) {
+        std::vector<std::vector<unsigned long long>> words;
+        unsigned long long origin = ~0ull;
+        for (const RankLaunch &l : *ranks) {
+          words.push_back(downloadProfile(l));
+          origin = std::min(origin, firstEntry(words.back()));
+        }
+        for (int r = 0; r < tp; ++r)
+          printStageProfile((*ranks)[r], r, words[r], origin,
+                            r == 0 ? &unfusedStageUs[&(*ranks)[0]] : nullptr);
+      }
     }
 
     // Sanity: the reduced layer output agrees across ranks. The floor: every
