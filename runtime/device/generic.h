@@ -898,6 +898,100 @@ MONO_DEV void mono_gemv_zero_past(float *staged, int count) {
   mono_block_sync();
 }
 
+// One output row (N = 1) over bf16 tokens read straight from memory: a
+// thread keeps all its weight chunks in registers and reads each token's
+// chunks itself, a few tokens' loads in flight at once, so the whole step
+// is one pass with one block reduction. Staging a token costs a memory
+// latency, a barrier and a block reduction a pass; the seam mixes (20480
+// f32 weights, 6 tokens, one token a pass) spent about 17 us a task so on
+// the H200. Each chunk's fma chain, its fma into the thread's sum and the
+// in-order sum of the threads' parts are mono_gemv_rows_run's, so the
+// results are the same bit for bit. `partial` holds TOKENS * MONO_BLOCK
+// words, `outL` the TOKENS results.
+// Unscaled bf16 or f32 weights whose thread slice fits 80 registers (the
+// mixes' 5 f32 chunks).
+inline constexpr int MONO_ROW_DIRECT_WORDS = 80;
+template <int K, int WKIND>
+inline constexpr bool mono_gemv_row_direct_fits =
+    (WKIND == 1 || WKIND == 2) && (K / 16 + MONO_BLOCK - 1) / MONO_BLOCK * 4 *
+                                          mono_gemv_vectors(WKIND) <= MONO_ROW_DIRECT_WORDS;
+
+template <int SO, int K, int TOKENS, int WKIND>
+MONO_DEV void mono_gemv_row_direct(const mono_gemv_weights<1, K, WKIND> &weights,
+                                   const mono_u8 *w, mono_i64 n0, const mono_u16 *x, mono_i64 t0,
+                                   float (&out)[SO], float *partial, float *outL, int count) {
+  typedef mono_gemv_weights<1, K, WKIND> slice_t;
+  typedef mono_weight_chunk<K, WKIND> chunk_t;
+  constexpr int CPT = slice_t::CPT, CHUNKS = slice_t::CHUNKS, HELD = slice_t::HELD;
+  // Tokens whose loads are in flight together: as many registers as the
+  // weights at most.
+  constexpr int PER_TOKEN = 8 * CPT;
+  constexpr int GROUP =
+      PER_TOKEN >= MONO_ROW_DIRECT_WORDS ? 1 : MONO_ROW_DIRECT_WORDS / PER_TOKEN;
+  const int tid = mono_tid();
+  if (count > 0) {
+    float wv[CPT][16];
+#pragma unroll
+    for (int q = 0; q < CPT; ++q) {
+      const int c = tid + q * MONO_BLOCK;
+      if (c < CHUNKS) {
+        // The prefetched chunks by constant index: a variable one put
+        // `held` in scratch on gfx950.
+        if (q < HELD) {
+          weights.held[q < HELD ? q : 0].decode(wv[q]);
+        } else {
+          chunk_t chunk;
+          chunk.load(w, nullptr, 0, n0, c);
+          chunk.decode(wv[q]);
+        }
+      }
+    }
+#pragma unroll 1
+    for (int g0 = 0; g0 < count; g0 += GROUP) {
+      mono_u32x4 xv[GROUP][CPT][2];
+#pragma unroll
+      for (int t = 0; t < GROUP; ++t)
+#pragma unroll
+        for (int q = 0; q < CPT; ++q) {
+          const int c = tid + q * MONO_BLOCK;
+          if (g0 + t < count && c < CHUNKS) {
+            const mono_u32x4 *src = (const mono_u32x4 *)(x + (t0 + g0 + t) * K + 16 * c);
+            xv[t][q][0] = src[0];
+            xv[t][q][1] = src[1];
+          }
+        }
+#pragma unroll
+      for (int t = 0; t < GROUP; ++t) {
+        if (g0 + t >= count) break;
+        float acc = 0.0f;
+#pragma unroll
+        for (int q = 0; q < CPT; ++q) {
+          if (tid + q * MONO_BLOCK < CHUNKS) {
+            const mono_u32x4 a = xv[t][q][0], b = xv[t][q][1];
+            const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+            float sum = 0.0f;
+#pragma unroll
+            for (int i = 0; i < 16; ++i)
+              sum = mono_fma(mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2)))), wv[q][i],
+                             sum);
+            acc = mono_fma(sum, 1.0f, acc);
+          }
+        }
+        partial[(g0 + t) * MONO_BLOCK + tid] = acc;
+      }
+    }
+    mono_block_sync();
+    if (tid < count) {
+      float s = 0.0f;
+      for (int q = 0; q < MONO_BLOCK; ++q) s += partial[tid * MONO_BLOCK + q];
+      outL[tid] = s;
+    }
+    mono_block_sync();
+  }
+  mono_gemv_zero_past<1, TOKENS>(outL, count);
+  mono_gemv_deal<SO, TOKENS>(outL, out);
+}
+
 // With a runtime `count` (0 .. TOKENS, block-uniform): only the first
 // `count` tokens are read and summed, the others' results are 0, and a count
 // of 0 reads no weights past those `weights` holds.
@@ -920,6 +1014,12 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
   void *xl = lds;
   float *partial = lds + XWORDS;
   float *outL = partial + TC * MONO_BLOCK;
+  if constexpr (N == 1 && !SCALED && !XF32 && mono_gemv_row_direct_fits<K, WKIND> &&
+                TOKENS * MONO_BLOCK <= XWORDS + TC * MONO_BLOCK) {
+    mono_gemv_row_direct<SO, K, TOKENS, WKIND>(weights, w, n0, (const mono_u16 *)x, t0, out,
+                                               lds, outL, count);
+    return;
+  }
   const int tid = mono_tid(), p = tid % TP;
   const mono_i64 row = n0 + tid / TP;
   const chunk_t *resident = weights.held;

@@ -224,6 +224,92 @@ TEST(DeviceGemvRows, RingStreamsTheSameSumsAsRegisters) {
             viaRegisters);
 }
 
+/// One row of f32 weights [K] over bf16 tokens [tokens][K], summed as the
+/// device does it: per thread p the chunks p, p + MONO_BLOCK, ... each in its
+/// own fma chain joining the thread's sum by an fma with scale 1, then the
+/// threads' sums in order.
+std::vector<float> rowSumsInDeviceOrder(const std::vector<float> &w,
+                                        const std::vector<uint16_t> &x, int tokens, int K) {
+  std::vector<float> out(tokens);
+  for (int t = 0; t < tokens; ++t) {
+    float sum = 0.0f;
+    for (int p = 0; p < MONO_BLOCK; ++p) {
+      float acc = 0.0f;
+      for (int c = p; c < K / 16; c += MONO_BLOCK) {
+        float chunk = 0.0f;
+        for (int i = 0; i < 16; ++i)
+          chunk = std::fma(fmts::bf16Value(x[size_t(t) * K + 16 * c + i]), w[16 * c + i], chunk);
+        acc = std::fma(chunk, 1.0f, acc);
+      }
+      sum += acc;
+    }
+    out[t] = sum;
+  }
+  return out;
+}
+
+/// mono_gemv_rows of one f32 row over bf16 tokens (the seam mix's shape):
+/// the outputs [TOKENS].
+template <int K, int TOKENS, int TC>
+std::vector<float> deviceRow(const std::vector<float> &w, const std::vector<uint16_t> &x,
+                             int count) {
+  constexpr int own = (TC * K / 2 + TC * MONO_BLOCK + TOKENS + 3) & ~3;
+  std::vector<mono_u32x4> lds(own / 4, kNanWords);
+  std::vector<float> out(TOKENS);
+  host_arch::runBlock([&] {
+    float o[1];
+    mono_gemv_rows<1, 1, K, TOKENS, TC, 2, 0>(reinterpret_cast<const mono_u8 *>(w.data()),
+                                             nullptr, 0, 0, x.data(), nullptr, 0, o,
+                                             reinterpret_cast<float *>(lds.data()), count);
+    if (mono_tid() < TOKENS)
+      out[mono_tid()] = o[0];
+  });
+  return out;
+}
+
+// A one-row GEMV over bf16 tokens (the seam mixes: 20480 f32 weights, 6
+// tokens) reads its tokens straight from memory, all in one pass
+// (mono_gemv_row_direct), and gives the sums of the staged path bit for
+// bit: the same chains in the same order. Tokens past a runtime count are
+// not read (NaN there) and give 0; a weight off by 3% is seen.
+TEST(DeviceGemvRows, OneRowReadsItsTokensDirectlyWithTheSameSums) {
+  constexpr int K = 20480, TOKENS = 6;
+  static_assert(mono_gemv_row_direct_fits<K, 2>);
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> w(K);
+  for (float &v : w)
+    v = u(rng);
+  std::vector<uint16_t> x(size_t(TOKENS) * K);
+  for (uint16_t &v : x)
+    v = fmts::bf16Bits(u(rng));
+  const std::vector<float> want = rowSumsInDeviceOrder(w, x, TOKENS, K);
+  EXPECT_EQ((deviceRow<K, TOKENS, 1>(w, x, TOKENS)), want);
+  double scale = 0, worst = 0;
+  for (int t = 0; t < TOKENS; ++t) {
+    double exact = 0;
+    for (int k = 0; k < K; ++k)
+      exact += double(fmts::bf16Value(x[size_t(t) * K + k])) * w[k];
+    scale = std::max(scale, std::fabs(exact));
+    worst = std::max(worst, std::fabs(exact - want[t]));
+  }
+  EXPECT_LT(worst / scale, kBound);
+  // A count of 4: NaN tokens past it are not read, their outputs 0.
+  std::vector<uint16_t> poisoned = x;
+  std::fill(poisoned.begin() + size_t(4) * K, poisoned.end(), uint16_t(0x7FC0));
+  const std::vector<float> four = deviceRow<K, TOKENS, 1>(w, poisoned, 4);
+  EXPECT_EQ(std::vector<float>(four.begin(), four.begin() + 4),
+            std::vector<float>(want.begin(), want.begin() + 4));
+  EXPECT_EQ(four[4], 0.0f);
+  EXPECT_EQ(four[5], 0.0f);
+  // The check can fail: one weight 3% off changes every token's sum.
+  std::vector<float> off = w;
+  off[16 * 300 + 5] *= 1.03f;
+  const std::vector<float> wrong = deviceRow<K, TOKENS, 1>(off, x, TOKENS);
+  for (int t = 0; t < TOKENS; ++t)
+    EXPECT_NE(wrong[t], want[t]) << "token " << t;
+}
+
 // The comparison can fail: one weight block's scale a step up (that block
 // doubled) and the MXFP4 weight read unshuffled are both caught.
 TEST(DeviceGemvRows, AWrongScaleOrLayoutIsCaught) {
