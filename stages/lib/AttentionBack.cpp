@@ -137,7 +137,7 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   });
 
   // wo_a: group g's rows [g R, (g + 1) R) against its own MXFP8(o_g) rows.
-  const int64_t rowsPerTask = scaledGemvTasks(rows).rowsPerTask;
+  const int64_t rowsPerTask = scaledGemvTasks(rows, c.groupRank).rowsPerTask;
   const int64_t tasksPerGroup = c.groupRank / rowsPerTask;
   launch.stage("back.wo_a", groups * tasksPerGroup, [&](Task &t) {
     requireWholeRowBlocks(t, r.woA, c.groupRank, rowsPerTask, "rows a group");
@@ -147,10 +147,11 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
     t.storeRows(r.z, t.index(0), first, rows, out.to(bf16));
   });
   addMxfp8Rows(launch, "back.z_quant", r.z, r.zCodes, r.zScales);
-  launch.stage("back.wo_b", c.hidden / rowsPerTask, [&](Task &t) {
-    requireWholeRowBlocks(t, r.woB, c.hidden, rowsPerTask);
-    Index first = t.id() * rowsPerTask;
-    Tile out = t.gemvRows(r.woB, r.woBScales, first, rowsPerTask, r.zCodes, r.zScales,
+  const int64_t woBRowsPerTask = scaledGemvTasks(rows, c.hidden).rowsPerTask;
+  launch.stage("back.wo_b", c.hidden / woBRowsPerTask, [&](Task &t) {
+    requireWholeRowBlocks(t, r.woB, c.hidden, woBRowsPerTask);
+    Index first = t.id() * woBRowsPerTask;
+    Tile out = t.gemvRows(r.woB, r.woBScales, first, woBRowsPerTask, r.zCodes, r.zScales,
                           t.index(0), rows);
     t.storeRows(r.partial, t.index(0), first, rows, out.to(bf16));
   });

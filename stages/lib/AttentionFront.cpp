@@ -27,9 +27,9 @@ void monodc::stages::addSeamNorm(Launch &launch, const ModelConfig &config,
 }
 
 GemvStage monodc::stages::wqkvGemvStage(const Launch &launch, const WqkvRegions &r) {
-  // Up to 8 tokens, one task per 16 weight rows and token group: 1792 rows
-  // give 112 tasks a group to spread over the grid (scaledGemvTasks).
-  const ScaledGemvTasks tasks = scaledGemvTasks(launch.options().rows);
+  // Up to 8 tokens, one task per 128 weight rows and token group: 1792 rows
+  // give 14 tasks a group (scaledGemvTasks).
+  const ScaledGemvTasks tasks = scaledGemvTasks(launch.options().rows, r.weight.rows());
   return {"front.wqkv", r.weight, r.weightScales, r.codes, r.scales, r.qkv,
           tasks.rowsPerTask, bf16, tasks.everyToken};
 }
@@ -97,7 +97,7 @@ void monodc::stages::addKvInsert(Launch &launch, const ModelConfig &config,
 void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t heads,
                               const QueryRegions &r) {
   const int64_t tokens = launch.options().rows, width = heads * config.headDim;
-  const int64_t rowsPerTask = scaledGemvTasks(tokens).rowsPerTask;
+  const int64_t rowsPerTask = scaledGemvTasks(tokens, width).rowsPerTask;
   addMxfp8Rows(launch, "front.q_quant", r.qn, r.codes, r.scales);
   launch.stage("front.wq_b", width / rowsPerTask, [&](Task &t) {
     requireWholeRowBlocks(t, r.weight, width, rowsPerTask);

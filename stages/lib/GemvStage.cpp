@@ -14,11 +14,17 @@ int64_t monodc::stages::gemvTokenGroup(int64_t rows) {
   return std::max<int64_t>(group, 1);
 }
 
-monodc::stages::ScaledGemvTasks monodc::stages::scaledGemvTasks(int64_t tokens) {
+monodc::stages::ScaledGemvTasks monodc::stages::scaledGemvTasks(int64_t tokens,
+                                                                int64_t weightRows) {
   constexpr int64_t kTokenTile = 8;
-  if (tokens <= kTokenTile)
-    return {16, false};
-  return {64, true};
+  if (tokens > kTokenTile)
+    return {64, true};
+  // The largest task that cuts the weight into whole tasks; a weight whose
+  // rows are not whole 16-row tiles gets 16, which the stage refuses.
+  for (int64_t rowsPerTask : {128, 64, 32})
+    if (weightRows % rowsPerTask == 0)
+      return {rowsPerTask, false};
+  return {16, false};
 }
 
 void monodc::stages::requireWholeRowBlocks(Task &t, const Region &weight, int64_t rows,

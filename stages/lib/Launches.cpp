@@ -92,13 +92,14 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
   }
   // Every CTA walks the stages in this order. Nothing in K1 waits for the
   // seam's mixes. When wqkv leaves at least half the CTAs without a task
-  // (wide steps: 28 tasks at rows 48 on 66 CTAs a rank), the mixes come
+  // (28 tasks at rows 48, 14 at rows 6, on 66 CTAs a rank), the mixes come
   // after it, claimed, so that the idle CTAs run them while wqkv runs;
   // before the norm they held it up (H200, rows 48: the norm ended 71 us
   // after the fold, 8 with the mixes after wqkv; the layer 2162.7 -> 2145.5
-  // us). Where wqkv keeps most CTAs busy (rows 6: 112 tasks on 66 CTAs),
-  // claimed mixes held up the wq_b tasks of the CTAs that took them
-  // (625.0 -> 652.5 us), so they stay before the norm.
+  // us). Where wqkv keeps most CTAs busy (rows 6 when its tasks were 16
+  // rows: 112 tasks on 66 CTAs), claimed mixes held up the wq_b tasks of
+  // the CTAs that took them (625.0 -> 652.5 us), so they stay before the
+  // norm.
   const bool mixesDuringWqkv =
       withFront && 2 * gemvStageTasks(launch, wqkvGemvStage(launch, front.wqkv)) <= params.grid;
   addSeamFold(launch, c, "seam", seam);

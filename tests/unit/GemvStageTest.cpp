@@ -30,15 +30,22 @@ TEST(GemvTokenGroup, WiderStepsSplitEvenly) {
   EXPECT_EQ(gemvTokenGroup(7), 1); // a prime: one token a task
 }
 
-// e4m3 GEMVs: small tasks up to one token tile, then wide tasks of every token.
+// e4m3 GEMVs: up to one token tile, the largest task of 128, 64, 32 or 16
+// rows that cuts the weight into whole tasks; then wide tasks of every token.
 TEST(ScaledGemvTasks, WiderThanATokenTileTakesEveryToken) {
   for (int64_t tokens : {1, 6, 8}) {
-    EXPECT_EQ(scaledGemvTasks(tokens).rowsPerTask, 16) << tokens;
-    EXPECT_FALSE(scaledGemvTasks(tokens).everyToken) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 1792).rowsPerTask, 128) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 5120).rowsPerTask, 128) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 576).rowsPerTask, 64) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 96).rowsPerTask, 32) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 48).rowsPerTask, 16) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 40).rowsPerTask, 16) << tokens; // refused by the stage
+    EXPECT_FALSE(scaledGemvTasks(tokens, 1792).everyToken) << tokens;
   }
   for (int64_t tokens : {9, 12, 48}) {
-    EXPECT_EQ(scaledGemvTasks(tokens).rowsPerTask, 64) << tokens;
-    EXPECT_TRUE(scaledGemvTasks(tokens).everyToken) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 1792).rowsPerTask, 64) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 96).rowsPerTask, 64) << tokens; // refused by the stage
+    EXPECT_TRUE(scaledGemvTasks(tokens, 1792).everyToken) << tokens;
   }
 }
 
@@ -88,7 +95,7 @@ TEST(GemvStage, RowsThatAreNotWholeBlocksAreRefused) {
 }
 
 // The e4m3 stages that cut their own tasks refuse ragged blocks too: wo_a's
-// groups of 96 rows are whole 16-row tasks at 6 tokens, not 64-row ones at 12.
+// groups of 96 rows are whole 32-row tasks at 6 tokens, not 64-row ones at 12.
 TEST(ScaledGemvTasks, AGroupThatIsNotWholeWideTasksIsRefused) {
   monodc::stages::ModelConfig c = monodc::stages::tinyConfig();
   c.groupRank = 96;

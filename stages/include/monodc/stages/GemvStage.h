@@ -21,19 +21,24 @@ namespace monodc::stages {
 /// request), else the largest divisor of `rows` not above 6.
 int64_t gemvTokenGroup(int64_t rows);
 
-/// How an e4m3 GEMV over a step's `tokens` is cut into tasks. Up to one
-/// token tile (8): 16 weight rows a task, the tokens in request groups, so
-/// that the grid has tasks enough. Wider steps: 64 rows a task and every
-/// token in it. A task stages its tokens in shared memory and converts each
-/// block of weights once for all of them (sm_90's tensor cores,
-/// device-library.md), so 16-row tasks of 48 tokens staged 3 bytes of
-/// tokens a byte of weights, and read their weights once a pass of 15 tokens
-/// (wo_b's busiest CTA 141 us at rows 48 on the H200).
+/// How an e4m3 GEMV of `weightRows` rows over a step's `tokens` is cut into
+/// tasks. Up to one token tile (8): 128 weight rows a task (or 64, 32, 16:
+/// the largest that cuts the weight into whole tasks), the tokens in request
+/// groups. A task's fixed cost (staging its tokens, its block reduction, its
+/// publish) is then paid once for 128 rows, and stages that leave CTAs
+/// without a task let the next ones start: at rows 6 on the H200, K1 + K2
+/// fused took 624 us with 16 rows a task, 594 with 32, 578 with 64, 568
+/// with 128 (gpu-validation.md, twentieth session). Wider steps: 64 rows a
+/// task and every token in it. A task stages its tokens in shared memory
+/// and converts each block of weights once for all of them (sm_90's tensor
+/// cores, device-library.md), so 16-row tasks of 48 tokens staged 3 bytes
+/// of tokens a byte of weights, and read their weights once a pass of 15
+/// tokens (wo_b's busiest CTA 141 us at rows 48 on the H200).
 struct ScaledGemvTasks {
   int64_t rowsPerTask;
   bool everyToken; ///< every token of the step in one task
 };
-ScaledGemvTasks scaledGemvTasks(int64_t tokens);
+ScaledGemvTasks scaledGemvTasks(int64_t tokens, int64_t weightRows);
 
 /// Fails the task (naming the weight) when `rows` of it (all its rows, or
 /// `what` says which: e.g. "rows a group") are not whole blocks of
