@@ -903,8 +903,8 @@ MONO_DEV void mono_gemv_zero_past(float *staged, int count) {
 // chunks itself, a few tokens' loads in flight at once, so the whole step
 // is one pass with one block reduction. Staging a token costs a memory
 // latency, a barrier and a block reduction a pass; the seam mixes (20480
-// f32 weights, 6 tokens, one token a pass) spent about 17 us a task so on
-// the H200. Each chunk's fma chain, its fma into the thread's sum and the
+// f32 weights, 6 tokens, one token a pass) took about 18 us a task that
+// way on the H200, 5 this way. Each chunk's fma chain, its fma into the thread's sum and the
 // in-order sum of the threads' parts are mono_gemv_rows_run's, so the
 // results are the same bit for bit. `partial` holds TOKENS * MONO_BLOCK
 // words, `outL` the TOKENS results.
@@ -1014,6 +1014,8 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
   void *xl = lds;
   float *partial = lds + XWORDS;
   float *outL = partial + TC * MONO_BLOCK;
+  // One row over bf16 tokens reads them directly; its TOKENS x MONO_BLOCK
+  // partials take the place of the staged tokens and their partials.
   if constexpr (N == 1 && !SCALED && !XF32 && mono_gemv_row_direct_fits<K, WKIND> &&
                 TOKENS * MONO_BLOCK <= XWORDS + TC * MONO_BLOCK) {
     mono_gemv_row_direct<SO, K, TOKENS, WKIND>(weights, w, n0, (const mono_u16 *)x, t0, out,
