@@ -138,7 +138,7 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
 
   // wo_a: group g's rows [g R, (g + 1) R) against its own MXFP8(o_g) rows.
   const int64_t rowsPerTask = scaledGemvTasks(rows, c.groupRank).rowsPerTask;
-  const int64_t tasksPerGroup = c.groupRank / rowsPerTask;
+  const int64_t tasksPerGroup = rowBlockTasks(c.groupRank, rowsPerTask);
   launch.stage("back.wo_a", groups * tasksPerGroup, [&](Task &t) {
     requireWholeRowBlocks(t, r.woA, c.groupRank, rowsPerTask, "rows a group");
     Index first = t.id() * rowsPerTask;
@@ -148,7 +148,7 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   });
   addMxfp8Rows(launch, "back.z_quant", r.z, r.zCodes, r.zScales);
   const int64_t woBRowsPerTask = scaledGemvTasks(rows, c.hidden).rowsPerTask;
-  launch.stage("back.wo_b", c.hidden / woBRowsPerTask, [&](Task &t) {
+  launch.stage("back.wo_b", rowBlockTasks(c.hidden, woBRowsPerTask), [&](Task &t) {
     requireWholeRowBlocks(t, r.woB, c.hidden, woBRowsPerTask);
     Index first = t.id() * woBRowsPerTask;
     Tile out = t.gemvRows(r.woB, r.woBScales, first, woBRowsPerTask, r.zCodes, r.zScales,

@@ -99,7 +99,7 @@ void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t
   const int64_t tokens = launch.options().rows, width = heads * config.headDim;
   const int64_t rowsPerTask = scaledGemvTasks(tokens, width).rowsPerTask;
   addMxfp8Rows(launch, "front.q_quant", r.qn, r.codes, r.scales);
-  launch.stage("front.wq_b", width / rowsPerTask, [&](Task &t) {
+  launch.stage("front.wq_b", rowBlockTasks(width, rowsPerTask), [&](Task &t) {
     requireWholeRowBlocks(t, r.weight, width, rowsPerTask);
     Index first = t.id() * rowsPerTask;
     Tile out = t.gemvRows(r.weight, r.weightScales, first, rowsPerTask, r.codes, r.scales,

@@ -34,16 +34,20 @@ void monodc::stages::requireWholeRowBlocks(Task &t, const Region &weight, int64_
            ", not a multiple of the " + std::to_string(rowsPerTask) + " a task takes");
 }
 
+int64_t monodc::stages::rowBlockTasks(int64_t rows, int64_t rowsPerTask) {
+  return (rows + rowsPerTask - 1) / rowsPerTask;
+}
+
 int64_t monodc::stages::gemvStageTasks(const Launch &launch, const GemvStage &s) {
   const int64_t rows = launch.options().rows;
   const int64_t group = s.everyToken ? rows : gemvTokenGroup(rows);
-  return rows / group * (s.weight.rows() / s.rowsPerTask);
+  return rows / group * rowBlockTasks(s.weight.rows(), s.rowsPerTask);
 }
 
 void monodc::stages::addGemvStage(Launch &launch, const GemvStage &s) {
   const int64_t rows = launch.options().rows;
   const int64_t group = s.everyToken ? rows : gemvTokenGroup(rows);
-  const int64_t blocks = s.weight.rows() / s.rowsPerTask;
+  const int64_t blocks = rowBlockTasks(s.weight.rows(), s.rowsPerTask);
   const bool scaled = !s.weightScales.name().empty();
   launch.stage(s.name, gemvStageTasks(launch, s), [&](Task &t) {
     requireWholeRowBlocks(t, s.weight, s.weight.rows(), s.rowsPerTask);

@@ -62,7 +62,7 @@ void monodc::stages::addSharedExpertDown(Launch &l, const ModelConfig &c,
   const int64_t tokens = l.options().rows;
   // ds = bf16(MXFP8(h) . W2s^T).
   const int64_t rowsPerTask = scaledGemvTasks(tokens, c.hidden).rowsPerTask;
-  l.stage("shared.down", c.hidden / rowsPerTask, [&](Task &t) {
+  l.stage("shared.down", rowBlockTasks(c.hidden, rowsPerTask), [&](Task &t) {
     requireWholeRowBlocks(t, r.down, c.hidden, rowsPerTask);
     Index first = t.id() * rowsPerTask;
     Tile out = t.gemvRows(r.down, r.downScale, first, rowsPerTask, r.hCodes, r.hScales,

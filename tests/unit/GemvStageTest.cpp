@@ -116,4 +116,20 @@ TEST(ScaledGemvTasks, AGroupThatIsNotWholeWideTasksIsRefused) {
   }
 }
 
+// A weight smaller than one task is refused by name too, not as a stage of
+// no tasks: wo_a's groups of 32 rows at 12 tokens (64-row tasks).
+TEST(ScaledGemvTasks, AGroupSmallerThanATaskIsRefusedByName) {
+  monodc::stages::ModelConfig c = monodc::stages::tinyConfig();
+  c.groupRank = 32;
+  mlir::MLIRContext ctx;
+  monodc::stages::BuildParams params;
+  params.rows = 12;
+  auto module = monodc::stages::buildLaunch(ctx, "attention_back", c, params);
+  ASSERT_FALSE(static_cast<bool>(module));
+  const std::string error = llvm::toString(module.takeError());
+  EXPECT_NE(error.find("weight 'wo_a' has 32 rows a group, not a multiple of the 64 a task takes"),
+            std::string::npos)
+      << error;
+}
+
 } // namespace

@@ -46,6 +46,12 @@ ScaledGemvTasks scaledGemvTasks(int64_t tokens, int64_t weightRows);
 void requireWholeRowBlocks(dsl::Task &t, const dsl::Region &weight, int64_t rows,
                            int64_t rowsPerTask, const std::string &what = "rows");
 
+/// The tasks that cover `rows` weight rows, rowsPerTask a task, rounded up:
+/// a weight smaller than one task still gets a task, whose
+/// requireWholeRowBlocks then refuses it by name (a stage of no tasks would
+/// be refused without naming the weight).
+int64_t rowBlockTasks(int64_t rows, int64_t rowsPerTask);
+
 struct GemvStage {
   std::string name;
   dsl::Region weight;
