@@ -813,6 +813,18 @@ MONO_DEV int mono_staged_half(int c, int h) {
   return h * (K / 2) + 8 * c;
 }
 
+// The fma chain of one chunk: 16 bf16 values (two 16-byte halves, low
+// halfword first) against its 16 weights, in order. Every bf16-token path
+// sums a chunk through it, so their sums agree bit for bit.
+MONO_DEV float mono_bf16_chunk_dot(mono_u32x4 a, mono_u32x4 b, const float (&wv)[16]) {
+  const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 16; ++i)
+    sum = mono_fma(mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2)))), wv[i], sum);
+  return sum;
+}
+
 // acc[t] += (x[t][16c .. 16c + 16) . wv) * scale for the staged tokens: the
 // chunk's own fma chain, then one fma with its scale (a power of two, so
 // the product is exact). x is read from shared memory with two 16-byte
@@ -838,12 +850,8 @@ MONO_DEV void mono_gemv_chunk(const float (&wv)[16], float scale, const void *xl
         }
       } else {
         const mono_u16 *xt = (const mono_u16 *)xl + t * K;
-        const mono_u32x4 a = *(const mono_u32x4 *)(xt + mono_staged_half<K>(c, 0));
-        const mono_u32x4 b = *(const mono_u32x4 *)(xt + mono_staged_half<K>(c, 1));
-        const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-#pragma unroll
-        for (int i = 0; i < 16; ++i)
-          sum = mono_fma(mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2)))), wv[i], sum);
+        sum = mono_bf16_chunk_dot(*(const mono_u32x4 *)(xt + mono_staged_half<K>(c, 0)),
+                                  *(const mono_u32x4 *)(xt + mono_staged_half<K>(c, 1)), wv);
       }
       acc[t] = mono_fma(sum, scale, acc[t]);
     }
@@ -904,9 +912,10 @@ MONO_DEV void mono_gemv_zero_past(float *staged, int count) {
 // is one pass with one block reduction. Staging a token costs a memory
 // latency, a barrier and a block reduction a pass; the seam mixes (20480
 // f32 weights, 6 tokens, one token a pass) took about 18 us a task that
-// way on the H200, 5 this way. Each chunk's fma chain, its fma into the thread's sum and the
-// in-order sum of the threads' parts are mono_gemv_rows_run's, so the
-// results are the same bit for bit. `partial` holds TOKENS * MONO_BLOCK
+// way on the H200, 5 this way. Each chunk's fma chain
+// (mono_bf16_chunk_dot), its fma into the thread's sum and the in-order
+// sum of the threads' parts are mono_gemv_rows_run's, so the results are
+// the same bit for bit. `partial` holds TOKENS * MONO_BLOCK
 // words, `outL` the TOKENS results.
 // Unscaled bf16 or f32 weights whose thread slice fits 80 registers (the
 // mixes' 5 f32 chunks).
@@ -966,16 +975,8 @@ MONO_DEV void mono_gemv_row_direct(const mono_gemv_weights<1, K, WKIND> &weights
         float acc = 0.0f;
 #pragma unroll
         for (int q = 0; q < CPT; ++q) {
-          if (tid + q * MONO_BLOCK < CHUNKS) {
-            const mono_u32x4 a = xv[t][q][0], b = xv[t][q][1];
-            const mono_u32 words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-            float sum = 0.0f;
-#pragma unroll
-            for (int i = 0; i < 16; ++i)
-              sum = mono_fma(mono_bf16_value((mono_u16)(words[i / 2] >> (16 * (i % 2)))), wv[q][i],
-                             sum);
-            acc = mono_fma(sum, 1.0f, acc);
-          }
+          if (tid + q * MONO_BLOCK < CHUNKS)
+            acc = mono_fma(mono_bf16_chunk_dot(xv[t][q][0], xv[t][q][1], wv[q]), 1.0f, acc);
         }
         partial[(g0 + t) * MONO_BLOCK + tid] = acc;
       }
