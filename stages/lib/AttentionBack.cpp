@@ -137,12 +137,12 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   });
 
   // wo_a: group g's rows [g R, (g + 1) R) against its own MXFP8(o_g) rows.
-  const int64_t rowsPerTask = scaledGemvTasks(rows, c.groupRank).rowsPerTask;
-  const int64_t tasksPerGroup = rowBlockTasks(c.groupRank, rowsPerTask);
+  const int64_t woARowsPerTask = scaledGemvTasks(rows, c.groupRank).rowsPerTask;
+  const int64_t tasksPerGroup = rowBlockTasks(c.groupRank, woARowsPerTask);
   launch.stage("back.wo_a", groups * tasksPerGroup, [&](Task &t) {
-    requireWholeRowBlocks(t, r.woA, c.groupRank, rowsPerTask, "rows a group");
-    Index first = t.id() * rowsPerTask;
-    Tile out = t.gemvRows(r.woA, r.woAScales, first, rowsPerTask, r.oCodes, r.oScales,
+    requireWholeRowBlocks(t, r.woA, c.groupRank, woARowsPerTask, "rows a group");
+    Index first = t.id() * woARowsPerTask;
+    Tile out = t.gemvRows(r.woA, r.woAScales, first, woARowsPerTask, r.oCodes, r.oScales,
                           (t.id() / tasksPerGroup) * rows, rows);
     t.storeRows(r.z, t.index(0), first, rows, out.to(bf16));
   });
