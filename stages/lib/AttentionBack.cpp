@@ -137,7 +137,8 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   });
 
   // wo_a: group g's rows [g R, (g + 1) R) against its own MXFP8(o_g) rows.
-  const int64_t woARowsPerTask = scaledGemvTasks(rows, c.groupRank).rowsPerTask;
+  const int64_t grid = launch.options().grid;
+  const int64_t woARowsPerTask = scaledGemvTasks(rows, c.groupRank, grid, groups).rowsPerTask;
   const int64_t tasksPerGroup = rowBlockTasks(c.groupRank, woARowsPerTask);
   launch.stage("back.wo_a", groups * tasksPerGroup, [&](Task &t) {
     requireWholeRowBlocks(t, r.woA, c.groupRank, woARowsPerTask, "rows a group");
@@ -147,7 +148,7 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
     t.storeRows(r.z, t.index(0), first, rows, out.to(bf16));
   });
   addMxfp8Rows(launch, "back.z_quant", r.z, r.zCodes, r.zScales);
-  const int64_t woBRowsPerTask = scaledGemvTasks(rows, c.hidden).rowsPerTask;
+  const int64_t woBRowsPerTask = scaledGemvTasks(rows, c.hidden, grid).rowsPerTask;
   launch.stage("back.wo_b", rowBlockTasks(c.hidden, woBRowsPerTask), [&](Task &t) {
     requireWholeRowBlocks(t, r.woB, c.hidden, woBRowsPerTask);
     Index first = t.id() * woBRowsPerTask;

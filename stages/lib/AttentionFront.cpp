@@ -27,9 +27,11 @@ void monodc::stages::addSeamNorm(Launch &launch, const ModelConfig &config,
 }
 
 GemvStage monodc::stages::wqkvGemvStage(const Launch &launch, const WqkvRegions &r) {
-  // Up to 8 tokens, one task per 128 weight rows and token group: 1792 rows
-  // give 14 tasks a group (scaledGemvTasks).
-  const ScaledGemvTasks tasks = scaledGemvTasks(launch.options().rows, r.weight.rows());
+  // Up to 8 tokens, one task per block of weight rows and token group: on a
+  // grid of 66, 1792 rows give 56 tasks of 32 rows a group (scaledGemvTasks).
+  const int64_t rows = launch.options().rows;
+  const ScaledGemvTasks tasks = scaledGemvTasks(rows, r.weight.rows(), launch.options().grid,
+                                                rows / gemvTokenGroup(rows));
   return {"front.wqkv", r.weight, r.weightScales, r.codes, r.scales, r.qkv,
           tasks.rowsPerTask, bf16, tasks.everyToken};
 }
@@ -97,7 +99,7 @@ void monodc::stages::addKvInsert(Launch &launch, const ModelConfig &config,
 void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t heads,
                               const QueryRegions &r) {
   const int64_t tokens = launch.options().rows, width = heads * config.headDim;
-  const int64_t rowsPerTask = scaledGemvTasks(tokens, width).rowsPerTask;
+  const int64_t rowsPerTask = scaledGemvTasks(tokens, width, launch.options().grid).rowsPerTask;
   addMxfp8Rows(launch, "front.q_quant", r.qn, r.codes, r.scales);
   launch.stage("front.wq_b", rowBlockTasks(width, rowsPerTask), [&](Task &t) {
     requireWholeRowBlocks(t, r.weight, width, rowsPerTask);

@@ -99,7 +99,8 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
   // us). Where wqkv keeps most CTAs busy (rows 6 when its tasks were 16
   // rows: 112 tasks on 66 CTAs), claimed mixes held up the wq_b tasks of
   // the CTAs that took them (625.0 -> 652.5 us), so they stay before the
-  // norm.
+  // norm. With wqkv's 56 tasks of 32 rows at rows 6 on 66 CTAs the two
+  // orders ran alike (557.8 us before, 559.0 after).
   const bool mixesDuringWqkv =
       withFront && 2 * gemvStageTasks(launch, wqkvGemvStage(launch, front.wqkv)) <= params.grid;
   addSeamFold(launch, c, "seam", seam);

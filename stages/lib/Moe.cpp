@@ -36,7 +36,9 @@ void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegi
 
 void monodc::stages::addSharedExpertGateUp(Launch &l, const SharedExpertRegions &r) {
   // gs, us = bf16(MXFP8(x) . W1s^T), bf16(MXFP8(x) . W3s^T).
-  const ScaledGemvTasks tasks = scaledGemvTasks(l.options().rows, r.gateUp.rows());
+  const int64_t rows = l.options().rows;
+  const ScaledGemvTasks tasks =
+      scaledGemvTasks(rows, r.gateUp.rows(), l.options().grid, rows / gemvTokenGroup(rows));
   addGemvStage(l, {"shared.gate_up", r.gateUp, r.gateUpScale, r.codes, r.scales, r.gateUpOut,
                    tasks.rowsPerTask, bf16, tasks.everyToken});
 }
@@ -61,7 +63,7 @@ void monodc::stages::addSharedExpertDown(Launch &l, const ModelConfig &c,
                                          const SharedExpertRegions &r) {
   const int64_t tokens = l.options().rows;
   // ds = bf16(MXFP8(h) . W2s^T).
-  const int64_t rowsPerTask = scaledGemvTasks(tokens, c.hidden).rowsPerTask;
+  const int64_t rowsPerTask = scaledGemvTasks(tokens, c.hidden, l.options().grid).rowsPerTask;
   l.stage("shared.down", rowBlockTasks(c.hidden, rowsPerTask), [&](Task &t) {
     requireWholeRowBlocks(t, r.down, c.hidden, rowsPerTask);
     Index first = t.id() * rowsPerTask;

@@ -30,22 +30,42 @@ TEST(GemvTokenGroup, WiderStepsSplitEvenly) {
   EXPECT_EQ(gemvTokenGroup(7), 1); // a prime: one token a task
 }
 
-// e4m3 GEMVs: up to one token tile, the largest task of 128, 64, 32 or 16
-// rows that cuts the weight into whole tasks; then wide tasks of every token.
-TEST(ScaledGemvTasks, WiderThanATokenTileTakesEveryToken) {
-  for (int64_t tokens : {1, 6, 8}) {
-    EXPECT_EQ(scaledGemvTasks(tokens, 1792).rowsPerTask, 128) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 5120).rowsPerTask, 128) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 576).rowsPerTask, 64) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 96).rowsPerTask, 32) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 48).rowsPerTask, 16) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 40).rowsPerTask, 16) << tokens; // refused by the stage
-    EXPECT_FALSE(scaledGemvTasks(tokens, 1792).everyToken) << tokens;
+// e4m3 GEMVs up to one token tile: the smallest task of 32, 64 or 128 rows
+// whose tasks cut the weight whole and fit the grid in one round (the sizes
+// the H200 ran quickest at rows 6 on a grid of 66, GemvStage.h).
+TEST(ScaledGemvTasks, TheSmallestTaskWhoseTasksFitTheGrid) {
+  for (int64_t tokens : {1, 6}) {
+    EXPECT_EQ(scaledGemvTasks(tokens, 1792, 66).rowsPerTask, 32) << tokens;    // wqkv: 56 tasks
+    EXPECT_EQ(scaledGemvTasks(tokens, 1024, 66, 4).rowsPerTask, 64) << tokens; // wo_a: 4 x 16
+    EXPECT_EQ(scaledGemvTasks(tokens, 2304, 66).rowsPerTask, 64) << tokens;    // shared gate_up
+    EXPECT_EQ(scaledGemvTasks(tokens, 5120, 66).rowsPerTask, 128) << tokens;   // wo_b: 40
+    EXPECT_EQ(scaledGemvTasks(tokens, 5120, 132).rowsPerTask, 64) << tokens;   // 80 on 132
+    EXPECT_FALSE(scaledGemvTasks(tokens, 1792, 66).everyToken) << tokens;
   }
+  // Eight tokens are two groups of four: wqkv's tasks count twice.
+  EXPECT_EQ(scaledGemvTasks(8, 1792, 66, 2).rowsPerTask, 64);
+  // A task count exactly the grid fits; one more does not.
+  EXPECT_EQ(scaledGemvTasks(6, 2048, 64).rowsPerTask, 32);
+  EXPECT_EQ(scaledGemvTasks(6, 2048, 63).rowsPerTask, 64);
+}
+
+// More tasks than CTAs even at 128 rows: the largest task that cuts the
+// weight whole, each task's fixed cost paid for the most rows (wq_b).
+TEST(ScaledGemvTasks, TooManyTasksTakeTheLargestWholeTask) {
+  EXPECT_EQ(scaledGemvTasks(6, 16384, 66).rowsPerTask, 128); // wq_b: 128 tasks
+  EXPECT_EQ(scaledGemvTasks(6, 576, 4).rowsPerTask, 64);
+  EXPECT_EQ(scaledGemvTasks(6, 96, 2).rowsPerTask, 32);
+  EXPECT_EQ(scaledGemvTasks(6, 48, 66).rowsPerTask, 16);
+  EXPECT_EQ(scaledGemvTasks(6, 40, 66).rowsPerTask, 16); // refused by the stage
+}
+
+// Wider steps: 64-row tasks of every token, whatever the grid.
+TEST(ScaledGemvTasks, WiderThanATokenTileTakesEveryToken) {
   for (int64_t tokens : {9, 12, 48}) {
-    EXPECT_EQ(scaledGemvTasks(tokens, 1792).rowsPerTask, 64) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 96).rowsPerTask, 64) << tokens; // refused by the stage
-    EXPECT_TRUE(scaledGemvTasks(tokens, 1792).everyToken) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 1792, 66).rowsPerTask, 64) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 1792, 1000).rowsPerTask, 64) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 96, 66).rowsPerTask, 64) << tokens; // refused by the stage
+    EXPECT_TRUE(scaledGemvTasks(tokens, 1792, 66).everyToken) << tokens;
   }
 }
 
