@@ -29,9 +29,16 @@ void monodc::stages::addSeamNorm(Launch &launch, const ModelConfig &config,
 GemvStage monodc::stages::wqkvGemvStage(const Launch &launch, const WqkvRegions &r) {
   // Up to 8 tokens, one task per block of weight rows and token group: on a
   // grid of 66, 1792 rows give 56 tasks of 32 rows a group (scaledGemvTasks).
-  const int64_t rows = launch.options().rows;
-  const ScaledGemvTasks tasks = scaledGemvTasks(rows, r.weight.rows(), launch.options().grid,
-                                                rows / gemvTokenGroup(rows));
+  // Wider steps size wqkv for half the grid: K1 runs the seam's mixes (24 a
+  // token group: 192 tasks at rows 48) on the CTAs wqkv leaves idle when it
+  // leaves half of them (Launches.cpp); before the norm they held the norm
+  // up (H200, rows 48). At rows 6 the 24 mixes ran as fast before the norm
+  // as after wqkv.
+  const int64_t rows = launch.options().rows, grid = launch.options().grid;
+  constexpr int64_t kTokenTile = 8;
+  const ScaledGemvTasks tasks =
+      scaledGemvTasks(rows, r.weight.rows(), rows > kTokenTile ? grid / 2 : grid,
+                      /*weightGroups=*/1, /*tokenGroups=*/true);
   return {"front.wqkv", r.weight, r.weightScales, r.codes, r.scales, r.qkv,
           tasks.rowsPerTask, bf16, tasks.everyToken};
 }

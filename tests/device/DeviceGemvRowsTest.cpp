@@ -421,6 +421,17 @@ TEST(DeviceGemvMma, MatchesTheExactSumsOfTheLaunchShapes) {
                 chunks(64, 4096, 48, 0) == 8);
   const Weight wideRows = e4m3Weight(64, 4096, rng);
   EXPECT_LT((mmaError<64, 4096, 48, 0>(wideRows, many)), kBound);
+  // 128-row tasks (scaledGemvTasks: wo_b, wq_b and the shared down on a grid
+  // of 66), of 6 tokens and of 48.
+  const Weight wideTask = e4m3Weight(128, 4096, rng), query = e4m3Weight(128, 1280, rng),
+               downTask = e4m3Weight(128, 1152, rng);
+  const Activations six4096 = randomActivations(6, 4096, rng);
+  const Activations many1280 = randomActivations(48, 1280, rng);
+  const Activations many1152 = randomActivations(48, 1152, rng);
+  EXPECT_LT((mmaError<128, 4096, 6, 0>(wideTask, six4096)), kBound);
+  EXPECT_LT((mmaError<128, 4096, 48, 0>(wideTask, many)), kBound);
+  EXPECT_LT((mmaError<128, 1280, 48, 0>(query, many1280)), kBound);
+  EXPECT_LT((mmaError<128, 1152, 48, 0>(downTask, many1152)), kBound);
   // Chunks over splits of unequal length: 135 blocks over 4 warps (33, 34,
   // 34, 34), chunks of 8, the last of 1 or 2.
   static_assert(chunkBlocks(32, 4320, 48, 0) == 8 && chunks(32, 4320, 48, 0) == 5);

@@ -30,42 +30,46 @@ TEST(GemvTokenGroup, WiderStepsSplitEvenly) {
   EXPECT_EQ(gemvTokenGroup(7), 1); // a prime: one token a task
 }
 
-// e4m3 GEMVs up to one token tile: the smallest task of 32, 64 or 128 rows
-// whose tasks cut the weight whole and fit the grid in one round (the sizes
-// the H200 ran quickest at rows 6 on a grid of 66, GemvStage.h).
+// e4m3 GEMVs: the smallest task of 32, 64 or 128 rows whose tasks cut the
+// weight whole and fit the grid in one round (the sizes the H200 ran
+// quickest on a grid of 66, GemvStage.h).
 TEST(ScaledGemvTasks, TheSmallestTaskWhoseTasksFitTheGrid) {
-  for (int64_t tokens : {1, 6}) {
-    EXPECT_EQ(scaledGemvTasks(tokens, 1792, 66).rowsPerTask, 32) << tokens;    // wqkv: 56 tasks
-    EXPECT_EQ(scaledGemvTasks(tokens, 1024, 66, 4).rowsPerTask, 64) << tokens; // wo_a: 4 x 16
-    EXPECT_EQ(scaledGemvTasks(tokens, 2304, 66).rowsPerTask, 64) << tokens;    // shared gate_up
-    EXPECT_EQ(scaledGemvTasks(tokens, 5120, 66).rowsPerTask, 128) << tokens;   // wo_b: 40
-    EXPECT_EQ(scaledGemvTasks(tokens, 5120, 132).rowsPerTask, 64) << tokens;   // 80 on 132
-    EXPECT_FALSE(scaledGemvTasks(tokens, 1792, 66).everyToken) << tokens;
+  for (int64_t tokens : {1, 6, 12, 48}) {
+    EXPECT_EQ(scaledGemvTasks(tokens, 1792, 66, 1, true).rowsPerTask, 32) << tokens; // wqkv: 56
+    EXPECT_EQ(scaledGemvTasks(tokens, 1024, 66, 4).rowsPerTask, 64) << tokens;  // wo_a: 4 x 16
+    EXPECT_EQ(scaledGemvTasks(tokens, 2304, 66, 1, true).rowsPerTask, 64) << tokens; // gate_up
+    EXPECT_EQ(scaledGemvTasks(tokens, 5120, 66).rowsPerTask, 128) << tokens;    // wo_b: 40
+    EXPECT_EQ(scaledGemvTasks(tokens, 5120, 132).rowsPerTask, 64) << tokens;    // 80 on 132
   }
-  // Eight tokens are two groups of four: wqkv's tasks count twice.
-  EXPECT_EQ(scaledGemvTasks(8, 1792, 66, 2).rowsPerTask, 64);
   // A task count exactly the grid fits; one more does not.
   EXPECT_EQ(scaledGemvTasks(6, 2048, 64).rowsPerTask, 32);
   EXPECT_EQ(scaledGemvTasks(6, 2048, 63).rowsPerTask, 64);
 }
 
+// Up to a token tile, a stage that splits the step into token groups has a
+// task a group for each block: eight tokens are two groups of four, seven
+// (a prime) seven of one. Past a token tile every token is in one task.
+TEST(ScaledGemvTasks, TokenGroupsCountAsTasksUpToATokenTile) {
+  EXPECT_EQ(scaledGemvTasks(6, 1792, 66, 1, true).rowsPerTask, 32); // one group: 56 tasks
+  EXPECT_EQ(scaledGemvTasks(8, 1792, 66, 1, true).rowsPerTask, 64); // two: 2 x 28
+  EXPECT_EQ(scaledGemvTasks(8, 1792, 66).rowsPerTask, 32);          // not split: 56
+  EXPECT_EQ(scaledGemvTasks(7, 1792, 66, 1, true).rowsPerTask, 128); // 7 x 14 > 66: largest
+  EXPECT_EQ(scaledGemvTasks(12, 1792, 66, 1, true).rowsPerTask, 32); // every token: 56
+  for (int64_t tokens : {1, 6, 8})
+    EXPECT_FALSE(scaledGemvTasks(tokens, 1792, 66, 1, true).everyToken) << tokens;
+  for (int64_t tokens : {9, 12, 48})
+    EXPECT_TRUE(scaledGemvTasks(tokens, 1792, 66, 1, true).everyToken) << tokens;
+}
+
 // More tasks than CTAs even at 128 rows: the largest task that cuts the
 // weight whole, each task's fixed cost paid for the most rows (wq_b).
 TEST(ScaledGemvTasks, TooManyTasksTakeTheLargestWholeTask) {
-  EXPECT_EQ(scaledGemvTasks(6, 16384, 66).rowsPerTask, 128); // wq_b: 128 tasks
-  EXPECT_EQ(scaledGemvTasks(6, 576, 4).rowsPerTask, 64);
-  EXPECT_EQ(scaledGemvTasks(6, 96, 2).rowsPerTask, 32);
-  EXPECT_EQ(scaledGemvTasks(6, 48, 66).rowsPerTask, 16);
-  EXPECT_EQ(scaledGemvTasks(6, 40, 66).rowsPerTask, 16); // refused by the stage
-}
-
-// Wider steps: 64-row tasks of every token, whatever the grid.
-TEST(ScaledGemvTasks, WiderThanATokenTileTakesEveryToken) {
-  for (int64_t tokens : {9, 12, 48}) {
-    EXPECT_EQ(scaledGemvTasks(tokens, 1792, 66).rowsPerTask, 64) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 1792, 1000).rowsPerTask, 64) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 96, 66).rowsPerTask, 64) << tokens; // refused by the stage
-    EXPECT_TRUE(scaledGemvTasks(tokens, 1792, 66).everyToken) << tokens;
+  for (int64_t tokens : {6, 48}) {
+    EXPECT_EQ(scaledGemvTasks(tokens, 16384, 66).rowsPerTask, 128) << tokens; // wq_b: 128 tasks
+    EXPECT_EQ(scaledGemvTasks(tokens, 576, 4).rowsPerTask, 64) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 96, 2).rowsPerTask, 32) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 48, 66).rowsPerTask, 16) << tokens;
+    EXPECT_EQ(scaledGemvTasks(tokens, 40, 66).rowsPerTask, 16) << tokens; // refused by the stage
   }
 }
 
@@ -115,39 +119,43 @@ TEST(GemvStage, RowsThatAreNotWholeBlocksAreRefused) {
 }
 
 // The e4m3 stages that cut their own tasks refuse ragged blocks too: wo_a's
-// groups of 96 rows are whole 32-row tasks at 6 tokens, not 64-row ones at 12.
-TEST(ScaledGemvTasks, AGroupThatIsNotWholeWideTasksIsRefused) {
-  monodc::stages::ModelConfig c = monodc::stages::tinyConfig();
-  c.groupRank = 96;
+// groups of 40 rows are no whole number of 16-row tasks, at either width;
+// groups of 96 are whole 32-row tasks.
+TEST(ScaledGemvTasks, AGroupThatIsNotWholeTasksIsRefused) {
   for (int64_t rows : {6, 12}) {
-    mlir::MLIRContext ctx;
-    monodc::stages::BuildParams params;
-    params.rows = rows;
-    auto module = monodc::stages::buildLaunch(ctx, "attention_back", c, params);
-    if (rows == 6) {
-      EXPECT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-      continue;
+    for (int64_t groupRank : {40, 96}) {
+      monodc::stages::ModelConfig c = monodc::stages::tinyConfig();
+      c.groupRank = groupRank;
+      mlir::MLIRContext ctx;
+      monodc::stages::BuildParams params;
+      params.rows = rows;
+      auto module = monodc::stages::buildLaunch(ctx, "attention_back", c, params);
+      if (groupRank == 96) {
+        EXPECT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+        continue;
+      }
+      ASSERT_FALSE(static_cast<bool>(module)) << rows;
+      const std::string error = llvm::toString(module.takeError());
+      EXPECT_NE(
+          error.find("weight 'wo_a' has 40 rows a group, not a multiple of the 16 a task takes"),
+          std::string::npos)
+          << error;
     }
-    ASSERT_FALSE(static_cast<bool>(module));
-    const std::string error = llvm::toString(module.takeError());
-    EXPECT_NE(error.find("weight 'wo_a' has 96 rows a group, not a multiple of the 64 a task takes"),
-              std::string::npos)
-        << error;
   }
 }
 
 // A weight smaller than one task is refused by name too, not as a stage of
-// no tasks: wo_a's groups of 32 rows at 12 tokens (64-row tasks).
+// no tasks: wo_a's groups of 8 rows (16-row tasks).
 TEST(ScaledGemvTasks, AGroupSmallerThanATaskIsRefusedByName) {
   monodc::stages::ModelConfig c = monodc::stages::tinyConfig();
-  c.groupRank = 32;
+  c.groupRank = 8;
   mlir::MLIRContext ctx;
   monodc::stages::BuildParams params;
   params.rows = 12;
   auto module = monodc::stages::buildLaunch(ctx, "attention_back", c, params);
   ASSERT_FALSE(static_cast<bool>(module));
   const std::string error = llvm::toString(module.takeError());
-  EXPECT_NE(error.find("weight 'wo_a' has 32 rows a group, not a multiple of the 64 a task takes"),
+  EXPECT_NE(error.find("weight 'wo_a' has 8 rows a group, not a multiple of the 16 a task takes"),
             std::string::npos)
       << error;
 }

@@ -22,31 +22,33 @@ namespace monodc::stages {
 int64_t gemvTokenGroup(int64_t rows);
 
 /// How an e4m3 GEMV of `weightRows` rows over a step's `tokens` is cut into
-/// tasks, for a launch of `grid` CTAs whose stage has `tasksPerRowBlock`
-/// tasks for each block of rows (its token groups, or wo_a's output groups).
-/// Up to one token tile (8): the smallest of 32, 64 or 128 weight rows a task
-/// whose tasks cut the weight whole and all start at once (at most `grid`),
-/// so that as many CTAs as can stream the weight, each the fewest bytes;
-/// where even 128 gives more tasks than CTAs, the largest that cuts it whole
-/// (128, 64, 32, else 16), so that a CTA's fixed cost a task (staging its
-/// tokens, its block reduction, its publish) is paid for the most rows. On
-/// the H200 at rows 6 (grid 66; gpu-validation.md, the twentieth
-/// session's calls 2 to 4) every e4m3 GEMV's busiest CTA was quickest at the
-/// size this picks: wqkv (1792 rows) at 32, wo_a (4 groups of 1024) and the
-/// shared gate_up (2304) at 64, wo_b and the shared down (5120) and wq_b
-/// (16384) at 128; K1 + K2 fused took 624 us with 16 rows a task
-/// everywhere, 568 with 128. Wider steps: 64 rows a task and every token in
-/// it. A task stages its tokens in shared memory and converts each block of
-/// weights once for all of them (sm_90's tensor cores, device-library.md),
-/// so 16-row tasks of 48 tokens staged 3 bytes of tokens a byte of weights,
-/// and read their weights once a pass of 15 tokens (wo_b's busiest CTA 141
-/// us at rows 48 on the H200).
+/// tasks, for a launch of `grid` CTAs. A task takes a block of weight rows
+/// and, up to one token tile (8), a token group (stages whose `tokenGroups`
+/// split the step: gemvTokenGroup) or every token, and past a token tile
+/// every token. A stage of `weightGroups` (wo_a's output groups) has that
+/// many tasks a block. The block is the smallest of 32, 64 or 128 rows whose
+/// tasks cut the weight whole and all start at once (at most `grid`), so
+/// that as many CTAs as can stream the weight, each the fewest bytes; where
+/// even 128 gives more tasks than CTAs, the largest that cuts it whole (128,
+/// 64, 32, else 16, which the stage refuses), so that a CTA's fixed cost a
+/// task (staging its tokens, its block reduction, its publish) is paid for
+/// the most rows. On the H200 on 66 CTAs (gpu-validation.md, twentieth and
+/// twenty-first sessions) every e4m3 GEMV's busiest CTA was quickest at the
+/// size this picks, at rows 6: wqkv (1792 rows) at 32, wo_a (4 groups of
+/// 1024) and the shared gate_up (2304) at 64, wo_b and the shared down
+/// (5120) and wq_b (16384) at 128; and at rows 48, of 64 and 128, the same
+/// (wqkv at 64, 32 not tried). K1 + K2 fused at rows 6 took 624 us with 16
+/// rows a task everywhere, 568 with 128. A task stages its tokens in shared
+/// memory and converts each block of weights once for all of them (sm_90's
+/// tensor cores, device-library.md), so 16-row tasks of 48 tokens staged 3
+/// bytes of tokens a byte of weights, and read their weights once a pass of
+/// 15 tokens (wo_b's busiest CTA 141 us at rows 48 on the H200).
 struct ScaledGemvTasks {
   int64_t rowsPerTask;
   bool everyToken; ///< every token of the step in one task
 };
 ScaledGemvTasks scaledGemvTasks(int64_t tokens, int64_t weightRows, int64_t grid,
-                                int64_t tasksPerRowBlock = 1);
+                                int64_t weightGroups = 1, bool tokenGroups = false);
 
 /// Fails the task (naming the weight) when `rows` of it (all its rows, or
 /// `what` says which: e.g. "rows a group") are not whole blocks of
