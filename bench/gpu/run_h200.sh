@@ -107,10 +107,24 @@ fi
 took "launch checks"
 # The whole layer against the CPU reference: full size on the `emit.sh layer`
 # sources, tiny on the `emit.sh stress` ones.
+# CHECK_WIDTHS: default the rows of 6 and 48 that the tree has sources for,
+# else every width it has (a tree of rows 24 and 48 alone checks rows 48).
+layer_widths() {
+  (cd "$ROOT/bench/gpu/emitted/layer" && ls k1.dsv41.sm_90.r*.tp2.manifest 2>/dev/null) |
+    sed 's/^k1\.dsv41\.sm_90\.r\([0-9]*\)\.tp2\.manifest$/\1/' | sort -n
+}
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted check; then
-  "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 2 ${CHECK_WIDTHS:-6 48} \
-    > "$OUT/layer_check.log" 2>&1 || status=1
-  echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), dsv41 =="
+  check_widths="${CHECK_WIDTHS:-$(layer_widths | grep -x -E '6|48' | tr '\n' ' ')}"
+  check_widths="${check_widths:-$(layer_widths | tr '\n' ' ')}"
+  check_widths="$(echo $check_widths)"
+  if [ -z "${check_widths// /}" ]; then
+    echo "layer check: no K1 + K2 sources in emitted/layer (emit.sh layer)" > "$OUT/layer_check.log"
+    status=1
+  else
+    "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 2 $check_widths \
+      > "$OUT/layer_check.log" 2>&1 || status=1
+  fi
+  echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), dsv41, rows ${check_widths:-none} =="
   cat "$OUT/layer_check.log"
   took "layer check, dsv41"
 fi
