@@ -35,9 +35,8 @@ GemvStage monodc::stages::wqkvGemvStage(const Launch &launch, const WqkvRegions 
   // up (H200, rows 48). At rows 6 the 24 mixes ran as fast before the norm
   // as after wqkv.
   const int64_t rows = launch.options().rows, grid = launch.options().grid;
-  constexpr int64_t kTokenTile = 8;
   const ScaledGemvTasks tasks =
-      scaledGemvTasks(rows, r.weight.rows(), rows > kTokenTile ? grid / 2 : grid,
+      scaledGemvTasks(rows, r.weight.rows(), rows > kGemvTokenTile ? grid / 2 : grid,
                       /*weightGroups=*/1, /*tokenGroups=*/true);
   return {"front.wqkv", r.weight, r.weightScales, r.codes, r.scales, r.qkv,
           tasks.rowsPerTask, bf16, tasks.everyToken};

@@ -17,8 +17,7 @@ int64_t monodc::stages::gemvTokenGroup(int64_t rows) {
 monodc::stages::ScaledGemvTasks
 monodc::stages::scaledGemvTasks(int64_t tokens, int64_t weightRows, int64_t grid,
                                 int64_t weightGroups, bool tokenGroups) {
-  constexpr int64_t kTokenTile = 8;
-  const bool everyToken = tokens > kTokenTile;
+  const bool everyToken = tokens > kGemvTokenTile;
   const int64_t tasksPerRowBlock =
       weightGroups * (tokenGroups && !everyToken ? tokens / gemvTokenGroup(tokens) : 1);
   // The smallest task whose tasks all start at once: more CTAs stream the
