@@ -356,17 +356,22 @@ int main(int argc, char **argv) {
 
     // Where the time goes: one step of the timed fused kernels, each stage's
     // unfused kernel timed by events around it on rank 0's stream (the
-    // other ranks' kernels run beside it, as in the baseline).
+    // other ranks' kernels run beside it, as in the baseline). The profiled
+    // steps are one graph of the ranks' streams forked, as the timed layers
+    // are: enqueued rank after rank, rank 1 started K1 about 12 us after
+    // rank 0, which then waited for it in both all-reduces.
     if (k1[0].profiled) {
       std::map<const RankLaunch *, std::vector<double>> unfusedStageUs;
-      for (int step = 0; step < 3; ++step) {
-        const int layer = step % layers;
-        for (int r = 0; r < tp; ++r)
-          for (RankLaunch *l : {&k1[r], &k2[r]})
-            gpu::launchOnGrid(l->profiled, l->manifest, streams[r], l->params[layer].data(),
-                              "profiled launch");
-        check(cuCtxSynchronize(), "profiled step");
-      }
+      gpu::timeGraph(streams[0], [&] {
+        for (int step = 0; step < 3; ++step)
+          gpu::forkJoin(streams, fork, join, [&] {
+            for (int r = 0; r < tp; ++r)
+              for (RankLaunch *l : {&k1[r], &k2[r]})
+                gpu::launchOnGrid(l->profiled, l->manifest, streams[r],
+                                  l->params[step % layers].data(), "profiled launch");
+          });
+      }, /*warmups=*/0, /*reps=*/1);
+      check(cuCtxSynchronize(), "profiled steps");
       std::vector<CUevent> marks;
       for (RankLaunch *l0 : {&k1[0], &k2[0]}) {
         const size_t n = l0->stages.size();
