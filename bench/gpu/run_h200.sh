@@ -116,8 +116,8 @@ layer_widths() {
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted check; then
   check_widths="${CHECK_WIDTHS:-$(layer_widths | grep -x -E '6|48' | tr '\n' ' ')}"
   check_widths="${check_widths:-$(layer_widths | tr '\n' ' ')}"
-  check_widths="$(echo $check_widths)"
-  if [ -z "${check_widths// /}" ]; then
+  check_widths="$(echo $check_widths)"  # one space between widths, none around
+  if [ -z "$check_widths" ]; then
     echo "layer check: no K1 + K2 sources in emitted/layer (emit.sh layer)" > "$OUT/layer_check.log"
     status=1
   else

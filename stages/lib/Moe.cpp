@@ -38,7 +38,8 @@ void monodc::stages::addSharedExpertGateUp(Launch &l, const SharedExpertRegions 
   // gs, us = bf16(MXFP8(x) . W1s^T), bf16(MXFP8(x) . W3s^T).
   const int64_t rows = l.options().rows;
   const ScaledGemvTasks tasks =
-      scaledGemvTasks(rows, r.gateUp.rows(), l.options().grid, 1, /*tokenGroups=*/true);
+      scaledGemvTasks(rows, r.gateUp.rows(), l.options().grid, /*weightGroups=*/1,
+                      /*tokenGroups=*/true);
   addGemvStage(l, {"shared.gate_up", r.gateUp, r.gateUpScale, r.codes, r.scales, r.gateUpOut,
                    tasks.rowsPerTask, bf16, tasks.everyToken});
 }
