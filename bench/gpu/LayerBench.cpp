@@ -50,9 +50,11 @@ bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
 
 /// A CTA's record of a stage in the profiled kernel (instrument_stages.py's
 /// PROFILE_WORDS): enter and leave (global ns), then ns in polls, GEMVs,
-/// flag publishes and block-wide library calls, then the tasks it ran.
+/// flag publishes and block-wide library calls, then the tasks it ran and
+/// the task (plus one) at which it left the stage skipping the rest (0: it
+/// did not).
 constexpr size_t kTimedWords = 4;
-constexpr size_t kProfileWords = 2 + kTimedWords + 1;
+constexpr size_t kProfileWords = 2 + kTimedWords + 2;
 
 /// One rank's profile words of its launch.
 std::vector<unsigned long long> downloadProfile(const RankLaunch &l) {
@@ -89,7 +91,8 @@ void printStageProfile(const RankLaunch &l, int rank, const std::vector<unsigned
   for (size_t s = 0; s < stages; ++s) {
     double first = 1e30, last = 0, inside = 0, busiest = 0;
     double timed[kTimedWords] = {};
-    unsigned long long tasks = 0;
+    const auto manifestTasks = static_cast<unsigned long long>(m.stages[s].tasks);
+    unsigned long long tasks = 0, leftEarly = 0, firstRest = manifestTasks;
     int working = 0;
     for (int64_t c = 0; c < m.grid; ++c) {
       const unsigned long long *r = &p[(c * stages + s) * kProfileWords];
@@ -100,23 +103,34 @@ void printStageProfile(const RankLaunch &l, int rank, const std::vector<unsigned
         last = std::max(last, double(r[1] - origin) / 1e3);
       }
       tasks += ran;
+      if (const unsigned long long rest = r[3 + kTimedWords]; rest > 0) {
+        ++leftEarly;
+        firstRest = std::min(firstRest, rest - 1);
+      }
       inside += double(r[1] - r[0]) / 1e3;
       for (size_t k = 0; k < kTimedWords; ++k)
         timed[k] += double(r[2 + k]) / 1e3;
       busiest = std::max(busiest, double(r[1] - r[0] - r[2]) / 1e3);
     }
-    // Each task runs once, on one CTA.
-    if (tasks != static_cast<unsigned long long>(m.stages[s].tasks))
+    // Each task runs once, on one CTA, up to the first that skipped the
+    // rest of the stage; each CTA that left there ran one task at or after
+    // that one (the one it left at), none ran the others.
+    if (tasks - leftEarly != firstRest)
       gpu::die(m.kernelName + " stage " + m.stages[s].name + ": the profile counts " +
-               std::to_string(tasks) + " tasks run, the manifest " +
-               std::to_string(m.stages[s].tasks));
+               std::to_string(tasks) + " tasks run, " + std::to_string(leftEarly) +
+               " CTAs leaving at a task that skipped the rest (the first: " +
+               std::to_string(firstRest) + "), the manifest " + std::to_string(manifestTasks) +
+               " tasks");
+    std::string name = m.stages[s].name;
+    if (leftEarly > 0)
+      name += " (" + std::to_string(firstRest) + " run)";
     if (working == 0)
       first = last = 0;
     char unfused[32] = "-";
     if (unfusedUs)
       std::snprintf(unfused, sizeof unfused, "%.1f", (*unfusedUs)[s]);
     std::printf("  %-24s %6lld %5d %9.1f %9.1f %11.1f %11.1f %11.1f %11.1f %11.1f %9.1f %11s\n",
-                m.stages[s].name.c_str(), static_cast<long long>(m.stages[s].tasks), working, first,
+                name.c_str(), static_cast<long long>(manifestTasks), working, first,
                 last, inside, timed[0], timed[1], timed[2], timed[3], busiest, unfused);
   }
 }

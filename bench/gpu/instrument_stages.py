@@ -3,8 +3,10 @@
 a product path): for every CTA and stage, the global timer when the CTA
 enters and leaves the stage's task loop and the nanoseconds it spent in
 mailbox polls, in GEMVs, in publishing its tasks' flags and in the block-wide
-library calls (quantizer, block reduction, top-k, expert groups), and how
-many of the stage's tasks it ran, into the device array
+library calls (quantizer, block reduction, top-k, expert groups), how many
+of the stage's tasks it ran, and the task (plus one) at which it left the
+stage skipping the rest (mono.skip_unless rest; 0: it did not), into the
+device array
 `mono_prof[MONO_GRID][stages][7]` (PROFILE_WORDS)
 (layer_bench reads it by name). The stage code itself is unchanged. Takes
 both forms of the fused kernel: stages inline in its body (gfx950's form)
@@ -21,13 +23,15 @@ STAGE = re.compile(r'^  // stage (\d+): ')
 # (a statement of its own, or the assignment of a block reduction).
 TIMED = [(re.compile(r'^(\s+)(mono_wait_(?:peer_)?flags\(.*\);)$'), 'mono_prof_wait'),
          (re.compile(r'^(\s+)(mono_gemv_\w+<.*\);)$'), 'mono_prof_gemv'),
-         (re.compile(r'^(\s+)(mono_publish_(?:peer_)?flag\(.*\);)$'), 'mono_prof_publish'),
+         (re.compile(r'^(\s+)(mono_publish_(?:peer_flag|flag|rest)\(.*\);)$'), 'mono_prof_publish'),
          (re.compile(r'^(\s+)((?:t\d+\[0\] = )?mono_(?:quantize_mxfp8|block_reduce|topk|expert_groups)'
                      r'<.*\);)$'), 'mono_prof_block')]
 # The task loop's head: each pass is a task this CTA runs (a CTA with none
 # still enters and leaves the stage, often late, from an earlier stage).
 TASK_LOOP = re.compile(r'^\s+for \(mono_i64 task = .*\{$')
-COUNTERS = [counter for _, counter in TIMED] + ['mono_prof_tasks']
+# Where a task skips the rest of its stage, the CTA leaves the task loop.
+REST_BREAK = re.compile(r"^(\s+)break;  // the stage's later tasks skip too$")
+COUNTERS = [counter for _, counter in TIMED] + ['mono_prof_tasks', 'mono_prof_rest']
 PROFILE_WORDS = 2 + len(COUNTERS)
 
 
@@ -90,6 +94,11 @@ def instrument(source):
         if current is not None and TASK_LOOP.match(line):
             out.append(line)
             out.append('    ++mono_prof_tasks;')
+            continue
+        rest = REST_BREAK.match(line) if current is not None else None
+        if rest:
+            out.append('%smono_prof_rest = task + 1;' % rest.group(1))
+            out.append(line)
             continue
         timed = [(p.match(line), counter) for p, counter in TIMED] if current is not None else []
         call = next(((m, counter) for m, counter in timed if m), None)

@@ -414,13 +414,14 @@ Tile Task::loadBytes(const Region &region, DType type, Index row, Index col, int
                                          region.name(), row.get(), col.get()));
 }
 
-void Task::skipUnless(Index count) {
+void Task::skipUnless(Index count, SkipScope scope) {
   if (skips) {
     fail("skipUnless given twice; a task skips once");
     return;
   }
   skips = true;
-  mono::SkipUnlessOp::create(builder, locOf(*this), count.get());
+  mono::SkipUnlessOp::create(builder, locOf(*this), count.get(),
+                             scope == SkipScope::ThisAndLaterTasks);
 }
 
 void Task::storeIf(Index guard, const Region &region, Index row, Index col, const Tile &value) {

@@ -60,6 +60,9 @@ MONO_DEV mono_u64 mono_load_acquire_device_u64(const mono_u64 *p) {
   asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
+MONO_DEV void mono_store_relaxed_device_u64(mono_u64 *p, mono_u64 v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+}
 MONO_DEV void mono_store_release_device_u64(mono_u64 *p, mono_u64 v) {
   asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
 }

@@ -46,6 +46,9 @@ MONO_DEV void mono_store_release_device(mono_u32 *p, mono_u32 v) {
 MONO_DEV mono_u64 mono_load_acquire_device_u64(const mono_u64 *p) {
   return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
 }
+MONO_DEV void mono_store_relaxed_device_u64(mono_u64 *p, mono_u64 v) {
+  __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
 MONO_DEV void mono_store_release_device_u64(mono_u64 *p, mono_u64 v) {
   __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT);
 }

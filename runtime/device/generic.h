@@ -1230,6 +1230,17 @@ MONO_DEV void mono_publish_flag(mono_u64 *flags, mono_i64 task, mono_u32 tag) {
     mono_store_release_device_u64(&flags[task], ((mono_u64)tag << 32) | (mono_u32)task);
 }
 
+// A task that skips the rest of its stage (mono.skip_unless rest) publishes
+// the flags of tasks first, first + stride, ... below end (stride 1 where
+// tasks are claimed: any CTA may hold the first of them; else the grid, this
+// CTA's own), spread over the block. Those tasks write nothing, so there is
+// nothing for a release to order: relaxed stores, no barrier.
+MONO_DEV void mono_publish_rest(mono_u64 *flags, mono_i64 first, mono_i64 end, mono_i64 stride,
+                                mono_u32 tag) {
+  for (mono_i64 task = first + mono_tid() * stride; task < end; task += MONO_BLOCK * stride)
+    mono_store_relaxed_device_u64(&flags[task], ((mono_u64)tag << 32) | (mono_u32)task);
+}
+
 // Batched poll: thread i reloads pair first + i (+ k * MONO_BLOCK) until its
 // tag is the step's, then the block meets and every thread fences (acquire).
 MONO_DEV void mono_wait_flags(const mono_u64 *flags, mono_i64 first, mono_i64 count, mono_u32 tag) {

@@ -72,6 +72,7 @@ MONO_DEV mono_u32 mono_load_acquire_device(const mono_u32 *p) { return *p; }
 MONO_DEV void mono_store_relaxed_device(mono_u32 *p, mono_u32 v) { *p = v; }
 MONO_DEV void mono_store_release_device(mono_u32 *p, mono_u32 v) { *p = v; }
 MONO_DEV mono_u64 mono_load_acquire_device_u64(const mono_u64 *p) { return *p; }
+MONO_DEV void mono_store_relaxed_device_u64(mono_u64 *p, mono_u64 v) { *p = v; }
 MONO_DEV void mono_store_release_device_u64(mono_u64 *p, mono_u64 v) { *p = v; }
 MONO_DEV void mono_fence_release_device() {}
 MONO_DEV void mono_fence_acquire_device() {}

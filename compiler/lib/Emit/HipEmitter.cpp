@@ -561,7 +561,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   names[stage.getTaskIndex()] = "task";
   // A mono.skip_unless opens a block that its task's publish (or the body's
   // end) closes: a skipping task still publishes.
-  bool skipOpen = false;
+  bool skipOpen = false, restSkip = false;
   Value skipCount;  // the count of the open skip, if one is open
   // A task starts behind a barrier (the previous task's last, or the
   // previous stage's).
@@ -571,7 +571,8 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   // any other user.
   auto closeSkip = [&] {
     settleSharedReads();
-    os << "    }  // a task that skips comes here\n";
+    os << (restSkip ? "    }  // (a task that skips has left the stage)\n"
+                    : "    }  // a task that skips comes here\n");
     sharedUsedElsewhere();
   };
   for (Operation &op : stage.getBodyBlock()) {
@@ -599,8 +600,10 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     if (otherSharedUser)
       sharedUsedElsewhere();
     skipOpen = skipOpen || isa<SkipUnlessOp>(op);
-    if (auto skip = dyn_cast<SkipUnlessOp>(op))
+    if (auto skip = dyn_cast<SkipUnlessOp>(op)) {
       skipCount = skip.getCount();
+      restSkip = skip.getRest();
+    }
   }
   if (skipOpen)
     closeSkip();
@@ -925,7 +928,24 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         return success();
       })
       .Case<SkipUnlessOp>([&](SkipUnlessOp skip) {
-        os << "    if (" << nameOf(skip.getCount()) << " > 0) {  // else the task has nothing to do\n";
+        if (!skip.getRest()) {
+          os << "    if (" << nameOf(skip.getCount())
+             << " > 0) {  // else the task has nothing to do\n";
+          return success();
+        }
+        // Neither has any later task: this CTA publishes the flags of those
+        // it would have run (every later one where tasks are claimed) and
+        // leaves the stage. The count is the same in every thread.
+        auto stage = skip->getParentOfType<StageOp>();
+        auto publishes = stage.getBodyBlock().getOps<PublishOp>();
+        os << "    if (" << nameOf(skip.getCount())
+           << " <= 0) {  // neither this task nor any later one has anything to do\n";
+        if (!options.unfused && !publishes.empty())
+          os << "      mono_publish_rest((mono_u64 *)"
+             << regionPointer((*publishes.begin()).getFlags()) << ", task, "
+             << stage.getTasks() << ", "
+             << (stage->hasAttr("mono.claim") ? "1" : "MONO_GRID") << ", mono_tag);\n";
+        os << "      break;  // the stage's later tasks skip too\n    }\n    {\n";
         return success();
       })
       .Case<PublishOp>([&](PublishOp p) {

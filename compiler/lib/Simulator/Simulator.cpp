@@ -74,6 +74,7 @@ private:
   enum class OpResult { Done, Blocked, Error };
   OpResult step(Operation &op, Waiter *waiter);
   LogicalResult compute(Operation &op);
+  LogicalResult skipRest(StageOp stage, SkipUnlessOp skip, bool skips);
   TileValues &tile(Value v) { return tiles[v]; }
   float at(Value v, int64_t i) {
     TileValues &t = tiles[v];
@@ -103,6 +104,9 @@ private:
   int64_t block;
   uint32_t tag;
   int64_t parity; ///< epoch parity: which half of the peer buffers this step uses
+  // Per stage with a mono.skip_unless rest: the lowest task that skipped
+  // the rest and the highest that did not, to check the promise.
+  llvm::DenseMap<Operation *, int64_t> firstRestSkip, lastWorking;
   // The frame of the CTA being resumed.
   llvm::DenseMap<Value, int64_t> indices;
   llvm::DenseMap<Value, TileValues> tiles;
@@ -118,6 +122,10 @@ StepResult TaskInterpreter::resume(CtaState &cta, StageOp stage, Waiter *waiter)
     // made); one whose count is above 0 goes on with the next op.
     if (auto skip = dyn_cast<SkipUnlessOp>(*cta.pc)) {
       const bool skips = indices.lookup(skip.getCount()) <= 0;
+      if (skip.getRest() && failed(skipRest(stage, skip, skips))) {
+        result = StepResult::Error;
+        break;
+      }
       do
         ++cta.pc;
       while (skips && cta.pc != body.end() && !isa<PublishOp>(*cta.pc));
@@ -137,6 +145,37 @@ StepResult TaskInterpreter::resume(CtaState &cta, StageOp stage, Waiter *waiter)
   std::swap(indices, cta.indices);
   std::swap(tiles, cta.tiles);
   return result;
+}
+
+// A task that skips the rest publishes every later task's flag, as the
+// emitted code does, but the simulator still runs those tasks: each must skip
+// too, whatever order the tasks run in.
+LogicalResult TaskInterpreter::skipRest(StageOp stage, SkipUnlessOp skip, bool skips) {
+  const int64_t task = indices.lookup(stage.getTaskIndex());
+  auto broken = [&](int64_t skipped, int64_t working) {
+    return skip.emitOpError() << "of stage '" << stage.getSymName() << "': task " << skipped
+                              << " skips the stage's later tasks (rest), but task " << working
+                              << " has work (count > 0)";
+  };
+  if (!skips) {
+    int64_t &last = lastWorking.try_emplace(stage, task).first->second;
+    last = std::max(last, task);
+    auto first = firstRestSkip.find(stage);
+    return first != firstRestSkip.end() && first->second < task ? broken(first->second, task)
+                                                                : success();
+  }
+  int64_t &first = firstRestSkip.try_emplace(stage, task).first->second;
+  first = std::min(first, task);
+  auto last = lastWorking.find(stage);
+  if (last != lastWorking.end() && last->second > task)
+    return broken(task, last->second);
+  auto publishes = stage.getBodyBlock().getOps<PublishOp>();
+  if (!publishes.empty()) {
+    RegionStorage &flags = memory.region((*publishes.begin()).getFlags().str());
+    for (int64_t t = task; t < stage.getTasks(); ++t)
+      flags.setWord(t, (uint64_t(tag) << 32) | uint32_t(t));
+  }
+  return success();
 }
 
 FailureOr<int64_t> TaskInterpreter::window(Operation *op, RegionOp region, Value row,

@@ -84,3 +84,22 @@ mono.launch @skipping attributes {arch = "gfx950", grid = 4 : i64, block = 256 :
     mono.store %v, @y[%t, %c0] : !mono.tile<16, f32>
   }
 }
+
+// The same, where a task that skips says every later task skips too.
+// CHECK-LABEL: mono.launch @skipping_rest
+// CHECK: %[[N:.*]] = mono.to_index
+// CHECK-NEXT: mono.skip_unless %[[N]] rest
+// CHECK: mono.store
+mono.launch @skipping_rest attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @counts input : f32 [1, 4]
+  mono.region @y output : f32 [4, 16]
+  mono.stage @s tasks 4 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %n = mono.load @counts[%c0, %t] : !mono.tile<1, f32>
+    %count = mono.to_index %n : !mono.tile<1, f32>
+    mono.skip_unless %count rest
+    %v = mono.constant 1.0 : !mono.tile<16, f32>
+    mono.store %v, @y[%t, %c0] : !mono.tile<16, f32>
+  }
+}

@@ -138,6 +138,11 @@ Tile absMax(const Tile &x);
 /// KvRecord 64-value groups with amax floored at 1e-4 (the KV record).
 enum class Mxfp8Flavour { Standard, Routed, KvRecord };
 
+/// What a task whose count is 0 skips (Task::skipUnless): its own work, or
+/// its own and that of every later task of the stage (higher ids), which
+/// then need not be taken one at a time.
+enum class SkipScope { ThisTask, ThisAndLaterTasks };
+
 /// An MXFP8 row: e4m3 codes and one e8m0 scale per 32 values.
 struct Mxfp8Tile {
   Tile codes;
@@ -174,8 +179,9 @@ public:
   /// do (an empty slot) skips its work and still publishes. Once a task, no
   /// peer store after it. Later stages read what the task stores after it
   /// at rows given by data, or through a gemv_rows counted by the same
-  /// loaded word (see mono.skip_unless).
-  void skipUnless(Index count);
+  /// loaded word (see mono.skip_unless). ThisAndLaterTasks promises that
+  /// every later task skips too (the simulator checks it).
+  void skipUnless(Index count, SkipScope scope = SkipScope::ThisTask);
   /// `size` values of format `type` at byte `col` of a byte region's row.
   Tile loadBytes(const Region &region, DType type, Index row, Index col, int64_t size);
 

@@ -137,9 +137,15 @@ def Mono_SkipUnlessOp : Mono_Op<"skip_unless", [HasParent<"StageOp">]> {
     such a region at rows given by data, or at fixed rows through a counted
     gemv_rows whose count is the same plan word as the writer's `count`
     (then a skipped writer's rows are never read).
+
+    With `rest`, a task that skips promises that every later task of the
+    stage (a higher task id) skips too, as when the stage's slots come used
+    first: the CTA publishes the flags of those of them it would run and
+    leaves the stage, instead of taking them one at a time. The simulator
+    still runs every task, and fails a stage that breaks the promise.
   }];
-  let arguments = (ins Index:$count);
-  let assemblyFormat = "$count attr-dict";
+  let arguments = (ins Index:$count, UnitAttr:$rest);
+  let assemblyFormat = "$count (`rest` $rest^)? attr-dict";
   let hasVerifier = 1;
 }
 
