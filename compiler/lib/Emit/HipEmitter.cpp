@@ -933,9 +933,10 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
              << " > 0) {  // else the task has nothing to do\n";
           return success();
         }
-        // Neither has any later task: this CTA publishes the flags of those
-        // it would have run (every later one where tasks are claimed) and
-        // leaves the stage. The count is the same in every thread.
+        // No later task has anything to do either: this CTA publishes the
+        // flags of those it would have run (every later one where tasks are
+        // claimed) and leaves the stage. The count is the same in every
+        // thread, so the whole block leaves.
         auto stage = skip->getParentOfType<StageOp>();
         auto publishes = stage.getBodyBlock().getOps<PublishOp>();
         os << "    if (" << nameOf(skip.getCount())
