@@ -7,7 +7,7 @@ library calls (quantizer, block reduction, top-k, expert groups), how many
 of the stage's tasks it ran, and the task (plus one) at which it left the
 stage skipping the rest (mono.skip_unless rest; 0: it did not), into the
 device array
-`mono_prof[MONO_GRID][stages][7]` (PROFILE_WORDS)
+`mono_prof[MONO_GRID][stages][8]` (PROFILE_WORDS)
 (layer_bench reads it by name). The stage code itself is unchanged. Takes
 both forms of the fused kernel: stages inline in its body (gfx950's form)
 and stages as functions of their own (`MONO_STAGE`, sm_90's form).

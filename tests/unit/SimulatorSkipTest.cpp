@@ -19,18 +19,22 @@ using namespace monodc::dsl;
 
 namespace {
 
-/// @fill's tasks skip when their @counts entry is 0; @pick reads a row of
-/// @d given by data, so it waits for every task of @fill.
-llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> skippingLaunch(mlir::MLIRContext &ctx) {
-  Launch l(ctx, "k", {"gfx950", 4, 256, 1});
-  Region counts = l.input("counts", f32, {1, 4});
+/// @fill's `tasks` tasks skip when their @counts entry is 0 (with
+/// SkipScope::ThisAndLaterTasks, every later task with it); a dynamic stage
+/// when `dynamicFill`. @pick reads a row of @d given by data, so it waits
+/// for every task of @fill.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+skippingLaunch(mlir::MLIRContext &ctx, int64_t tasks = 4, int64_t grid = 4,
+               SkipScope scope = SkipScope::ThisTask, bool dynamicFill = false) {
+  Launch l(ctx, "k", {"gfx950", grid, 256, 1});
+  Region counts = l.input("counts", f32, {1, tasks});
   Region where = l.input("where", f32, {1, 1});
-  Region d = l.scratch("d", f32, {4, 16});
+  Region d = l.scratch("d", f32, {tasks, 16});
   Region y = l.output("y", f32, {1, 16});
-  l.stage("fill", 4, [&](Task &t) {
-    t.skipUnless(t.toIndex(t.load(counts, t.index(0), t.id(), 1)));
+  l.stage("fill", tasks, [&](Task &t) {
+    t.skipUnless(t.toIndex(t.load(counts, t.index(0), t.id(), 1)), scope);
     t.store(d, t.id(), 0, t.constant(1.0f, 16));
-  });
+  }, dynamicFill);
   l.stage("pick", 1, [&](Task &t) {
     Index row = t.toIndex(t.load(where, t.index(0), 0, 1));
     t.store(y, t.id(), 0, t.load(d, row, 0, 16));
@@ -75,25 +79,10 @@ TEST(SimulatorSkip, SkippedTasksWriteNothingAndStillPublish) {
   EXPECT_LT(open, close);
 }
 
-/// @fill's tasks skip on their @counts entry, and with it every later task
-/// (rest); @pick, a dynamic stage when `dynamicFill`, reads a row of @d given
-/// by data, so it waits for every flag of @fill.
+/// @fill of 6 tasks on 2 CTAs, each skipping the rest when its count is 0.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> restSkippingLaunch(mlir::MLIRContext &ctx,
                                                                      bool dynamicFill) {
-  Launch l(ctx, "k", {"gfx950", 2, 256, 1});
-  Region counts = l.input("counts", f32, {1, 6});
-  Region where = l.input("where", f32, {1, 1});
-  Region d = l.scratch("d", f32, {6, 16});
-  Region y = l.output("y", f32, {1, 16});
-  l.stage("fill", 6, [&](Task &t) {
-    t.skipUnless(t.toIndex(t.load(counts, t.index(0), t.id(), 1)), SkipScope::ThisAndLaterTasks);
-    t.store(d, t.id(), 0, t.constant(1.0f, 16));
-  }, dynamicFill);
-  l.stage("pick", 1, [&](Task &t) {
-    Index row = t.toIndex(t.load(where, t.index(0), 0, 1));
-    t.store(y, t.id(), 0, t.load(d, row, 0, 16));
-  });
-  return l.finish();
+  return skippingLaunch(ctx, 6, 2, SkipScope::ThisAndLaterTasks, dynamicFill);
 }
 
 /// Simulates restSkippingLaunch with `counts`; returns the first error, or

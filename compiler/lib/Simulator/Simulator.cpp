@@ -76,6 +76,8 @@ private:
   LogicalResult compute(Operation &op);
   LogicalResult skipRest(StageOp stage, SkipUnlessOp skip, bool skips);
   TileValues &tile(Value v) { return tiles[v]; }
+  /// What a task's publish writes: (tag, task) in one word.
+  uint64_t flagWord(int64_t task) const { return (uint64_t(tag) << 32) | uint32_t(task); }
   float at(Value v, int64_t i) {
     TileValues &t = tiles[v];
     return t.size() == 1 ? t[0] : t[i];
@@ -173,7 +175,7 @@ LogicalResult TaskInterpreter::skipRest(StageOp stage, SkipUnlessOp skip, bool s
   if (!publishes.empty()) {
     RegionStorage &flags = memory.region((*publishes.begin()).getFlags().str());
     for (int64_t t = task; t < stage.getTasks(); ++t)
-      flags.setWord(t, (uint64_t(tag) << 32) | uint32_t(t));
+      flags.setWord(t, flagWord(t));
   }
   return success();
 }
@@ -472,7 +474,7 @@ TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
     int64_t task = indices.lookup(publish.getTask());
     for (LaunchMemory *peer : peers) {
       RegionStorage &flags = peer->region(publish.getFlags().str());
-      flags.setWord(peerIndex(flags, rank, task), (uint64_t(tag) << 32) | uint32_t(task));
+      flags.setWord(peerIndex(flags, rank, task), flagWord(task));
     }
     return OpResult::Done;
   }
@@ -507,7 +509,7 @@ TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
   if (auto publish = dyn_cast<PublishOp>(op)) {
     RegionStorage &flags = memory.region(publish.getFlags().str());
     int64_t task = indices.lookup(publish.getTask());
-    flags.setWord(task, (uint64_t(tag) << 32) | uint32_t(task));
+    flags.setWord(task, flagWord(task));
     return OpResult::Done;
   }
   return succeeded(compute(op)) ? OpResult::Done : OpResult::Error;
