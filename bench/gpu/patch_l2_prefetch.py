@@ -13,6 +13,8 @@ The patched sources build only for sm_90 (the gfx950 branch gets empty
 helpers)."""
 import re, sys, glob
 
+from source_patch import add_helper, options
+
 HELPER = r'''
 #ifdef __CUDA_ARCH__
 // experiment: bytes [p, p + n) towards L2, 16 KB a lane of warp 0
@@ -34,13 +36,6 @@ MONO_DEV void xp_l2(const void *, unsigned long long) {}
 MONO_DEV void xp_share(const void *, unsigned long long) {}
 #endif
 '''
-
-
-def add_helper(text):
-    at = text.index('MONO_STAGE void') if 'MONO_STAGE void' in text else text.index('MONO_KERNEL void')
-    # the line start before the first definition
-    at = text.rfind('\n', 0, at) + 1
-    return text[:at] + HELPER + text[at:]
 
 
 def ahead_patch(text, ahead):
@@ -113,7 +108,7 @@ def dense_patch(text, kernel):
 
 def main():
     tree = sys.argv[1]
-    opts = dict(a.split('=') for a in sys.argv[2:])
+    opts = options(sys.argv[2:])
     ahead = int(opts.get('ahead', 0))
     dense = opts.get('dense', '0') == '1'
     for path in sorted(glob.glob(tree + '/bench/gpu/emitted/layer/k[12].dsv41.sm_90.*.hip')):
@@ -129,7 +124,7 @@ def main():
             new, c = dense_patch(new, kernel)
             notes.append('dense %d points' % c)
         if new != text:
-            open(path, 'w').write(add_helper(new))
+            open(path, 'w').write(add_helper(new, HELPER))
         print(path.split('/')[-1], ', '.join(notes))
 
 

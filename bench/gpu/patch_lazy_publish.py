@@ -6,10 +6,12 @@ pattern), instead of one release store a task. A CTA flushes what it holds
 before any poll and when it leaves the stage, so no flag it holds can be
 what it waits for.
   patch_lazy_publish.py TREE batch=K
-Only the fused sources (not .prof.hip, not .unfused.hip) of K1 and K2."""
-import glob
+Only the fused sources (not .prof.hip, not .unfused.hip) of K1 and K2;
+they then build only for sm_90 (the helpers are CUDA's alone)."""
 import re
 import sys
+
+from source_patch import options, patch_layer
 
 HELPER = r'''
 #ifdef __CUDA_ARCH__
@@ -74,16 +76,9 @@ def patch(text, batch):
 
 
 def main():
-    tree = sys.argv[1]
-    opts = dict(a.split('=') for a in sys.argv[2:])
-    batch = int(opts['batch'])
-    for path in sorted(glob.glob(tree + '/bench/gpu/emitted/layer/k[12].dsv41.sm_90.r*.tp2.hip')):
-        text = open(path).read()
-        new, count = patch(text, batch)
-        at = new.index('MONO_STAGE void')
-        at = new.rfind('\n', 0, at) + 1
-        open(path, 'w').write(new[:at] + HELPER + new[at:])
-        print(path.split('/')[-1], 'patched %d stages' % count)
+    batch = int(options(sys.argv[2:])['batch'])
+    patch_layer(sys.argv[1], 'k[12].dsv41.sm_90.r*.tp2.hip', HELPER,
+                lambda path, text: patch(text, batch))
 
 
 main()

@@ -11,9 +11,10 @@ head: bytes from the start of each 16-row group of the next task's MXFP4
   scales are asked for whole.
 The patched sources build only for sm_90 (the gfx950 branch gets an empty
 helper)."""
-import glob
 import re
 import sys
+
+from source_patch import options, patch_layer
 
 HELPER = r'''
 #ifdef __CUDA_ARCH__
@@ -25,12 +26,6 @@ MONO_DEV void xp_l2_one(const void *p, unsigned n) {
 MONO_DEV void xp_l2_one(const void *, unsigned) {}
 #endif
 '''
-
-
-def add_helper(text):
-    at = text.index('MONO_STAGE void') if 'MONO_STAGE void' in text else text.index('MONO_KERNEL void')
-    at = text.rfind('\n', 0, at) + 1
-    return text[:at] + HELPER + text[at:]
 
 
 def patch(text, head, unfused):
@@ -92,15 +87,9 @@ def patch(text, head, unfused):
 
 
 def main():
-    tree = sys.argv[1]
-    opts = dict(a.split('=') for a in sys.argv[2:])
-    head = int(opts['head'])
-    for path in sorted(glob.glob(tree + '/bench/gpu/emitted/layer/k2.dsv41.sm_90.*.hip')):
-        text = open(path).read()
-        new, count = patch(text, head, path.endswith('.unfused.hip'))
-        if count:
-            open(path, 'w').write(add_helper(new))
-        print(path.split('/')[-1], 'patched %d stages' % count)
+    head = int(options(sys.argv[2:])['head'])
+    patch_layer(sys.argv[1], 'k2.dsv41.sm_90.*.hip', HELPER,
+                lambda path, text: patch(text, head, path.endswith('.unfused.hip')))
 
 
 main()

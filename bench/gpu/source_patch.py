@@ -1,0 +1,28 @@
+"""What the experiment patchers (patch_*.py) share: they rewrite the
+emitted sm_90 sources of an ab_tree.sh tree's `layer` in place."""
+import glob
+
+
+def add_helper(text, helper):
+    """`helper` (device code) just before the first stage function, or the
+    kernel where there are none, so that both can call it."""
+    at = text.index('MONO_STAGE void') if 'MONO_STAGE void' in text else text.index('MONO_KERNEL void')
+    at = text.rfind('\n', 0, at) + 1
+    return text[:at] + helper + text[at:]
+
+
+def options(argv):
+    """KEY=VALUE arguments as a dict."""
+    return dict(a.split('=') for a in argv)
+
+
+def patch_layer(tree, pattern, helper, patch):
+    """Each source of the tree's layer that `pattern` names, rewritten by
+    patch(path, text) -> (text, count); a source with something patched gets
+    `helper` too."""
+    for path in sorted(glob.glob(tree + '/bench/gpu/emitted/layer/' + pattern)):
+        text = open(path).read()
+        new, count = patch(path, text)
+        if count:
+            open(path, 'w').write(add_helper(new, helper))
+        print(path.split('/')[-1], 'patched %d stages' % count)
