@@ -20,10 +20,13 @@ import sys
 STAGE = re.compile(r'^  // stage (\d+): ')
 # Calls timed into a per-stage counter, in the record's order after enter
 # and leave: mailbox polls, GEMVs, flag publishes, block-wide library calls
-# (a statement of its own, or the assignment of a block reduction).
+# (a statement of its own, or the assignment of a block reduction). A
+# dynamic stage's publish that hands over the next task counts as a publish,
+# the hand-over with it.
 TIMED = [(re.compile(r'^(\s+)(mono_wait_(?:peer_)?flags\(.*\);)$'), 'mono_prof_wait'),
          (re.compile(r'^(\s+)(mono_gemv_\w+<.*\);)$'), 'mono_prof_gemv'),
-         (re.compile(r'^(\s+)(mono_publish_(?:peer_flag|flag|rest)\(.*\);)$'), 'mono_prof_publish'),
+         (re.compile(r'^(\s+)((?:task = )?mono_publish_(?:peer_flag|flag|rest|and_claim)\(.*\);)$'),
+          'mono_prof_publish'),
          (re.compile(r'^(\s+)((?:t\d+\[0\] = )?mono_(?:quantize_mxfp8|block_reduce|topk|expert_groups)'
                      r'<.*\);)$'), 'mono_prof_block')]
 # The task loop's head: each pass is a task this CTA runs (a CTA with none

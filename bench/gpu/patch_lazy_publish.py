@@ -7,7 +7,10 @@ before any poll and when it leaves the stage, so no flag it holds can be
 what it waits for.
   patch_lazy_publish.py TREE batch=K
 Only the fused sources (not .prof.hip, not .unfused.hip) of K1 and K2;
-they then build only for sm_90 (the helpers are CUDA's alone)."""
+they then build only for sm_90 (the helpers are CUDA's alone). Sources
+whose publishing tasks end with the publish's barrier alone (the compiler's
+since the twenty-fourth session) are refused: the patch would take that
+barrier away."""
 import re
 import sys
 
@@ -61,6 +64,11 @@ def patch(text, batch):
             out.extend(lines[i:end + 1])
             i = end + 1
             continue
+        if '    mono_block_sync();  // shared memory is reused by the next task' not in body:
+            # Since the publish's barrier orders the reuse, emitted tasks have
+            # no other: a publish without one would race on shared memory.
+            raise SystemExit('patch_lazy_publish: a publishing task with no reuse barrier of its own'
+                             ' (sources emitted since the publish ends its task)')
         out.append('  mono_i64 xp_pend[%d] = {}; int xp_n = 0;' % batch)
         out.append(line)
         for b in body:

@@ -1219,7 +1219,10 @@ MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mo
 // block meets, then one thread writes the pair (task, tag) with release.
 // Where the arch's barrier is cumulative (MONO_BARRIER_IS_CUMULATIVE), the
 // barrier and thread 0's release order every thread's stores already, and
-// the fences per thread go; likewise after a wait's barrier.
+// the fences per thread go; likewise after a wait's barrier. The barrier
+// also orders the next task's reuse of shared memory, so no other one ends
+// a publishing task: the block goes on while thread 0's release waits for
+// the task's stores.
 #ifndef MONO_BARRIER_IS_CUMULATIVE
 #define MONO_BARRIER_IS_CUMULATIVE 0
 #endif
@@ -1228,6 +1231,24 @@ MONO_DEV void mono_publish_flag(mono_u64 *flags, mono_i64 task, mono_u32 tag) {
   mono_block_sync();
   if (mono_tid() == 0)
     mono_store_release_device_u64(&flags[task], ((mono_u64)tag << 32) | (mono_u32)task);
+}
+
+// A task publish of a dynamic stage that also hands the block its next task
+// (mono_claim_task's later claims): thread 0 hands over the task it holds
+// and claims the next before it writes the flag, so the rest of the block
+// starts that task while the release waits for this one's stores.
+MONO_DEV mono_i64 mono_publish_and_claim(mono_u64 *flags, mono_i64 task, mono_u32 tag,
+                                         mono_u32 *counter, mono_u32 *shared, mono_u32 &ahead) {
+  if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_release_device();
+  mono_block_sync();  // every thread is done with the task and has read *shared
+  if (mono_tid() == 0) {
+    *shared = ahead;
+    ahead = mono_atomic_add_relaxed_device(counter, 1u);
+  }
+  mono_block_sync();
+  if (mono_tid() == 0)
+    mono_store_release_device_u64(&flags[task], ((mono_u64)tag << 32) | (mono_u32)task);
+  return (mono_i64)*shared;
 }
 
 // A task that skips the rest of its stage (mono.skip_unless rest) publishes

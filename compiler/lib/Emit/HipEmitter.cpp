@@ -372,6 +372,9 @@ private:
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Operation *, std::string> prefetched;
   llvm::DenseMap<Operation *, std::string> onceWaits; ///< wait -> its CTA's "seen" flag
+  /// The claim counter of the dynamic stage being printed, where its last
+  /// op is a publish that hands the block its next task; else empty.
+  std::string handOverCounter;
   /// Shared memory in the task being printed, between small rearrangements.
   struct SharedArea {
     Value content;             ///< the tile the area holds, while it does
@@ -543,16 +546,29 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   auto claim = stage->getAttrOfType<IntegerAttr>("mono.claim");
   if (!options.unfused)
     declareOnceWaits(stage);
+  // A task whose last op is a publish ends behind the publish's barrier,
+  // which also orders the next task's reuse of shared memory (a local
+  // publish is printed in the fused kernel only).
+  Operation *last = stage.getBodyBlock().empty() ? nullptr : &stage.getBodyBlock().back();
+  const bool endsWithPublish =
+      last && (isa<PublishPeerOp>(last) || (isa<PublishOp>(last) && !options.unfused));
+  handOverCounter.clear();
   if (claim && !options.unfused) {
     // A dynamic stage: the block claims its tasks from the step's counter.
+    // Where a publish ends the task, it hands over the next task too
+    // (mono_publish_and_claim), so that thread 0's release overlaps it.
     auto tagOffset = launch->getAttrOfType<IntegerAttr>("mono.tag_offset").getInt();
     std::string counter = "mono_epoch + " + std::to_string(epoch::countersWord(launch.getGrid())) +
                           " + ((" + std::to_string(epoch::kClaimsPerStep) + "u * mono_e + " +
                           std::to_string(epoch::claimInStep(tagOffset, claim.getInt())) +
                           "u) & " + std::to_string(epoch::kCounterSlots - 1) + "u)";
     os << "  for (mono_i64 task = mono_claim_task(" << counter
-       << ", &mono_claim, mono_ahead, 1); task < " << stage.getTasks()
-       << "; task = mono_claim_task(" << counter << ", &mono_claim, mono_ahead, 0)) {\n";
+       << ", &mono_claim, mono_ahead, 1); task < " << stage.getTasks() << ";";
+    if (isa_and_nonnull<PublishOp>(last))
+      handOverCounter = counter;
+    else
+      os << " task = mono_claim_task(" << counter << ", &mono_claim, mono_ahead, 0)";
+    os << ") {\n";
   } else {
     // Task t runs on CTA (base + t) mod G.
     os << "  for (mono_i64 task = (mono_cta() + MONO_GRID - " << base.getInt()
@@ -607,7 +623,8 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   }
   if (skipOpen)
     closeSkip();
-  os << "    mono_block_sync();  // shared memory is reused by the next task\n";
+  if (!endsWithPublish)
+    os << "    mono_block_sync();  // shared memory is reused by the next task\n";
   os << "  }\n";
   return success();
 }
@@ -952,6 +969,12 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       .Case<PublishOp>([&](PublishOp p) {
         if (options.unfused)
           return success();
+        if (!handOverCounter.empty() && p.getOperation() == &p->getBlock()->back()) {
+          os << "    task = mono_publish_and_claim((mono_u64 *)" << regionPointer(p.getFlags())
+             << ", " << nameOf(p.getTask()) << ", mono_tag, " << handOverCounter
+             << ", &mono_claim, mono_ahead);\n";
+          return success();
+        }
         os << "    mono_publish_flag((mono_u64 *)" << regionPointer(p.getFlags()) << ", "
            << nameOf(p.getTask()) << ", mono_tag);\n";
         return success();
