@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""An experiment on emitted sm_90 sources (an ab_tree.sh tree's `layer`):
+a stage whose flags every consumer polls once for the whole run (the
+emitter's task-independent waits, `if (!mono_waitedN)`) publishes a CTA's
+tasks together when the CTA leaves the stage: one release fence by thread
+0, then relaxed stores of its flags. Its tasks end with the reuse barrier
+instead of a publish each.
+  patch_stage_end_publish.py TREE
+Such a consumer waits for the stage's last flag, which a CTA publishes once
+its last task is done either way, so the wait ends no later; the producer
+saves a fence a task. Stages whose tasks are dealt (task += MONO_GRID) only:
+a claiming CTA does not know its tasks. Only the fused sources (not
+.prof.hip, not .unfused.hip) of K1 and K2, as emitted since a publish ends
+its task (the twenty-fourth session)."""
+import re
+import sys
+
+from source_patch import patch_layer
+
+HELPER = r'''
+// experiment: a CTA's flags of a stage, published when it leaves the stage
+// (after its last task's barrier, which thread 0's fence is cumulative over)
+MONO_DEV void xp_publish_own(mono_u64 *flags, mono_i64 first, mono_i64 end, mono_u32 tag) {
+  if (mono_tid() != 0 || first >= end) return;
+  mono_fence_release_device();
+  for (mono_i64 task = first; task < end; task += MONO_GRID)
+    mono_store_relaxed_device_u64(&flags[task], ((mono_u64)tag << 32) | (mono_u32)task);
+}
+'''
+
+SYNC = '    mono_block_sync();  // shared memory is reused by the next task'
+DEALT = re.compile(r'^  for \(mono_i64 task = (\(mono_cta\(\) \+ MONO_GRID - \d+\) % MONO_GRID); '
+                   r'task < (\d+); task \+= MONO_GRID\) \{$')
+PUBLISH = re.compile(r'^    mono_publish_flag\(\(mono_u64 \*\)\((mono_scratch \+ \d+)\), task, mono_tag\);$')
+WAIT = re.compile(r'^\s+mono_wait_flags\(\(const mono_u64 \*\)\((mono_scratch \+ \d+)\), ')
+
+
+def polled_once_only(lines):
+    """The flag arrays that every wait of the source polls once."""
+    once, every = set(), set()
+    for i, line in enumerate(lines):
+        m = WAIT.match(line)
+        if m:
+            (once if lines[i - 1].strip().startswith('if (!mono_waited') else every).add(m.group(1))
+    return once - every
+
+
+def patch(text):
+    lines = text.split('\n')
+    if any(line == SYNC and PUBLISH.match(prev) for prev, line in zip(lines, lines[1:])):
+        raise SystemExit('patch_stage_end_publish: a publish followed by a reuse barrier'
+                         ' (sources emitted before a publish ended its task)')
+    once = polled_once_only(lines)
+    out, i, patched = [], 0, 0
+    while i < len(lines):
+        line = lines[i]
+        dealt = DEALT.match(line)
+        if not dealt:
+            out.append(line)
+            i += 1
+            continue
+        end = i + 1
+        while lines[end] != '  }':
+            end += 1
+        publish = PUBLISH.match(lines[end - 1])
+        if not publish or publish.group(1) not in once:
+            out.extend(lines[i:end + 1])
+            i = end + 1
+            continue
+        first, tasks = dealt.groups()
+        out.extend(lines[i:end - 1])
+        out.append(SYNC)
+        out.append(lines[end])
+        out.append('  xp_publish_own((mono_u64 *)(%s), %s, %s, mono_tag);' % (publish.group(1), first, tasks))
+        i = end + 1
+        patched += 1
+    return '\n'.join(out), patched
+
+
+patch_layer(sys.argv[1], 'k[12].dsv41.sm_90.r*.tp2.hip', HELPER, lambda path, text: patch(text))
