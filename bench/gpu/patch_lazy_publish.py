@@ -14,7 +14,7 @@ barrier away."""
 import re
 import sys
 
-from source_patch import options, patch_layer
+from source_patch import options, patch_layer, rewrite_task_loops
 
 HELPER = r'''
 #ifdef __CUDA_ARCH__
@@ -43,44 +43,31 @@ MONO_DEV void xp_publish_lazy(mono_u64 *flags, mono_i64 task, mono_u32 tag, mono
 
 
 def patch(text, batch):
-    lines = text.split('\n')
-    out, i, patched = [], 0, 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.startswith('  for (mono_i64 task'):
-            out.append(line)
-            i += 1
-            continue
-        end = i + 1
-        while lines[end] != '  }':
-            end += 1
-        body = lines[i + 1:end]
+    def rewrite(loop):
+        body = loop[1:-1]
         flags = None
         for b in body:
             m = re.search(r'mono_publish_flag\((.*), task, mono_tag\);', b)
             if m:
                 flags = m.group(1)
         if flags is None:
-            out.extend(lines[i:end + 1])
-            i = end + 1
-            continue
+            return None
         if '    mono_block_sync();  // shared memory is reused by the next task' not in body:
             # Since the publish's barrier orders the reuse, emitted tasks have
             # no other: a publish without one would race on shared memory.
             raise SystemExit('patch_lazy_publish: a publishing task with no reuse barrier of its own'
                              ' (sources emitted since the publish ends its task)')
-        out.append('  mono_i64 xp_pend[%d] = {}; int xp_n = 0;' % batch)
-        out.append(line)
+        out = ['  mono_i64 xp_pend[%d] = {}; int xp_n = 0;' % batch, loop[0]]
         for b in body:
             if 'mono_wait_flags(' in b or 'mono_wait_peer_flags(' in b:
                 out.append('    xp_flush<%d>(%s, mono_tag, xp_pend, xp_n);' % (batch, flags))
             out.append(b.replace('mono_publish_flag(%s, task, mono_tag);' % flags,
                                  'xp_publish_lazy<%d>(%s, task, mono_tag, xp_pend, xp_n);' % (batch, flags)))
-        out.append(lines[end])
+        out.append(loop[-1])
         out.append('  xp_flush<%d>(%s, mono_tag, xp_pend, xp_n);' % (batch, flags))
-        i = end + 1
-        patched += 1
-    return '\n'.join(out), patched
+        return out
+
+    return rewrite_task_loops(text, rewrite)
 
 
 def main():

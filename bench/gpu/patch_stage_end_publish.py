@@ -15,7 +15,7 @@ its task (the twenty-fourth session)."""
 import re
 import sys
 
-from source_patch import patch_layer
+from source_patch import patch_layer, rewrite_task_loops
 
 HELPER = r'''
 // experiment: a CTA's flags of a stage, published when it leaves the stage
@@ -51,30 +51,17 @@ def patch(text):
         raise SystemExit('patch_stage_end_publish: a publish followed by a reuse barrier'
                          ' (sources emitted before a publish ended its task)')
     once = polled_once_only(lines)
-    out, i, patched = [], 0, 0
-    while i < len(lines):
-        line = lines[i]
-        dealt = DEALT.match(line)
-        if not dealt:
-            out.append(line)
-            i += 1
-            continue
-        end = i + 1
-        while lines[end] != '  }':
-            end += 1
-        publish = PUBLISH.match(lines[end - 1])
-        if not publish or publish.group(1) not in once:
-            out.extend(lines[i:end + 1])
-            i = end + 1
-            continue
+
+    def rewrite(loop):
+        dealt = DEALT.match(loop[0])
+        publish = PUBLISH.match(loop[-2])
+        if not dealt or not publish or publish.group(1) not in once:
+            return None
         first, tasks = dealt.groups()
-        out.extend(lines[i:end - 1])
-        out.append(SYNC)
-        out.append(lines[end])
-        out.append('  xp_publish_own((mono_u64 *)(%s), %s, %s, mono_tag);' % (publish.group(1), first, tasks))
-        i = end + 1
-        patched += 1
-    return '\n'.join(out), patched
+        return loop[:-2] + [SYNC, loop[-1], '  xp_publish_own((mono_u64 *)(%s), %s, %s, mono_tag);'
+                                            % (publish.group(1), first, tasks)]
+
+    return rewrite_task_loops(text, rewrite)
 
 
 patch_layer(sys.argv[1], 'k[12].dsv41.sm_90.r*.tp2.hip', HELPER, lambda path, text: patch(text))

@@ -26,3 +26,25 @@ def patch_layer(tree, pattern, helper, patch):
         if count:
             open(path, 'w').write(add_helper(new, helper))
         print(path.split('/')[-1], 'patched %d stages' % count)
+
+
+def rewrite_task_loops(text, rewrite):
+    """Each stage's task loop of the source (its `  for (mono_i64 task` line
+    to its closing `  }`, as a list of lines) rewritten by rewrite(loop) ->
+    the lines in its place, or None to keep it; -> (text, count rewritten)."""
+    lines = text.split('\n')
+    out, i, count = [], 0, 0
+    while i < len(lines):
+        if not lines[i].startswith('  for (mono_i64 task'):
+            out.append(lines[i])
+            i += 1
+            continue
+        end = i + 1
+        while lines[end] != '  }':
+            end += 1
+        loop = lines[i:end + 1]
+        new = rewrite(loop)
+        out.extend(loop if new is None else new)
+        count += new is not None
+        i = end + 1
+    return '\n'.join(out), count
