@@ -14,7 +14,7 @@ barrier away."""
 import re
 import sys
 
-from source_patch import options, patch_layer, rewrite_task_loops
+from source_patch import REUSE_SYNC, options, patch_layer, rewrite_task_loops
 
 HELPER = r'''
 #ifdef __CUDA_ARCH__
@@ -52,7 +52,7 @@ def patch(text, batch):
                 flags = m.group(1)
         if flags is None:
             return None
-        if '    mono_block_sync();  // shared memory is reused by the next task' not in body:
+        if REUSE_SYNC not in body:
             # Since the publish's barrier orders the reuse, emitted tasks have
             # no other: a publish without one would race on shared memory.
             raise SystemExit('patch_lazy_publish: a publishing task with no reuse barrier of its own'

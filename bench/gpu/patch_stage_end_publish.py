@@ -15,7 +15,7 @@ its task (the twenty-fourth session)."""
 import re
 import sys
 
-from source_patch import patch_layer, rewrite_task_loops
+from source_patch import REUSE_SYNC, patch_layer, rewrite_task_loops
 
 HELPER = r'''
 // experiment: a CTA's flags of a stage, published when it leaves the stage
@@ -28,7 +28,6 @@ MONO_DEV void xp_publish_own(mono_u64 *flags, mono_i64 first, mono_i64 end, mono
 }
 '''
 
-SYNC = '    mono_block_sync();  // shared memory is reused by the next task'
 DEALT = re.compile(r'^  for \(mono_i64 task = (\(mono_cta\(\) \+ MONO_GRID - \d+\) % MONO_GRID); '
                    r'task < (\d+); task \+= MONO_GRID\) \{$')
 PUBLISH = re.compile(r'^    mono_publish_flag\(\(mono_u64 \*\)\((mono_scratch \+ \d+)\), task, mono_tag\);$')
@@ -47,7 +46,7 @@ def polled_once_only(lines):
 
 def patch(text):
     lines = text.split('\n')
-    if any(line == SYNC and PUBLISH.match(prev) for prev, line in zip(lines, lines[1:])):
+    if any(line == REUSE_SYNC and PUBLISH.match(prev) for prev, line in zip(lines, lines[1:])):
         raise SystemExit('patch_stage_end_publish: a publish followed by a reuse barrier'
                          ' (sources emitted before a publish ended its task)')
     once = polled_once_only(lines)
@@ -58,7 +57,7 @@ def patch(text):
         if not dealt or not publish or publish.group(1) not in once:
             return None
         first, tasks = dealt.groups()
-        return loop[:-2] + [SYNC, loop[-1], '  xp_publish_own((mono_u64 *)(%s), %s, %s, mono_tag);'
+        return loop[:-2] + [REUSE_SYNC, loop[-1], '  xp_publish_own((mono_u64 *)(%s), %s, %s, mono_tag);'
                                             % (publish.group(1), first, tasks)]
 
     return rewrite_task_loops(text, rewrite)

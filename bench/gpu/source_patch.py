@@ -2,6 +2,9 @@
 emitted sm_90 sources of an ab_tree.sh tree's `layer` in place."""
 import glob
 
+# The barrier the emitter ends a task with where no publish does.
+REUSE_SYNC = '    mono_block_sync();  // shared memory is reused by the next task'
+
 
 def add_helper(text, helper):
     """`helper` (device code) just before the first stage function, or the

@@ -1215,6 +1215,11 @@ MONO_DEV void mono_gemv_rows(const mono_u8 *w, const mono_u8 *ws, int wsCols, mo
 }
 
 // ---- mailboxes: (value, tag) pairs written with one 8-byte store ----
+// The pair a flag holds once `task` has published in the step of `tag`.
+MONO_DEV mono_u64 mono_flag_pair(mono_i64 task, mono_u32 tag) {
+  return ((mono_u64)tag << 32) | (mono_u32)task;
+}
+
 // Publish: every thread waits for its stores and fences at device scope, the
 // block meets, then one thread writes the pair (task, tag) with release.
 // Where the arch's barrier is cumulative (MONO_BARRIER_IS_CUMULATIVE), the
@@ -1230,25 +1235,7 @@ MONO_DEV void mono_publish_flag(mono_u64 *flags, mono_i64 task, mono_u32 tag) {
   if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_release_device();
   mono_block_sync();
   if (mono_tid() == 0)
-    mono_store_release_device_u64(&flags[task], ((mono_u64)tag << 32) | (mono_u32)task);
-}
-
-// A task publish of a dynamic stage that also hands the block its next task
-// (mono_claim_task's later claims): thread 0 hands over the task it holds
-// and claims the next before it writes the flag, so the rest of the block
-// starts that task while the release waits for this one's stores.
-MONO_DEV mono_i64 mono_publish_and_claim(mono_u64 *flags, mono_i64 task, mono_u32 tag,
-                                         mono_u32 *counter, mono_u32 *shared, mono_u32 &ahead) {
-  if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_release_device();
-  mono_block_sync();  // every thread is done with the task and has read *shared
-  if (mono_tid() == 0) {
-    *shared = ahead;
-    ahead = mono_atomic_add_relaxed_device(counter, 1u);
-  }
-  mono_block_sync();
-  if (mono_tid() == 0)
-    mono_store_release_device_u64(&flags[task], ((mono_u64)tag << 32) | (mono_u32)task);
-  return (mono_i64)*shared;
+    mono_store_release_device_u64(&flags[task], mono_flag_pair(task, tag));
 }
 
 // A task that skips the rest of its stage (mono.skip_unless rest) publishes
@@ -1259,7 +1246,7 @@ MONO_DEV mono_i64 mono_publish_and_claim(mono_u64 *flags, mono_i64 task, mono_u3
 MONO_DEV void mono_publish_rest(mono_u64 *flags, mono_i64 first, mono_i64 end, mono_i64 stride,
                                 mono_u32 tag) {
   for (mono_i64 task = first + mono_tid() * stride; task < end; task += MONO_BLOCK * stride)
-    mono_store_relaxed_device_u64(&flags[task], ((mono_u64)tag << 32) | (mono_u32)task);
+    mono_store_relaxed_device_u64(&flags[task], mono_flag_pair(task, tag));
 }
 
 // Batched poll: thread i reloads pair first + i (+ k * MONO_BLOCK) until its
@@ -1282,7 +1269,7 @@ MONO_DEV void mono_publish_peer_flag(mono_u8 *const *peers, int ranks, mono_i64 
   if (mono_tid() == 0)
     for (int r = 0; r < ranks; ++r)
       mono_store_release_system_u64((mono_u64 *)(peers[r] + parityOffset + slotOffset) + task,
-                                    ((mono_u64)tag << 32) | (mono_u32)task);
+                                    mono_flag_pair(task, tag));
 }
 
 MONO_DEV void mono_wait_peer_flags(const mono_u64 *flags, mono_i64 first, mono_i64 count, mono_u32 tag) {
@@ -1332,4 +1319,18 @@ MONO_DEV mono_i64 mono_claim_task(mono_u32 *counter, mono_u32 *shared, mono_u32 
   }
   mono_block_sync();
   return (mono_i64)*shared;
+}
+
+// A task publish of a dynamic stage that also hands the block its next task
+// (mono_claim_task's later claims, whose first barrier is the publish's):
+// thread 0 hands over the task it holds and claims the next before it
+// writes the flag, so the rest of the block starts that task while the
+// release waits for this one's stores.
+MONO_DEV mono_i64 mono_publish_and_claim(mono_u64 *flags, mono_i64 task, mono_u32 tag,
+                                         mono_u32 *counter, mono_u32 *shared, mono_u32 &ahead) {
+  if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_release_device();
+  const mono_i64 next = mono_claim_task(counter, shared, ahead, 0);
+  if (mono_tid() == 0)
+    mono_store_release_device_u64(&flags[task], mono_flag_pair(task, tag));
+  return next;
 }
