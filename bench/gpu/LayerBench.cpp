@@ -8,6 +8,8 @@
 //
 //   layer_bench DIR CONFIG TP LAYERS WIDTH...
 //
+// BENCH_ROUNDS=K times every width K more times in the same process.
+//
 // reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,unfused.hip,manifest}.
 #include "SyntheticLayer.h"
 
@@ -367,6 +369,16 @@ int main(int argc, char **argv) {
     };
     const double fusedUs = timeLayers(false, false), unfusedUs = timeLayers(true, false);
     const double fusedK2Us = timeLayers(false, true), unfusedK2Us = timeLayers(true, true);
+    // BENCH_ROUNDS=K: K more rounds of the four timings in this process, each
+    // printed: tells a spread between runs (processes: fresh allocations)
+    // from one between launches (fresh placement of the CTAs, clocks).
+    const int rounds = std::getenv("BENCH_ROUNDS") ? std::atoi(std::getenv("BENCH_ROUNDS")) : 0;
+    for (int round = 1; round <= rounds; ++round) {
+      const double f = timeLayers(false, false), u = timeLayers(true, false);
+      const double fk2 = timeLayers(false, true), uk2 = timeLayers(true, true);
+      std::printf("  rows %d round %d: layer fused %.1f unfused %.1f, K2 alone fused %.1f "
+                  "unfused %.1f us\n", rows, round, f, u, fk2, uk2);
+    }
 
     // Where the time goes: one step of the timed fused kernels, each stage's
     // unfused kernel timed by events around it on rank 0's stream (the
