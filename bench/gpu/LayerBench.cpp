@@ -46,6 +46,9 @@ struct RankLaunch {
   int rank = 0;
   CUfunction profiled = nullptr;  // the fused kernel with stage timers, if emitted
   CUdeviceptr profile = 0;  // its mono_prof array: [grid][stages][kProfileWords]
+  // The unfused baseline with the same timers, if emitted (then its _end).
+  std::vector<CUfunction> profiledStages;
+  CUdeviceptr unfusedProfile = 0;  // their mono_prof array, laid out as `profile`
 };
 
 bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
@@ -58,11 +61,36 @@ bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
 constexpr size_t kTimedWords = 4;
 constexpr size_t kProfileWords = 2 + kTimedWords + 2;
 
-/// One rank's profile words of its launch.
-std::vector<unsigned long long> downloadProfile(const RankLaunch &l) {
+/// One rank's profile words of its launch (`profile`: the fused kernel's
+/// mono_prof, or the unfused baseline's).
+std::vector<unsigned long long> downloadProfile(const RankLaunch &l, CUdeviceptr profile) {
   std::vector<unsigned long long> p(l.manifest.grid * l.manifest.stages.size() * kProfileWords);
-  check(cuMemcpyDtoH(p.data(), l.profile, p.size() * 8), "profile");
+  check(cuMemcpyDtoH(p.data(), profile, p.size() * 8), "profile");
   return p;
+}
+
+/// The mono_prof array of a module built from instrument_stages.py's
+/// output `path`, checked against the manifest's grid and stages.
+CUdeviceptr profileArray(CUmodule module, const Manifest &m, const std::string &path) {
+  CUdeviceptr array = 0;
+  size_t bytes = 0;
+  check(cuModuleGetGlobal(&array, &bytes, module, "mono_prof"), "mono_prof");
+  if (bytes != m.grid * m.stages.size() * kProfileWords * 8)
+    gpu::die(path + ": mono_prof is " + std::to_string(bytes) + " bytes, not grid x stages x " +
+             std::to_string(kProfileWords) + " words (instrument_stages.py and layer_bench disagree)");
+  return array;
+}
+
+/// The unfused baseline's kernels of a module: one a stage, then `_end`.
+std::vector<CUfunction> stageKernels(CUmodule module, const Manifest &m) {
+  std::vector<CUfunction> kernels;
+  for (size_t s = 0; s <= m.stages.size(); ++s) {
+    CUfunction f;
+    std::string name = m.kernelName + (s < m.stages.size() ? "_s" + std::to_string(s) : "_end");
+    check(cuModuleGetFunction(&f, module, name.c_str()), "unfused kernel");
+    kernels.push_back(f);
+  }
+  return kernels;
 }
 
 /// The earliest stage entry (global ns) of a profile.
@@ -134,6 +162,42 @@ void printStageProfile(const RankLaunch &l, int rank, const std::vector<unsigned
     std::printf("  %-24s %6lld %5d %9.1f %9.1f %11.1f %11.1f %11.1f %11.1f %11.1f %9.1f %11s\n",
                 name.c_str(), static_cast<long long>(manifestTasks), working, first,
                 last, inside, timed[0], timed[1], timed[2], timed[3], busiest, unfused);
+  }
+}
+
+/// Per stage of one rank's launch, the fused kernel's step beside the
+/// unfused baseline's, both timed by the same stage timers in the same
+/// conditions (cold weights, the ranks' streams forked): when the stage's
+/// first CTA with a task entered it and its last left it (fused), when its
+/// kernel's first CTA entered it and its last left it (unfused), each from
+/// its own run's earliest entry of any rank, and the unfused kernel's
+/// busiest CTA. Where the fused layer falls behind is where its leave
+/// column first runs ahead of the unfused one and stays there.
+void printSideBySide(const RankLaunch &l, int rank, const std::vector<unsigned long long> &fused,
+                     unsigned long long fusedOrigin, const std::vector<unsigned long long> &unfused,
+                     unsigned long long unfusedOrigin) {
+  const Manifest &m = l.manifest;
+  const size_t stages = m.stages.size();
+  const std::string title = m.kernelName + ", rank " + std::to_string(rank) + ", side by side";
+  std::printf("  %-34s %12s %12s %14s %14s %14s %11s\n", title.c_str(), "fused enter",
+              "fused leave", "unfused enter", "unfused leave", "leave: f - u", "unfused CTA");
+  for (size_t s = 0; s < stages; ++s) {
+    double fusedFirst = 1e30, fusedLast = 0, first = 1e30, last = 0, busiest = 0;
+    for (int64_t c = 0; c < m.grid; ++c) {
+      const unsigned long long *f = &fused[(c * stages + s) * kProfileWords];
+      if (f[2 + kTimedWords] > 0) {  // a CTA with no task passes through, often late
+        fusedFirst = std::min(fusedFirst, double(f[0] - fusedOrigin) / 1e3);
+        fusedLast = std::max(fusedLast, double(f[1] - fusedOrigin) / 1e3);
+      }
+      const unsigned long long *u = &unfused[(c * stages + s) * kProfileWords];
+      first = std::min(first, double(u[0] - unfusedOrigin) / 1e3);
+      last = std::max(last, double(u[1] - unfusedOrigin) / 1e3);
+      busiest = std::max(busiest, double(u[1] - u[0]) / 1e3);
+    }
+    if (fusedLast == 0)
+      fusedFirst = 0;
+    std::printf("  %-34s %12.1f %12.1f %14.1f %14.1f %14.1f %11.1f\n", m.stages[s].name.c_str(),
+                fusedFirst, fusedLast, first, last, fusedLast - last, busiest);
   }
 }
 
@@ -253,20 +317,16 @@ int main(int argc, char **argv) {
           // A module a rank, so that each rank has its own timer array.
           CUmodule module = gpu::compileModule(gpu::readText(stem + ".prof.hip"), stem + ".prof.hip");
           check(cuModuleGetFunction(&l.profiled, module, m.kernelName.c_str()), "profiled kernel");
-          size_t bytes = 0;
-          check(cuModuleGetGlobal(&l.profile, &bytes, module, "mono_prof"), "mono_prof");
-          if (bytes != m.grid * m.stages.size() * kProfileWords * 8)
-            gpu::die(stem + ".prof.hip: mono_prof is " + std::to_string(bytes) +
-                     " bytes, not grid x stages x " + std::to_string(kProfileWords) +
-                     " words (instrument_stages.py and layer_bench disagree)");
+          l.profile = profileArray(module, m, stem + ".prof.hip");
+        }
+        if (profiled && fileExists(stem + ".unfused.prof.hip")) {
+          const std::string path = stem + ".unfused.prof.hip";
+          CUmodule module = gpu::compileModule(gpu::readText(path), path);
+          l.profiledStages = stageKernels(module, m);
+          l.unfusedProfile = profileArray(module, m, path);
         }
         gpu::requireResident(l.fused, m, tp, sms, launchName);
-        for (size_t s = 0; s <= m.stages.size(); ++s) {
-          CUfunction f;
-          std::string name = m.kernelName + (s < m.stages.size() ? "_s" + std::to_string(s) : "_end");
-          check(cuModuleGetFunction(&f, unfusedModule, name.c_str()), "unfused kernel");
-          l.stages.push_back(f);
-        }
+        l.stages = stageKernels(unfusedModule, m);
         if (phase == 0) {
           epochs[r] = alloc(m.epochWords * 4);
           check(cuMemsetD8(epochs[r], 0, m.epochWords * 4), "zero epoch");
@@ -398,6 +458,21 @@ int main(int argc, char **argv) {
           });
       }, /*warmups=*/0, /*reps=*/1);
       check(cuCtxSynchronize(), "profiled steps");
+      // The same steps of the unfused baseline with the same timers.
+      const bool sideBySide = !k1[0].profiledStages.empty() && !k2[0].profiledStages.empty();
+      if (sideBySide) {
+        gpu::timeGraph(streams[0], [&] {
+          for (int step = 0; step < 3; ++step)
+            gpu::forkJoin(streams, fork, join, [&] {
+              for (int r = 0; r < tp; ++r)
+                for (RankLaunch *l : {&k1[r], &k2[r]})
+                  for (CUfunction f : l->profiledStages)
+                    gpu::launchOnGrid(f, l->manifest, streams[r],
+                                      l->unfusedParams[step % layers].data(), "profiled unfused launch");
+            });
+        }, /*warmups=*/0, /*reps=*/1);
+        check(cuCtxSynchronize(), "profiled unfused steps");
+      }
       std::vector<CUevent> marks;
       for (RankLaunch *l0 : {&k1[0], &k2[0]}) {
         const size_t n = l0->stages.size();
@@ -429,12 +504,22 @@ int main(int argc, char **argv) {
         std::vector<std::vector<unsigned long long>> words;
         unsigned long long origin = ~0ull;
         for (const RankLaunch &l : *ranks) {
-          words.push_back(downloadProfile(l));
+          words.push_back(downloadProfile(l, l.profile));
           origin = std::min(origin, firstEntry(words.back()));
         }
         for (int r = 0; r < tp; ++r)
           printStageProfile((*ranks)[r], r, words[r], origin,
                             r == 0 ? &unfusedStageUs[&(*ranks)[0]] : nullptr);
+        if (!sideBySide)
+          continue;
+        std::vector<std::vector<unsigned long long>> unfusedWords;
+        unsigned long long unfusedOrigin = ~0ull;
+        for (const RankLaunch &l : *ranks) {
+          unfusedWords.push_back(downloadProfile(l, l.unfusedProfile));
+          unfusedOrigin = std::min(unfusedOrigin, firstEntry(unfusedWords.back()));
+        }
+        for (int r = 0; r < tp; ++r)
+          printSideBySide((*ranks)[r], r, words[r], origin, unfusedWords[r], unfusedOrigin);
       }
     }
 

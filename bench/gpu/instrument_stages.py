@@ -10,7 +10,9 @@ device array
 `mono_prof[MONO_GRID][stages][8]` (PROFILE_WORDS)
 (layer_bench reads it by name). The stage code itself is unchanged. Takes
 both forms of the fused kernel: stages inline in its body (gfx950's form)
-and stages as functions of their own (`MONO_STAGE`, sm_90's form).
+and stages as functions of their own (`MONO_STAGE`, sm_90's form), and the
+unfused baseline (a kernel a stage, `mono_<launch>_s<N>`), whose records
+are kept the same way, so that the two can be set side by side.
 
     instrument_stages.py IN.hip OUT.hip
 """
@@ -34,6 +36,8 @@ TIMED = [(re.compile(r'^(\s+)(mono_wait_(?:peer_)?flags\(.*\);)$'), 'mono_prof_w
 TASK_LOOP = re.compile(r'^\s+for \(mono_i64 task = .*\{$')
 # Where a task skips the rest of its stage, the CTA leaves the task loop.
 REST_BREAK = re.compile(r"^(\s+)break;  // the stage's later tasks skip too$")
+# An unfused baseline's stage kernel (its last kernel, `_end`, has no stage).
+UNFUSED_KERNEL = re.compile(r'^MONO_KERNEL void mono_\w+_s\d+\(')
 COUNTERS = [counter for _, counter in TIMED] + ['mono_prof_tasks', 'mono_prof_rest']
 PROFILE_WORDS = 2 + len(COUNTERS)
 
@@ -43,7 +47,9 @@ def instrument(source):
     stages = sum(1 for line in lines if STAGE.match(line))
     if stages == 0:
         raise SystemExit('instrument_stages: no "// stage N:" lines: not a fused kernel')
-    functions = any(line.startswith('MONO_STAGE void') for line in lines)
+    # Stage functions and unfused stage kernels alike: each holds one
+    # stage and ends at its closing brace.
+    functions = any(line.startswith('MONO_STAGE void') or UNFUSED_KERNEL.match(line) for line in lines)
     out = []
     current = None
     header_done = False
