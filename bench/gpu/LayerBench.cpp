@@ -448,31 +448,31 @@ int main(int argc, char **argv) {
     // rank 0, which then waited for it in both all-reduces.
     if (k1[0].profiled) {
       std::map<const RankLaunch *, std::vector<double>> unfusedStageUs;
-      gpu::timeGraph(streams[0], [&] {
-        for (int step = 0; step < 3; ++step)
-          gpu::forkJoin(streams, fork, join, [&] {
-            for (int r = 0; r < tp; ++r)
-              for (RankLaunch *l : {&k1[r], &k2[r]})
-                gpu::launchOnGrid(l->profiled, l->manifest, streams[r],
-                                  l->params[step % layers].data(), "profiled launch");
-          });
-      }, /*warmups=*/0, /*reps=*/1);
-      check(cuCtxSynchronize(), "profiled steps");
-      // The same steps of the unfused baseline with the same timers.
-      const bool sideBySide = !k1[0].profiledStages.empty() && !k2[0].profiledStages.empty();
-      if (sideBySide) {
+      // Three steps of the profiled kernels (fused, or the unfused baseline
+      // with the same timers), one graph of the ranks' streams forked,
+      // replayed twice: the records are the second replay's last step, so
+      // that no graph's first replay (its upload) is what is timed.
+      auto profileSteps = [&](bool unfused) {
         gpu::timeGraph(streams[0], [&] {
           for (int step = 0; step < 3; ++step)
             gpu::forkJoin(streams, fork, join, [&] {
               for (int r = 0; r < tp; ++r)
-                for (RankLaunch *l : {&k1[r], &k2[r]})
-                  for (CUfunction f : l->profiledStages)
-                    gpu::launchOnGrid(f, l->manifest, streams[r],
-                                      l->unfusedParams[step % layers].data(), "profiled unfused launch");
+                for (RankLaunch *l : {&k1[r], &k2[r]}) {
+                  void **params = (unfused ? l->unfusedParams : l->params)[step % layers].data();
+                  if (!unfused)
+                    gpu::launchOnGrid(l->profiled, l->manifest, streams[r], params, "profiled launch");
+                  else
+                    for (CUfunction f : l->profiledStages)
+                      gpu::launchOnGrid(f, l->manifest, streams[r], params, "profiled unfused launch");
+                }
             });
-        }, /*warmups=*/0, /*reps=*/1);
-        check(cuCtxSynchronize(), "profiled unfused steps");
-      }
+        }, /*warmups=*/1, /*reps=*/1);
+        check(cuCtxSynchronize(), "profiled steps");
+      };
+      profileSteps(false);
+      const bool sideBySide = !k1[0].profiledStages.empty() && !k2[0].profiledStages.empty();
+      if (sideBySide)
+        profileSteps(true);
       std::vector<CUevent> marks;
       for (RankLaunch *l0 : {&k1[0], &k2[0]}) {
         const size_t n = l0->stages.size();
@@ -499,7 +499,7 @@ int main(int argc, char **argv) {
           us.push_back(1000.0 * ms);
         }
       }
-      std::printf("rows %d, one step (warm weights), every rank:\n", rows);
+      std::printf("rows %d, one profiled step (cold weights), every rank:\n", rows);
       for (const std::vector<RankLaunch> *ranks : {&k1, &k2}) {
         std::vector<std::vector<unsigned long long>> words;
         unsigned long long origin = ~0ull;
