@@ -61,12 +61,30 @@ bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
 constexpr size_t kTimedWords = 4;
 constexpr size_t kProfileWords = 2 + kTimedWords + 2;
 
-/// One rank's profile words of its launch (`profile`: the fused kernel's
-/// mono_prof, or the unfused baseline's).
-std::vector<unsigned long long> downloadProfile(const RankLaunch &l, CUdeviceptr profile) {
-  std::vector<unsigned long long> p(l.manifest.grid * l.manifest.stages.size() * kProfileWords);
-  check(cuMemcpyDtoH(p.data(), profile, p.size() * 8), "profile");
-  return p;
+/// The earliest stage entry (global ns) of a profile.
+unsigned long long firstEntry(const std::vector<unsigned long long> &p) {
+  unsigned long long first = ~0ull;
+  for (size_t i = 0; i < p.size(); i += kProfileWords)
+    first = std::min(first, p[i]);
+  return first;
+}
+
+/// Every rank's profile words of a launch (`profile`: the fused kernel's
+/// mono_prof, RankLaunch::profile, or the unfused baseline's) and the
+/// earliest stage entry among them.
+struct RanksProfile {
+  std::vector<std::vector<unsigned long long>> words;
+  unsigned long long origin = ~0ull;
+};
+RanksProfile downloadProfiles(const std::vector<RankLaunch> &ranks, CUdeviceptr RankLaunch::*profile) {
+  RanksProfile out;
+  for (const RankLaunch &l : ranks) {
+    std::vector<unsigned long long> p(l.manifest.grid * l.manifest.stages.size() * kProfileWords);
+    check(cuMemcpyDtoH(p.data(), l.*profile, p.size() * 8), "profile");
+    out.origin = std::min(out.origin, firstEntry(p));
+    out.words.push_back(std::move(p));
+  }
+  return out;
 }
 
 /// The mono_prof array of a module built from instrument_stages.py's
@@ -91,14 +109,6 @@ std::vector<CUfunction> stageKernels(CUmodule module, const Manifest &m) {
     kernels.push_back(f);
   }
   return kernels;
-}
-
-/// The earliest stage entry (global ns) of a profile.
-unsigned long long firstEntry(const std::vector<unsigned long long> &p) {
-  unsigned long long first = ~0ull;
-  for (size_t i = 0; i < p.size(); i += kProfileWords)
-    first = std::min(first, p[i]);
-  return first;
 }
 
 /// Per stage of one rank's launch: how many CTAs ran its tasks, when the
@@ -501,25 +511,16 @@ int main(int argc, char **argv) {
       }
       std::printf("rows %d, one profiled step (cold weights), every rank:\n", rows);
       for (const std::vector<RankLaunch> *ranks : {&k1, &k2}) {
-        std::vector<std::vector<unsigned long long>> words;
-        unsigned long long origin = ~0ull;
-        for (const RankLaunch &l : *ranks) {
-          words.push_back(downloadProfile(l, l.profile));
-          origin = std::min(origin, firstEntry(words.back()));
-        }
+        const RanksProfile fused = downloadProfiles(*ranks, &RankLaunch::profile);
         for (int r = 0; r < tp; ++r)
-          printStageProfile((*ranks)[r], r, words[r], origin,
+          printStageProfile((*ranks)[r], r, fused.words[r], fused.origin,
                             r == 0 ? &unfusedStageUs[&(*ranks)[0]] : nullptr);
         if (!sideBySide)
           continue;
-        std::vector<std::vector<unsigned long long>> unfusedWords;
-        unsigned long long unfusedOrigin = ~0ull;
-        for (const RankLaunch &l : *ranks) {
-          unfusedWords.push_back(downloadProfile(l, l.unfusedProfile));
-          unfusedOrigin = std::min(unfusedOrigin, firstEntry(unfusedWords.back()));
-        }
+        const RanksProfile unfused = downloadProfiles(*ranks, &RankLaunch::unfusedProfile);
         for (int r = 0; r < tp; ++r)
-          printSideBySide((*ranks)[r], r, words[r], origin, unfusedWords[r], unfusedOrigin);
+          printSideBySide((*ranks)[r], r, fused.words[r], fused.origin, unfused.words[r],
+                          unfused.origin);
       }
     }
 
