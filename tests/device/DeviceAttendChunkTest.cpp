@@ -135,7 +135,9 @@ double worstRelativeError(const Chunk &got, const Case &c) {
     for (double v : b)
       scale = std::max(scale, std::fabs(v));
     for (size_t i = 0; i < b.size(); ++i)
-      worst = std::max(worst, std::fabs(double(a[i]) - b[i]) / scale);
+      // A non-finite result fails outright: std::max would pass over a NaN.
+      worst = std::isfinite(a[i]) ? std::max(worst, std::fabs(double(a[i]) - b[i]) / scale)
+                                  : std::numeric_limits<double>::infinity();
   };
   compare(got.m, want.m);
   compare(got.l, want.l);

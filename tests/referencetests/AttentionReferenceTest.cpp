@@ -52,7 +52,11 @@ double maxAbs(const std::vector<double>& v) {
 
 double maxAbsDiff(const std::vector<double>& a, const std::vector<double>& b) {
   double m = 0.0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  for (size_t i = 0; i < a.size(); ++i) {
+    // A non-finite value fails outright: std::max would pass over a NaN.
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return std::numeric_limits<double>::infinity();
+    m = std::max(m, std::fabs(a[i] - b[i]));
+  }
   return m;
 }
 
