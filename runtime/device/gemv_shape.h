@@ -89,7 +89,10 @@ MONO_SHAPE int mono_gemv_mma_staged_bytes(int pass, int split, int chunk) {
 }
 // Tokens one pass stages (each pass reads the weights again): 48 at most (6
 // tiles of 8, each block of weights converted once for all of them), and
-// as many as a chunk of one step of blocks leaves room for.
+// as many as a chunk of one step of blocks leaves room for. Where that is
+// fewer than the tokens, the passes it takes share the tokens evenly, in
+// whole tiles of 8 where those still fit: 48 tokens in passes of 43 and 5
+// (7 tiles, the first pass's 6 making ptxas spill) become two of 24 (6).
 MONO_SHAPE int mono_gemv_mma_pass_tokens(int rows, int k, int tokens, int kind, int block) {
   const int split = mono_gemv_mma_split(rows, block), most = mono_gemv_mma_split_blocks(rows, k, block);
   const int depth = mono_gemv_mma_depth(rows, kind, block);
@@ -97,7 +100,11 @@ MONO_SHAPE int mono_gemv_mma_pass_tokens(int rows, int k, int tokens, int kind, 
   int pass = tokens < 48 ? tokens : 48;
   while (pass > 1 && mono_gemv_mma_staged_bytes(pass, split, first) > mono_gemv_mma_stage_budget())
     --pass;
-  return pass;
+  if (pass >= tokens)
+    return pass;
+  const int passes = (tokens + pass - 1) / pass;
+  const int even = (tokens + passes - 1) / passes, tiled = (even + 7) / 8 * 8;
+  return tiled <= pass ? tiled : even;
 }
 // A split's blocks a chunk: all of them when they fit, else whole steps
 // (multiples of the depth, so that a step never straddles two chunks).

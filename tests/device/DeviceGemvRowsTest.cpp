@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -149,8 +150,13 @@ double worstRelativeError(const std::vector<float> &got, const Weight &w, const 
       scale = std::max(scale, std::fabs(s));
     }
   double worst = 0;
-  for (size_t i = 0; i < want.size(); ++i)
+  for (size_t i = 0; i < want.size(); ++i) {
+    // A result never written (the shared memory's NaN poison) or not finite
+    // fails outright: std::max would pass over a NaN.
+    if (!std::isfinite(got[i]))
+      return std::numeric_limits<double>::infinity();
     worst = std::max(worst, std::fabs(double(got[i]) - want[i]) / scale);
+  }
   return worst;
 }
 
@@ -414,9 +420,20 @@ TEST(DeviceGemvMma, MatchesTheExactSumsOfTheLaunchShapes) {
   const Weight shared = e4m3Weight(16, 1152, rng), wide = e4m3Weight(16, 4096, rng);
   const Activations six = randomActivations(6, 1152, rng), many = randomActivations(48, 4096, rng);
   EXPECT_LT((mmaError<16, 1152, 6, 0>(shared, six)), kBound);
-  static_assert(mono_gemv_mma_pass_tokens(16, 4096, 48, 0, MONO_BLOCK) == 22 &&
+  // 48 tokens where a pass has room for 22: three passes either way, of 16
+  // (whole tiles) rather than 22, 22 and 4; 44 tokens, two passes of 22
+  // (24 would not fit).
+  static_assert(mono_gemv_mma_pass_tokens(16, 4096, 48, 0, MONO_BLOCK) == 16 &&
                 chunkBlocks(16, 4096, 48, 0) == 8 && chunks(16, 4096, 48, 0) == 2);
+  static_assert(mono_gemv_mma_pass_tokens(16, 4096, 44, 0, MONO_BLOCK) == 22);
   EXPECT_LT((mmaError<16, 4096, 48, 0>(wide, many)), kBound);
+  const Activations fortyFour = randomActivations(44, 4096, rng);
+  EXPECT_LT((mmaError<16, 4096, 44, 0>(wide, fortyFour)), kBound);
+  // 32-row tasks of 48 tokens (wo_a and the shared gate_up on a grid of
+  // 132): two passes of 24, not 43 and 5.
+  static_assert(mono_gemv_mma_pass_tokens(32, 4096, 48, 0, MONO_BLOCK) == 24);
+  const Weight wo_aTask = e4m3Weight(32, 4096, rng);
+  EXPECT_LT((mmaError<32, 4096, 48, 0>(wo_aTask, many)), kBound);
   static_assert(mono_gemv_mma_pass_tokens(64, 4096, 48, 0, MONO_BLOCK) == 48 &&
                 chunks(64, 4096, 48, 0) == 8);
   const Weight wideRows = e4m3Weight(64, 4096, rng);
