@@ -18,7 +18,7 @@ from source_patch import options, patch_layer, rewrite_task_loops
 COUNTER = 'mono_epoch + 68 + ((4u * mono_e + 1u) & 255u)'
 DEALT = re.compile(r'^  for \(mono_i64 task = \(mono_cta\(\) \+ MONO_GRID - \d+\) % MONO_GRID; '
                    r'task < (\d+); task \+= MONO_GRID\) \{$')
-PUBLISH = re.compile(r'^    mono_publish_flag\(\((mono_u64 \*)\)\((mono_scratch \+ \d+)\), task, mono_tag\);$')
+PUBLISH = re.compile(r'^    mono_publish_flag\(\(mono_u64 \*\)\((mono_scratch \+ \d+)\), task, mono_tag\);$')
 
 tree = sys.argv[1]
 stage = options(sys.argv[2:])['stage']
@@ -47,7 +47,7 @@ def patch(path, text):
                  '  for (mono_i64 task = mono_claim_task(%s, &mono_claim, mono_ahead, 1); task < %s;) {'
                  % (COUNTER, dealt.group(1))] + loop[1:-2] +
                 ['    task = mono_publish_and_claim((mono_u64 *)(%s), task, mono_tag, %s, &mono_claim, mono_ahead);'
-                 % (publish.group(2), COUNTER), loop[-1]])
+                 % (publish.group(1), COUNTER), loop[-1]])
 
     return rewrite_task_loops(text, rewrite)
 

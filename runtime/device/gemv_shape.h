@@ -92,7 +92,7 @@ MONO_SHAPE int mono_gemv_mma_staged_bytes(int pass, int split, int chunk) {
 // as many as a chunk of one step of blocks leaves room for. Where that is
 // fewer than the tokens, the passes it takes share the tokens evenly, in
 // whole tiles of 8 where those still fit: 48 tokens in passes of 43 and 5
-// (7 tiles, the first pass's 6 making ptxas spill) become two of 24 (6).
+// (7 tiles, with which ptxas spilled at grid 132) become two of 24 (6).
 MONO_SHAPE int mono_gemv_mma_pass_tokens(int rows, int k, int tokens, int kind, int block) {
   const int split = mono_gemv_mma_split(rows, block), most = mono_gemv_mma_split_blocks(rows, k, block);
   const int depth = mono_gemv_mma_depth(rows, kind, block);
