@@ -10,7 +10,9 @@ listed) gets one line: the fused stage whose function holds it (the
 kernel's calls before its first EXIT are its stages, in order: monodc's
 stage functions on CUDA), where it starts, how many instructions and HMMA
 it has, instructions per HMMA, and its most frequent opcodes a HMMA
-(`LOP3 4.50` is 4.5 LOP3 for every HMMA). The GEMV loops of gemv_mma.h
+(`LOP3 4.50` is 4.5 LOP3 for every HMMA). A dump of several kernels (the
+unfused baseline: one kernel a stage) is read kernel by kernel, each line
+then starting with its kernel's name. The GEMV loops of gemv_mma.h
 issue two HMMA a block step and a token tile, so for one token tile twice
 the per-HMMA figures are a block step's (docs/gpu-validation.md, fifteenth
 session).
@@ -23,6 +25,7 @@ import sys
 INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+([^;]*);")
 BRANCH = re.compile(r"\bBRA\s+(?:`\(\S+\)\s*)?(0x[0-9a-f]+)")
 CALL = re.compile(r"\bCALL\.\S*\s+(0x[0-9a-f]+)")
+FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
 
 
 def opcode(text):
@@ -41,13 +44,33 @@ def main():
         text = sys.stdin.read() if args.file == "-" else open(args.file).read()
     except OSError as error:
         sys.exit(f"sass_loops.py: cannot read {args.file}: {error.strerror}")
-    code = []
+    # Each kernel's addresses start at 0, so a dump is split at its headers.
+    kernels = []
     for line in text.splitlines():
+        function = FUNCTION.match(line)
+        if function:
+            kernels.append((function.group(1), []))
+            continue
         match = INSTRUCTION.match(line)
         if match:
-            code.append((int(match.group(1), 16), match.group(2).strip()))
-    if not code:
+            if not kernels:
+                kernels.append(("", []))
+            kernels[-1][1].append((int(match.group(1), 16), match.group(2).strip()))
+    kernels = [(name, code) for name, code in kernels if code]
+    if not kernels:
         sys.exit(f"sass_loops.py: no SASS instructions in {args.file} (is it `cuobjdump -sass` output?)")
+    named = len(kernels) > 1
+    found = 0
+    for name, code in kernels:
+        for line in innermost_loops(code, args.min_hmma):
+            print(f"{name}: {line}" if named else line)
+            found += 1
+    if not found:
+        sys.exit(f"sass_loops.py: no loop with {args.min_hmma} or more HMMA in {args.file}")
+
+
+def innermost_loops(code, min_hmma):
+    """One line for each innermost loop of one kernel's (address, text) list."""
     index = {address: i for i, (address, _) in enumerate(code)}
     # The kernel's own calls, before its first EXIT: its stage functions.
     stages = []
@@ -67,21 +90,20 @@ def main():
             continue
         body = [opcode(text) for _, text in code[index[target]:end + 1]]
         hmma = body.count("HMMA")
-        if hmma >= args.min_hmma:
+        if hmma >= min_hmma:
             loops.append((target, address, body, hmma))
     innermost = [loop for loop in loops
                  if not any(other is not loop and loop[0] <= other[0] and other[1] <= loop[1]
                             for other in loops)]
+    lines = []
     for target, address, body, hmma in innermost:
         owners = [i for i, start in enumerate(stages) if start <= target]
         where = f"stage {owners[-1]}" if owners else "kernel"
         mix = collections.Counter(body).most_common(12)
-        print(f"{where}, loop 0x{target:x}-0x{address:x}: {len(body)} instructions, {hmma} HMMA, "
-              f"{len(body) / hmma:.2f} a HMMA; a HMMA: "
-              + ", ".join(f"{op} {count / hmma:.2f}" for op, count in mix))
-    if not innermost:
-        sys.exit(f"sass_loops.py: no loop with {args.min_hmma} or more HMMA in {args.file}")
-
+        lines.append(f"{where}, loop 0x{target:x}-0x{address:x}: {len(body)} instructions, {hmma} HMMA, "
+                     f"{len(body) / hmma:.2f} a HMMA; a HMMA: "
+                     + ", ".join(f"{op} {count / hmma:.2f}" for op, count in mix))
+    return lines
 
 if __name__ == "__main__":
     main()
