@@ -111,25 +111,46 @@ std::vector<CUfunction> stageKernels(CUmodule module, const Manifest &m) {
   return kernels;
 }
 
+/// When stage `s`'s first CTA entered it and its last left it, in
+/// microseconds from `origin`; with `workingOnly`, of the CTAs that ran
+/// one of its tasks (a CTA with none passes through, often late from an
+/// earlier stage), {0, 0} when none did.
+struct StageSpan {
+  double enter = 0, leave = 0;
+};
+StageSpan stageSpan(const Manifest &m, const std::vector<unsigned long long> &p, size_t s,
+                    unsigned long long origin, bool workingOnly) {
+  const size_t stages = m.stages.size();
+  double first = 1e30, last = 0;
+  bool any = false;
+  for (int64_t c = 0; c < m.grid; ++c) {
+    const unsigned long long *r = &p[(c * stages + s) * kProfileWords];
+    if (workingOnly && r[2 + kTimedWords] == 0)
+      continue;
+    any = true;
+    first = std::min(first, double(r[0] - origin) / 1e3);
+    last = std::max(last, double(r[1] - origin) / 1e3);
+  }
+  return any ? StageSpan{first, last} : StageSpan{};
+}
+
 /// Per stage of one rank's launch: how many CTAs ran its tasks, when the
 /// first of them entered it and the last left it (microseconds from
 /// `origin`, the earliest entry of any rank's launch, so that the ranks'
 /// tables show how far apart they run; CTAs with no task of the stage pass
 /// through it, often late from an earlier stage, and are left out), the
 /// CTA-microseconds spent inside it, in polls, GEMVs, publishes and
-/// block-wide library calls, the busiest CTA (polls left out), and the same
-/// stage's own kernel in the unfused baseline (timed on rank 0's stream:
-/// `-` for the other ranks).
+/// block-wide library calls, and the busiest CTA (polls left out).
 void printStageProfile(const RankLaunch &l, int rank, const std::vector<unsigned long long> &p,
-                       unsigned long long origin, const std::vector<double> *unfusedUs) {
+                       unsigned long long origin) {
   const Manifest &m = l.manifest;
   const size_t stages = m.stages.size();
   const std::string title = m.kernelName + ", rank " + std::to_string(rank);
-  std::printf("  %-24s %6s %5s %9s %9s %11s %11s %11s %11s %11s %9s %11s\n", title.c_str(),
-              "tasks", "CTAs", "enter us", "leave us", "CTA-us in", "CTA-us poll", "CTA-us gemv",
-              "CTA-us pub", "CTA-us lib", "max CTA", "unfused us");
+  std::printf("  %-24s %6s %5s %9s %9s %11s %11s %11s %11s %11s %9s\n", title.c_str(), "tasks",
+              "CTAs", "enter us", "leave us", "CTA-us in", "CTA-us poll", "CTA-us gemv", "CTA-us pub",
+              "CTA-us lib", "max CTA");
   for (size_t s = 0; s < stages; ++s) {
-    double first = 1e30, last = 0, inside = 0, busiest = 0;
+    double inside = 0, busiest = 0;
     double timed[kTimedWords] = {};
     const auto manifestTasks = static_cast<unsigned long long>(m.stages[s].tasks);
     unsigned long long tasks = 0, leftEarly = 0, firstRest = manifestTasks;
@@ -137,11 +158,7 @@ void printStageProfile(const RankLaunch &l, int rank, const std::vector<unsigned
     for (int64_t c = 0; c < m.grid; ++c) {
       const unsigned long long *r = &p[(c * stages + s) * kProfileWords];
       const unsigned long long ran = r[2 + kTimedWords];
-      if (ran > 0) {
-        ++working;
-        first = std::min(first, double(r[0] - origin) / 1e3);
-        last = std::max(last, double(r[1] - origin) / 1e3);
-      }
+      working += ran > 0;
       tasks += ran;
       if (const unsigned long long rest = r[3 + kTimedWords]; rest > 0) {
         ++leftEarly;
@@ -164,14 +181,10 @@ void printStageProfile(const RankLaunch &l, int rank, const std::vector<unsigned
     std::string name = m.stages[s].name;
     if (leftEarly > 0)
       name += " (" + std::to_string(firstRest) + " run)";
-    if (working == 0)
-      first = last = 0;
-    char unfused[32] = "-";
-    if (unfusedUs)
-      std::snprintf(unfused, sizeof unfused, "%.1f", (*unfusedUs)[s]);
-    std::printf("  %-24s %6lld %5d %9.1f %9.1f %11.1f %11.1f %11.1f %11.1f %11.1f %9.1f %11s\n",
-                name.c_str(), static_cast<long long>(manifestTasks), working, first,
-                last, inside, timed[0], timed[1], timed[2], timed[3], busiest, unfused);
+    const StageSpan span = stageSpan(m, p, s, origin, /*workingOnly=*/true);
+    std::printf("  %-24s %6lld %5d %9.1f %9.1f %11.1f %11.1f %11.1f %11.1f %11.1f %9.1f\n",
+                name.c_str(), static_cast<long long>(manifestTasks), working, span.enter,
+                span.leave, inside, timed[0], timed[1], timed[2], timed[3], busiest);
   }
 }
 
@@ -192,22 +205,16 @@ void printSideBySide(const RankLaunch &l, int rank, const std::vector<unsigned l
   std::printf("  %-34s %12s %12s %14s %14s %14s %11s\n", title.c_str(), "fused enter",
               "fused leave", "unfused enter", "unfused leave", "leave: f - u", "unfused CTA");
   for (size_t s = 0; s < stages; ++s) {
-    double fusedFirst = 1e30, fusedLast = 0, first = 1e30, last = 0, busiest = 0;
+    // A stage's own kernel: every CTA of it is the stage's.
+    const StageSpan f = stageSpan(m, fused, s, fusedOrigin, /*workingOnly=*/true);
+    const StageSpan u = stageSpan(m, unfused, s, unfusedOrigin, /*workingOnly=*/false);
+    double busiest = 0;
     for (int64_t c = 0; c < m.grid; ++c) {
-      const unsigned long long *f = &fused[(c * stages + s) * kProfileWords];
-      if (f[2 + kTimedWords] > 0) {  // a CTA with no task passes through, often late
-        fusedFirst = std::min(fusedFirst, double(f[0] - fusedOrigin) / 1e3);
-        fusedLast = std::max(fusedLast, double(f[1] - fusedOrigin) / 1e3);
-      }
-      const unsigned long long *u = &unfused[(c * stages + s) * kProfileWords];
-      first = std::min(first, double(u[0] - unfusedOrigin) / 1e3);
-      last = std::max(last, double(u[1] - unfusedOrigin) / 1e3);
-      busiest = std::max(busiest, double(u[1] - u[0]) / 1e3);
+      const unsigned long long *r = &unfused[(c * stages + s) * kProfileWords];
+      busiest = std::max(busiest, double(r[1] - r[0]) / 1e3);
     }
-    if (fusedLast == 0)
-      fusedFirst = 0;
     std::printf("  %-34s %12.1f %12.1f %14.1f %14.1f %14.1f %11.1f\n", m.stages[s].name.c_str(),
-                fusedFirst, fusedLast, first, last, fusedLast - last, busiest);
+                f.enter, f.leave, u.enter, u.leave, f.leave - u.leave, busiest);
   }
 }
 
@@ -450,14 +457,12 @@ int main(int argc, char **argv) {
                   "unfused %.1f us\n", rows, round, f, u, fk2, uk2);
     }
 
-    // Where the time goes: one step of the timed fused kernels, each stage's
-    // unfused kernel timed by events around it on rank 0's stream (the
-    // other ranks' kernels run beside it, as in the baseline). The profiled
-    // steps are one graph of the ranks' streams forked, as the timed layers
-    // are: enqueued rank after rank, rank 1 started K1 about 12 us after
-    // rank 0, which then waited for it in both all-reduces.
+    // Where the time goes: one step of the timed fused kernels, and beside
+    // it one of the unfused baseline's kernels with the same timers. The
+    // profiled steps are one graph of the ranks' streams forked, as the
+    // timed layers are: enqueued rank after rank, rank 1 started K1 about
+    // 12 us after rank 0, which then waited for it in both all-reduces.
     if (k1[0].profiled) {
-      std::map<const RankLaunch *, std::vector<double>> unfusedStageUs;
       // Three steps of the profiled kernels (fused, or the unfused baseline
       // with the same timers), one graph of the ranks' streams forked,
       // replayed twice: the records are the second replay's last step, so
@@ -483,38 +488,11 @@ int main(int argc, char **argv) {
       const bool sideBySide = !k1[0].profiledStages.empty() && !k2[0].profiledStages.empty();
       if (sideBySide)
         profileSteps(true);
-      std::vector<CUevent> marks;
-      for (RankLaunch *l0 : {&k1[0], &k2[0]}) {
-        const size_t n = l0->stages.size();
-        marks.resize(n + 1);
-        for (CUevent &e : marks)
-          if (!e)
-            check(cuEventCreate(&e, 0), "event");
-        for (int r = 0; r < tp; ++r) {
-          RankLaunch *l = l0 == &k1[0] ? &k1[r] : &k2[r];
-          for (size_t s = 0; s < n; ++s) {
-            if (r == 0)
-              check(cuEventRecord(marks[s], streams[0]), "mark");
-            gpu::launchOnGrid(l->stages[s], l->manifest, streams[r], l->unfusedParams[0].data(),
-                              "unfused stage");
-          }
-          if (r == 0)
-            check(cuEventRecord(marks[n], streams[0]), "mark");
-        }
-        check(cuCtxSynchronize(), "unfused stages");
-        std::vector<double> &us = unfusedStageUs[l0];
-        for (size_t s = 0; s < n; ++s) {
-          float ms = 0;
-          cuEventElapsedTime(&ms, marks[s], marks[s + 1]);
-          us.push_back(1000.0 * ms);
-        }
-      }
       std::printf("rows %d, one profiled step (cold weights), every rank:\n", rows);
       for (const std::vector<RankLaunch> *ranks : {&k1, &k2}) {
         const RanksProfile fused = downloadProfiles(*ranks, &RankLaunch::profile);
         for (int r = 0; r < tp; ++r)
-          printStageProfile((*ranks)[r], r, fused.words[r], fused.origin,
-                            r == 0 ? &unfusedStageUs[&(*ranks)[0]] : nullptr);
+          printStageProfile((*ranks)[r], r, fused.words[r], fused.origin);
         if (!sideBySide)
           continue;
         const RanksProfile unfused = downloadProfiles(*ranks, &RankLaunch::unfusedProfile);

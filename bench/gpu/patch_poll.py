@@ -47,7 +47,7 @@ def patch(path, text):
     new, count = WAIT.subn(rewrite, text)
     if count != 2:
         raise SystemExit('patch_poll: %s has %d of the two poll loops it rewrites' % (path, count))
-    return new, 1
+    return new, count
 
 
-patch_layer(sys.argv[1], 'k[12].dsv41.sm_90.r*.hip', '', patch)
+patch_layer(sys.argv[1], 'k[12].dsv41.sm_90.r*.hip', '', patch, unit='poll loops')

@@ -19,16 +19,16 @@ def options(argv):
     return dict(a.split('=') for a in argv)
 
 
-def patch_layer(tree, pattern, helper, patch):
+def patch_layer(tree, pattern, helper, patch, unit='stages'):
     """Each source of the tree's layer that `pattern` names, rewritten by
-    patch(path, text) -> (text, count); a source with something patched gets
-    `helper` too."""
+    patch(path, text) -> (text, count of `unit` patched); a source with
+    something patched gets `helper` too."""
     for path in sorted(glob.glob(tree + '/bench/gpu/emitted/layer/' + pattern)):
         text = open(path).read()
         new, count = patch(path, text)
         if count:
             open(path, 'w').write(add_helper(new, helper))
-        print(path.split('/')[-1], 'patched %d stages' % count)
+        print(path.split('/')[-1], 'patched %d %s' % (count, unit))
 
 
 def rewrite_task_loops(text, rewrite):
