@@ -14,7 +14,10 @@
 # ~/.cache/monodc/cuda-11.8) by
 # `apt-get download` (84 MB, nothing installed). That one reads CUDA 13's
 # cubins once cubin_abi7.py has rewritten their ELF header to the old
-# layout (a disassembly made so is for reading only).
+# layout (a disassembly made so is for reading only). It cannot name the
+# sm_90 instructions newer than it (about 2.5% of K2's, mostly integer adds
+# with an encoding that ends in 836), which it prints as their encoding
+# alone: sass_loops.py counts each as `?`.
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 [ $# -ge 1 ] || { echo "usage: sass_here.sh SOURCE.hip..." >&2; exit 2; }

@@ -15,7 +15,8 @@ unfused baseline: one kernel a stage) is read kernel by kernel, each line
 then starting with its kernel's name. The GEMV loops of gemv_mma.h
 issue two HMMA a block step and a token tile, so for one token tile twice
 the per-HMMA figures are a block step's (docs/gpu-validation.md, fifteenth
-session).
+session). An instruction the disassembler printed without a name (its
+encoding alone) counts as `?`.
 """
 import argparse
 import collections
@@ -55,7 +56,16 @@ def main():
         if match:
             if not kernels:
                 kernels.append(("", []))
-            kernels[-1][1].append((int(match.group(1), 16), match.group(2).strip()))
+            code = kernels[-1][1]
+            address = int(match.group(1), 16)
+            # A disassembler older than the code prints an instruction it
+            # cannot name as its encoding alone (CUDA 11.8's cuobjdump on
+            # sm_90 code of CUDA 13: VIADD and the like); each 16-byte slot
+            # skipped is one such instruction, counted as `?`.
+            if code:
+                for skipped in range(code[-1][0] + 16, address, 16):
+                    code.append((skipped, "?"))
+            code.append((address, match.group(2).strip()))
     kernels = [(name, code) for name, code in kernels if code]
     if not kernels:
         sys.exit(f"sass_loops.py: no SASS instructions in {args.file} (is it `cuobjdump -sass` output?)")
