@@ -458,7 +458,7 @@ int main(int argc, char **argv) {
     }
 
     // Where the time goes: one step of the timed fused kernels, and beside
-    // it one of the unfused baseline's kernels with the same timers. The
+    // it one step of the unfused baseline's kernels with the same timers. The
     // profiled steps are one graph of the ranks' streams forked, as the
     // timed layers are: enqueued rank after rank, rank 1 started K1 about
     // 12 us after rank 0, which then waited for it in both all-reduces.

@@ -115,5 +115,6 @@ def innermost_loops(code, min_hmma):
                      + ", ".join(f"{op} {count / hmma:.2f}" for op, count in mix))
     return lines
 
+
 if __name__ == "__main__":
     main()
