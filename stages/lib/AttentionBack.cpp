@@ -48,7 +48,6 @@ AttentionBackRegions monodc::stages::declareAttentionBack(Launch &launch, const 
   r.oScales = launch.scratch("os", e8m0, {groups * rows, width / 32});
   r.woA = launch.weight("wo_a", e4m3, {groups * c.groupRank, width});
   r.woAScales = launch.weight("wo_a_scale", e8m0, {groups * c.groupRank / 32, width / 32});
-  r.z = launch.scratch("z", bf16, {rows, groups * c.groupRank});
   r.zCodes = launch.scratch("zq", e4m3, {rows, groups * c.groupRank});
   r.zScales = launch.scratch("zs", e8m0, {rows, groups * c.groupRank / 32});
   r.woB = launch.weight("wo_b", e4m3, {c.hidden, groups * c.groupRank});
@@ -137,17 +136,25 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   });
 
   // wo_a: group g's rows [g R, (g + 1) R) against its own MXFP8(o_g) rows.
+  // A task's rows (32, 64 or 128) are whole 32-value blocks of each token's
+  // z, so it quantizes its own z (token-major: the flat groups of 32 are
+  // those blocks) and wo_b waits for wo_a alone, not for a quantizing stage
+  // after it.
   const int64_t grid = launch.options().grid;
   const int64_t woARowsPerTask = scaledGemvTasks(rows, c.groupRank, grid, groups).rowsPerTask;
   const int64_t tasksPerGroup = rowBlockTasks(c.groupRank, woARowsPerTask);
   launch.stage("back.wo_a", groups * tasksPerGroup, [&](Task &t) {
     requireWholeRowBlocks(t, r.woA, c.groupRank, woARowsPerTask, "rows a group");
+    if (woARowsPerTask % 32 != 0)
+      t.fail("wo_a tasks of " + std::to_string(woARowsPerTask) +
+             " rows: MXFP8(z) needs whole 32-value blocks a task");
     Index first = t.id() * woARowsPerTask;
     Tile out = t.gemvRows(r.woA, r.woAScales, first, woARowsPerTask, r.oCodes, r.oScales,
                           (t.id() / tasksPerGroup) * rows, rows);
-    t.storeRows(r.z, t.index(0), first, rows, out.to(bf16));
+    Mxfp8Tile z = t.quantizeMxfp8(out.to(bf16).to(f32));
+    t.storeRows(r.zCodes, t.index(0), first, rows, z.codes);
+    t.storeRows(r.zScales, t.index(0), t.id() * (woARowsPerTask / 32), rows, z.scales);
   });
-  addMxfp8Rows(launch, "back.z_quant", r.z, r.zCodes, r.zScales);
   const int64_t woBRowsPerTask = scaledGemvTasks(rows, c.hidden, grid).rowsPerTask;
   launch.stage("back.wo_b", rowBlockTasks(c.hidden, woBRowsPerTask), [&](Task &t) {
     requireWholeRowBlocks(t, r.woB, c.hidden, woBRowsPerTask);

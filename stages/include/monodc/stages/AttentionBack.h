@@ -31,8 +31,7 @@ struct AttentionBackRegions {
   dsl::Region o;                      ///< bf16 [rows, heads * headDim]
   dsl::Region oCodes, oScales;        ///< MXFP8(rotated o): [groups * rows, group width]
   dsl::Region woA, woAScales;         ///< e4m3 [groups * groupRank, group width] + E8M0
-  dsl::Region z;                      ///< bf16 [rows, groups * groupRank]
-  dsl::Region zCodes, zScales;        ///< MXFP8(z)
+  dsl::Region zCodes, zScales;        ///< MXFP8(z), z = bf16 [rows, groups * groupRank]
   dsl::Region woB, woBScales;         ///< e4m3 [hidden, groups * groupRank] + E8M0
   dsl::Region partial;                ///< bf16 [rows, hidden]
 };
