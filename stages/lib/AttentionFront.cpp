@@ -52,7 +52,13 @@ void monodc::stages::addRowNorm(Launch &launch, const ModelConfig &config,
     Tile x = t.load(r.source, t.id(), r.col, r.width).to(f32);
     Tile inverseRms = rsqrt(sum(x * x) / static_cast<float>(r.width) + config.normEps);
     Tile w = t.loadRow(r.weight, t.index(0)).to(f32);
-    t.store(r.out, t.id(), 0, (x * inverseRms * w).to(bf16));
+    Tile out = (x * inverseRms * w).to(bf16);
+    t.store(r.out, t.id(), 0, out);
+    if (!r.codes.name().empty()) {
+      Mxfp8Tile q = t.quantizeMxfp8(out.to(f32));
+      t.store(r.codes, t.id(), 0, q.codes);
+      t.store(r.scales, t.id(), 0, q.scales);
+    }
   });
 }
 
@@ -103,10 +109,11 @@ void monodc::stages::addKvInsert(Launch &launch, const ModelConfig &config,
 }
 
 void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t heads,
-                              const QueryRegions &r) {
+                              const QueryRegions &r, bool qnQuantized) {
   const int64_t tokens = launch.options().rows, width = heads * config.headDim;
   const int64_t rowsPerTask = scaledGemvTasks(tokens, width, launch.options().grid).rowsPerTask;
-  addMxfp8Rows(launch, "front.q_quant", r.qn, r.codes, r.scales);
+  if (!qnQuantized)
+    addMxfp8Rows(launch, "front.q_quant", r.qn, r.codes, r.scales);
   launch.stage("front.wq_b", rowBlockTasks(width, rowsPerTask), [&](Task &t) {
     requireWholeRowBlocks(t, r.weight, width, rowsPerTask);
     Index first = t.id() * rowsPerTask;

@@ -47,9 +47,16 @@ FrontRegions declareFront(Launch &launch, const ModelConfig &c, const Region &xq
   return f;
 }
 
-/// The front after its wqkv GEMV: norms, key rope, KV insert.
-void addFrontAfterWqkv(Launch &launch, const ModelConfig &c, const FrontRegions &f) {
-  addRowNorm(launch, c, "front.q_norm", {f.wqkv.qkv, f.qNorm, f.qn, 0, c.qRank});
+/// The front after its wqkv GEMV: norms, key rope, KV insert. With `query`
+/// (K1), the q norm also stores MXFP8(qn) for the query's wq_b.
+void addFrontAfterWqkv(Launch &launch, const ModelConfig &c, const FrontRegions &f,
+                       const QueryRegions *query = nullptr) {
+  RowNormRegions qNorm{f.wqkv.qkv, f.qNorm, f.qn, 0, c.qRank};
+  if (query) {
+    qNorm.codes = query->codes;
+    qNorm.scales = query->scales;
+  }
+  addRowNorm(launch, c, "front.q_norm", qNorm);
   addRowNorm(launch, c, "front.kv_norm", {f.wqkv.qkv, f.kvNorm, f.kn, c.qRank, c.kvDim});
   addKeyRope(launch, c, {f.kn, f.positions, f.cosSin, f.k});
   addKvInsert(launch, c, {f.k, f.slots, f.cache});
@@ -112,8 +119,8 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
   if (mixesDuringWqkv)
     addSeamMixes(launch, c, "seam", seam, /*dynamicMix=*/true);
   if (withFront) {
-    addFrontAfterWqkv(launch, c, front);
-    addQuery(launch, c, heads, query);
+    addFrontAfterWqkv(launch, c, front, &query);
+    addQuery(launch, c, heads, query, /*qnQuantized=*/true);
   }
   return launch.finish();
 }

@@ -25,11 +25,14 @@ void addWqkvGemv(dsl::Launch &launch, const ModelConfig &config, const WqkvRegio
 GemvStage wqkvGemvStage(const dsl::Launch &launch, const WqkvRegions &regions);
 
 /// out = bf16(x * rsqrt(mean(x^2) + eps) * w) over columns [col, col + width)
-/// of `source`. Used for the q norm and the kv norm. One task a token.
+/// of `source`. Used for the q norm and the kv norm. One task a token. With
+/// `codes` (and `scales`) named, the task also stores MXFP8(out) there: the
+/// q norm of K1, whose wq_b then needs no quantizing stage in between.
 struct RowNormRegions {
   dsl::Region source, weight, out;
   int64_t col = 0;
   int64_t width = 0;
+  dsl::Region codes, scales; ///< optional: e4m3 [rows, width], e8m0 [rows, width / 32]
 };
 void addRowNorm(dsl::Launch &launch, const ModelConfig &config, const std::string &name,
                 const RowNormRegions &regions);
@@ -64,8 +67,10 @@ struct QueryRegions {
   dsl::Region unrotated;             ///< bf16 [rows, heads * headDim]
   dsl::Region q;                     ///< bf16 [rows, heads * headDim]
 };
+/// `qnQuantized`: MXFP8(qn) is already in `codes`, `scales` (the q norm
+/// stored it), so there is no front.q_quant stage.
 void addQuery(dsl::Launch &launch, const ModelConfig &config, int64_t heads,
-              const QueryRegions &regions);
+              const QueryRegions &regions, bool qnQuantized = false);
 
 } // namespace monodc::stages
 
