@@ -3,9 +3,10 @@
 #   sass_here.sh SOURCE.hip...
 # Each source is built as run_h200.sh's SASS phase builds it (nvcc -cubin
 # -arch=sm_90 -std=c++17 --fmad=false), disassembled into
-# $SASS_OUT/<name>.sass (default /tmp/monodc-sass), and its tensor-core
-# loops summarised by sass_loops.py, kernel by kernel (the fused kernel's
-# loops by stage; an .unfused.hip's by kernel, mono_<launch>_s<N>).
+# $SASS_OUT/<name>.sass (default /tmp/monodc-sass), its tensor-core loops
+# summarised by sass_loops.py, kernel by kernel (the fused kernel's loops
+# by stage; an .unfused.hip's by kernel, mono_<launch>_s<N>), and each
+# stage's code by sass_stages.py (its size and counts).
 #
 # CUDA 13 ($CUDA_HOME, default /usr/local/cuda) has nvcc here but no
 # cuobjdump. The cuobjdump used is, in order: $CUOBJDUMP; $CUDA_HOME's;
@@ -83,6 +84,14 @@ for source in "$@"; do
   fi
   rm -f "$sass.err"
   python3 "$HERE/sass_loops.py" "$sass" || status=1
+  # Each stage's code, named by the launch's manifest where it is beside
+  # the source (an unfused source shares its fused twin's).
+  manifest="$(dirname "$source")/${name%.unfused}.manifest"
+  if [ -f "$manifest" ]; then
+    python3 "$HERE/sass_stages.py" --manifest "$manifest" "$sass" || status=1
+  else
+    python3 "$HERE/sass_stages.py" "$sass" || status=1
+  fi
 done
 echo "(SASS in $OUTDIR)"
 exit $status

@@ -23,16 +23,9 @@ import collections
 import re
 import sys
 
-INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+([^;]*);")
+from sass_dump import opcode, read_dump, stage_starts
+
 BRANCH = re.compile(r"\bBRA\s+(?:`\(\S+\)\s*)?(0x[0-9a-f]+)")
-CALL = re.compile(r"\bCALL\.\S*\s+(0x[0-9a-f]+)")
-FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
-
-
-def opcode(text):
-    words = text.split()
-    word = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
-    return word.split(".")[0]
 
 
 def main():
@@ -41,34 +34,7 @@ def main():
     parser.add_argument("--min-hmma", type=int, default=16,
                         help="report loops with at least this many HMMA (default 16)")
     args = parser.parse_args()
-    try:
-        text = sys.stdin.read() if args.file == "-" else open(args.file).read()
-    except OSError as error:
-        sys.exit(f"sass_loops.py: cannot read {args.file}: {error.strerror}")
-    # Each kernel's addresses start at 0, so a dump is split at its headers.
-    kernels = []
-    for line in text.splitlines():
-        function = FUNCTION.match(line)
-        if function:
-            kernels.append((function.group(1), []))
-            continue
-        match = INSTRUCTION.match(line)
-        if match:
-            if not kernels:
-                kernels.append(("", []))
-            code = kernels[-1][1]
-            address = int(match.group(1), 16)
-            # A disassembler older than the code prints an instruction it
-            # cannot name as its encoding alone (CUDA 11.8's cuobjdump on
-            # sm_90 code of CUDA 13: VIADD and the like); each 16-byte slot
-            # skipped is one such instruction, counted as `?`.
-            if code:
-                for skipped in range(code[-1][0] + 16, address, 16):
-                    code.append((skipped, "?"))
-            code.append((address, match.group(2).strip()))
-    kernels = [(name, code) for name, code in kernels if code]
-    if not kernels:
-        sys.exit(f"sass_loops.py: no SASS instructions in {args.file} (is it `cuobjdump -sass` output?)")
+    kernels = read_dump(args.file, "sass_loops.py")
     named = len(kernels) > 1
     found = 0
     for name, code in kernels:
@@ -82,14 +48,7 @@ def main():
 def innermost_loops(code, min_hmma):
     """One line for each innermost loop of one kernel's (address, text) list."""
     index = {address: i for i, (address, _) in enumerate(code)}
-    # The kernel's own calls, before its first EXIT: its stage functions.
-    stages = []
-    for _, instruction in code:
-        if opcode(instruction) == "EXIT":
-            break
-        call = CALL.search(instruction)
-        if call:
-            stages.append(int(call.group(1), 16))
+    stages = stage_starts(code)
     loops = []
     for end, (address, instruction) in enumerate(code):
         branch = BRANCH.search(instruction)
