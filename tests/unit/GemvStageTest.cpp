@@ -160,4 +160,20 @@ TEST(ScaledGemvTasks, AGroupSmallerThanATaskIsRefusedByName) {
       << error;
 }
 
+// wo_a quantizes its own z, so a task must hold whole 32-value blocks of
+// it: groups of 48 rows are whole 16-row tasks, and refused by name.
+TEST(ScaledGemvTasks, WoATasksOfPartBlocksAreRefusedByName) {
+  monodc::stages::ModelConfig c = monodc::stages::tinyConfig();
+  c.groupRank = 48;
+  mlir::MLIRContext ctx;
+  monodc::stages::BuildParams params;
+  params.rows = 6;
+  auto module = monodc::stages::buildLaunch(ctx, "attention_back", c, params);
+  ASSERT_FALSE(static_cast<bool>(module));
+  const std::string error = llvm::toString(module.takeError());
+  EXPECT_NE(error.find("wo_a tasks of 16 rows: MXFP8(z) needs whole 32-value blocks a task"),
+            std::string::npos)
+      << error;
+}
+
 } // namespace
