@@ -85,8 +85,9 @@ for source in "$@"; do
   rm -f "$sass.err"
   python3 "$HERE/sass_loops.py" "$sass" || status=1
   # Each stage's code, named by the launch's manifest where it is beside
-  # the source (an unfused source shares its fused twin's).
-  manifest="$(dirname "$source")/${name%.unfused}.manifest"
+  # the source (unfused and profiled sources share their fused twin's).
+  stem="${name%.prof}"
+  manifest="$(dirname "$source")/${stem%.unfused}.manifest"
   if [ -f "$manifest" ]; then
     python3 "$HERE/sass_stages.py" --manifest "$manifest" "$sass" || status=1
   else
