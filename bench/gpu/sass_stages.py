@@ -63,8 +63,10 @@ def main():
             label = f"{kernel} ({named(int(match.group(1)))})" if match else kernel or "kernel"
             print(describe(label, code))
             continue
+        # Every function's start, the stages' and the helpers' they call.
         starts = sorted({int(call.group(1), 16) for _, text in code
-                         for call in [CALL.search(text)] if call} | set(stages))
+                         if (call := CALL.search(text))} | set(stages))
+
         def extent(start):
             later = [s for s in starts if s > start]
             end = later[0] if later else code[-1][0] + 16
@@ -76,6 +78,7 @@ def main():
         helpers = [line for start in starts if start not in stages for line in extent(start)]
         if helpers:
             print(describe(prefix + "helpers", helpers))
+
 
 if __name__ == "__main__":
     main()
