@@ -24,11 +24,10 @@ STAGE = re.compile(r'^  // stage (\d+): ')
 # and leave: mailbox polls, GEMVs, flag publishes, block-wide library calls
 # (a statement of its own, or the assignment of a block reduction). A
 # dynamic stage's publish that hands over the next task counts as a publish,
-# the hand-over with it; so does a held flag's later release.
+# the hand-over with it.
 TIMED = [(re.compile(r'^(\s+)(mono_wait_(?:peer_)?flags\(.*\);)$'), 'mono_prof_wait'),
          (re.compile(r'^(\s+)(mono_gemv_\w+<.*\);)$'), 'mono_prof_gemv'),
-         (re.compile(r'^(\s+)((?:task = )?mono_(?:publish_(?:peer_flag|flag|rest|and_claim|held)|'
-                     r'release_held)\(.*\);)$'),
+         (re.compile(r'^(\s+)((?:task = )?mono_publish_(?:peer_flag|flag|rest|and_claim)\(.*\);)$'),
           'mono_prof_publish'),
          (re.compile(r'^(\s+)((?:t\d+\[0\] = )?mono_(?:quantize_mxfp8|block_reduce|topk|expert_groups)'
                      r'<.*\);)$'), 'mono_prof_block')]

@@ -1238,27 +1238,6 @@ MONO_DEV void mono_publish_flag(mono_u64 *flags, mono_i64 task, mono_u32 tag) {
     mono_store_release_device_u64(&flags[task], mono_flag_pair(task, tag));
 }
 
-// A dealt stage's task holds its flag back: the publish's barrier ends the
-// task (and orders every thread's stores before thread 0's later release),
-// and thread 0 releases the flag in the CTA's next task of the stage once
-// that task's loads are out (mono_release_held), or when the CTA leaves the
-// stage. Released at once, its fence held warp 0 for the stores' round trip
-// and the block waited for warp 0 at the next task's first barrier; behind
-// the loads, it waits while they are in flight. The flag comes later by at
-// most the next task's loads: consumers poll only earlier stages, so a held
-// flag never stops the CTA that holds it.
-MONO_DEV void mono_publish_held(mono_i64 &held, mono_i64 task) {
-  if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_release_device();
-  mono_block_sync();
-  held = task;
-}
-
-MONO_DEV void mono_release_held(mono_u64 *flags, mono_i64 &held, mono_u32 tag) {
-  if (held >= 0 && mono_tid() == 0)
-    mono_store_release_device_u64(&flags[held], mono_flag_pair(held, tag));
-  held = -1;
-}
-
 // A task that skips the rest of its stage (mono.skip_unless rest) publishes
 // the flags of tasks first, first + stride, ... below end (stride 1 where
 // tasks are claimed: any CTA may hold the first of them; else the grid, this

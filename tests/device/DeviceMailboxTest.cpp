@@ -2,10 +2,8 @@
 // threads (HostArch.h): the flag a task publishes, and the flags a task that
 // skips the rest of its stage publishes for the later tasks (mono.skip_unless
 // rest): every one from the first with the stride, none before it or between;
-// a dealt stage's held flags (mono_publish_held), each released by the
-// next task or the stage's end; and a dynamic stage's loop as the emitter
-// prints it, whose publishes hand the block its next task
-// (mono_publish_and_claim).
+// and a dynamic stage's loop as the emitter prints it, whose publishes hand
+// the block its next task (mono_publish_and_claim).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -44,40 +42,6 @@ TEST(DeviceMailbox, TheRestIsPublishedFromTheFirstAtItsStride) {
       EXPECT_EQ(flags[t], published ? flagOf(t) : 0u) << "stride " << stride << ", flag " << t;
     }
   }
-}
-
-TEST(DeviceMailbox, AHeldFlagIsReleasedByTheNextTaskAndWhenTheStageEnds) {
-  // The emitted loop of a dealt stage whose tasks hold their flags back:
-  // tasks 2, 5, 8 of 10 on CTA 2 of a grid of 3. Thread 0 notes which flags
-  // are out after each release and after each publish.
-  constexpr mono_i64 kTasks = 10, kGrid = 3, kCta = 2;
-  std::vector<mono_u64> flags(kTasks, 0);
-  std::vector<std::vector<mono_i64>> out;
-  auto note = [&] {
-    if (mono_tid() != 0)
-      return;
-    std::vector<mono_i64> now;
-    for (mono_i64 t = 0; t < kTasks; ++t)
-      if (flags[t] != 0)
-        now.push_back(t);
-    out.push_back(now);
-  };
-  host_arch::runBlock([&] {
-    mono_i64 held = -1;
-    for (mono_i64 task = kCta; task < kTasks; task += kGrid) {
-      mono_release_held(flags.data(), held, kTag);
-      note();
-      mono_publish_held(held, task);
-      note();
-    }
-    mono_release_held(flags.data(), held, kTag);
-  });
-  // A task's publish leaves its flag held; the next task's release puts it
-  // out, the stage's end the last one.
-  const std::vector<std::vector<mono_i64>> expected = {{}, {}, {2}, {2}, {2, 5}, {2, 5}};
-  EXPECT_EQ(out, expected);
-  for (mono_i64 t = 0; t < kTasks; ++t)
-    EXPECT_EQ(flags[t], t % kGrid == kCta ? flagOf(t) : 0u) << "flag " << t;
 }
 
 TEST(DeviceMailbox, APublishThatClaimsHandsEveryThreadTheNextTaskInTurn) {

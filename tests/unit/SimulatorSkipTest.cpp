@@ -73,7 +73,7 @@ TEST(SimulatorSkip, SkippedTasksWriteNothingAndStillPublish) {
   auto hip = emit::emitHip(**fresh);
   ASSERT_TRUE(succeeded(hip));
   const size_t open = hip->find("> 0) {  // else the task has nothing to do");
-  const size_t close = hip->find("}  // a task that skips comes here\n    mono_publish_held(");
+  const size_t close = hip->find("}  // a task that skips comes here\n    mono_publish_flag(");
   EXPECT_NE(open, std::string::npos);
   EXPECT_NE(close, std::string::npos);
   EXPECT_LT(open, close);
@@ -162,7 +162,7 @@ TEST(SimulatorSkip, EmittedRestSkipPublishesTheCtasOwnOrEveryLaterTaskThenLeaves
   EXPECT_NE(placed.find(skip + "      mono_publish_rest((mono_u64 *)(mono_scratch + "),
             std::string::npos);
   EXPECT_NE(placed.find(", task, 6, MONO_GRID, mono_tag);\n" + leave), std::string::npos);
-  EXPECT_NE(placed.find("}  // (a task that skips has left the stage)\n    mono_publish_held("),
+  EXPECT_NE(placed.find("}  // (a task that skips has left the stage)\n    mono_publish_flag("),
             std::string::npos);
   // Claimed tasks: any CTA may hold the first empty one, so every later task.
   EXPECT_NE(emit(true, false).find(", task, 6, 1, mono_tag);\n" + leave), std::string::npos);

@@ -11,7 +11,6 @@
 #include "monodc/Transforms/Passes.h"
 #include "monodc/device/DeviceLibrary.h"
 
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -172,19 +171,6 @@ private:
     os << "    " << shape.sliceType << " " << slice << ";  // loaded before the poll\n"
        << "    " << guard << slice << ".prefetch(" << shape.weightArgs << ");\n";
     prefetched[g] = slice;
-  }
-
-  /// Whether `op`, printed before a task's held-back flag is released, keeps
-  /// thread 0's release behind the task's loads without delaying anything
-  /// else: a load, register-only arithmetic, or a task-independent wait
-  /// (polled in the CTA's first task of the stage, which holds no flag).
-  bool keepsLoadWindow(Operation &op) {
-    if (isa<LoadOp, LoadPeerOp>(op))
-      return true;
-    if (isa<WaitOp>(op))
-      return onceWaits.count(&op);
-    return isPure(&op) && !rearrangedTile(&op) &&
-           sharedBytesFor(&op, block, launch.getArch()) == 0;
   }
 
   /// A wait whose flags do not depend on the task (constant first and
@@ -389,9 +375,6 @@ private:
   /// The claim counter of the dynamic stage being printed, where its last
   /// op is a publish that hands the block its next task; else empty.
   std::string handOverCounter;
-  /// The flags of the dealt stage being printed, where its tasks hold their
-  /// flags back (mono_publish_held), and the variable holding one; else empty.
-  std::string heldFlags, held;
   /// Shared memory in the task being printed, between small rearrangements.
   struct SharedArea {
     Value content;             ///< the tile the area holds, while it does
@@ -570,17 +553,6 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   const bool endsWithPublish =
       last && (isa<PublishPeerOp>(last) || (isa<PublishOp>(last) && !options.unfused));
   handOverCounter.clear();
-  heldFlags.clear();
-  held.clear();
-  // A dealt task that ends with a local publish holds its flag back until
-  // its CTA's next task has issued its loads (mono_publish_held).
-  if (!claim && !options.unfused && isa_and_nonnull<PublishOp>(last)) {
-    heldFlags = "(mono_u64 *)" + regionPointer(cast<PublishOp>(last).getFlags());
-    held = "mono_held" + std::to_string(nextId++);
-    os << "  mono_i64 " << held
-       << " = -1;  // the flag thread 0 releases behind the next task's loads\n";
-  }
-  bool heldReleased = false;
   if (claim && !options.unfused) {
     // A dynamic stage: the block claims its tasks from the step's counter.
     // Where a publish ends the task, it hands over the next task too
@@ -627,10 +599,6 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     }
     if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
       prefetchBefore(op, skipCount);
-    if (!heldFlags.empty() && !heldReleased && !keepsLoadWindow(op)) {
-      os << "    mono_release_held(" << heldFlags << ", " << held << ", mono_tag);\n";
-      heldReleased = true;
-    }
     const bool rearrangement = bool(rearrangedTile(&op));
     const bool otherSharedUser =
         !rearrangement && sharedBytesFor(&op, block, launch.getArch()) > 0;
@@ -658,8 +626,6 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   if (!endsWithPublish)
     os << "    mono_block_sync();  // shared memory is reused by the next task\n";
   os << "  }\n";
-  if (!heldFlags.empty())
-    os << "  mono_release_held(" << heldFlags << ", " << held << ", mono_tag);\n";
   return success();
 }
 
@@ -1007,10 +973,6 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
           os << "    task = mono_publish_and_claim((mono_u64 *)" << regionPointer(p.getFlags())
              << ", " << nameOf(p.getTask()) << ", mono_tag, " << handOverCounter
              << ", &mono_claim, mono_ahead);\n";
-          return success();
-        }
-        if (!heldFlags.empty() && p.getOperation() == &p->getBlock()->back()) {
-          os << "    mono_publish_held(" << held << ", " << nameOf(p.getTask()) << ");\n";
           return success();
         }
         os << "    mono_publish_flag((mono_u64 *)" << regionPointer(p.getFlags()) << ", "
