@@ -9,6 +9,9 @@
 //   layer_bench DIR CONFIG TP LAYERS WIDTH...
 //
 // BENCH_ROUNDS=K times every width K more times in the same process.
+// K2_PREFIX=N launches only the unfused K2's first N stage kernels (then its
+// _end), beside a fused K2 that bench/gpu/patch_k2_prefix.py cut to the same
+// N stages: where in K2 the fused launch gains or loses, without timers.
 //
 // reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,unfused.hip,manifest}.
 #include "SyntheticLayer.h"
@@ -420,6 +423,11 @@ int main(int argc, char **argv) {
       continue;
     }
 
+    const size_t k2Prefix = std::getenv("K2_PREFIX") ? std::atoi(std::getenv("K2_PREFIX")) : 0;
+    if (k2Prefix && (k2Prefix > k2[0].manifest.stages.size() || k1[0].profiled))
+      die("K2_PREFIX=" + std::to_string(k2Prefix) + ": needs at most " +
+          std::to_string(k2[0].manifest.stages.size()) +
+          " stages and sources without timers (bench/gpu/patch_k2_prefix.py)");
     // A layer: on each rank's stream, K1 then K2 (fused) or their stage
     // kernels then each launch's end (unfused).
     // (K2 alone ends its step too, so it can be timed by itself.)
@@ -434,8 +442,12 @@ int main(int argc, char **argv) {
               gpu::launchOnGrid(l->fused, m, streams[r], l->params[layer].data(), "fused launch");
               continue;
             }
-            for (CUfunction f : l->stages)
-              gpu::launchOnGrid(f, m, streams[r], l->unfusedParams[layer].data(), "unfused launch");
+            for (size_t s = 0; s < l->stages.size(); ++s) {
+              const bool cut = l == &k2[r] && k2Prefix && s >= k2Prefix && s + 1 < l->stages.size();
+              if (!cut)
+                gpu::launchOnGrid(l->stages[s], m, streams[r], l->unfusedParams[layer].data(),
+                                  "unfused launch");
+            }
           }
     };
     auto timeLayers = [&](bool unfused, bool k2Only) {
@@ -507,9 +519,12 @@ int main(int argc, char **argv) {
     // experts the step's tokens chose.
     const Manifest &m2 = k2[0].manifest;
     std::string x0 = gpu::download(k2[0].shared["x_out"], gpu::argument(m2, "x_out").bytes);
-    for (int r = 1; r < tp; ++r)
+    for (int r = 1; r < tp && !k2Prefix; ++r)
       if (gpu::download(k2[r].shared["x_out"], gpu::argument(m2, "x_out").bytes) != x0)
         die("rows " + std::to_string(rows) + ": x_out differs across ranks");
+    if (k2Prefix)
+      std::printf("K2_PREFIX=%zu: K2 ran its first %zu stages (x_out and the floor are not this "
+                  "step's)\n", k2Prefix, k2Prefix);
     std::string topk = gpu::download(k2[0].shared["topk_indices"], gpu::argument(m2, "topk_indices").bytes);
     std::set<int> used;
     for (size_t i = 0; i + 4 <= topk.size(); i += 4) {

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""An attribution experiment on emitted sm_90 sources (an ab_tree.sh tree's
+`layer`): the fused K2 keeps only its first N stages, so that layer_bench
+run with K2_PREFIX=N (which launches only the unfused K2's first N stage
+kernels, then its _end) times fused against unfused K2 up to that stage,
+cold weights and no timers. Differences between prefixes say where the
+fused K2 gains or loses against the unfused one, without the profile's
+timers (which slow the unfused kernels more than the fused one).
+  patch_k2_prefix.py TREE stages=N
+A later stage only waits on earlier ones, so the truncated kernel still
+ends its step. The profiled sources (.prof.hip) are removed: their stage
+table would not match the manifest."""
+import glob
+import os
+import re
+import sys
+
+from source_patch import options, patch_layer
+
+tree = sys.argv[1]
+keep = int(options(sys.argv[2:])['stages'])
+CALL = re.compile(r'^  mono_k2_stage(\d+)\(')
+
+
+def patch(text):
+    out, dropped = [], 0
+    for line in text.split('\n'):
+        call = CALL.match(line)
+        if call and int(call.group(1)) >= keep:
+            dropped += 1
+            continue
+        out.append(line)
+    return '\n'.join(out), dropped
+
+
+for path in glob.glob(tree + '/bench/gpu/emitted/layer/*.prof.hip'):
+    os.remove(path)
+patch_layer(tree, 'k2.dsv41.sm_90.r*.tp2.hip', '', lambda path, text: patch(text), unit='stage calls')
