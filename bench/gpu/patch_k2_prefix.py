@@ -35,4 +35,4 @@ def patch(text):
 
 for path in glob.glob(tree + '/bench/gpu/emitted/layer/*.prof.hip'):
     os.remove(path)
-patch_layer(tree, 'k2.dsv41.sm_90.r*.tp2.hip', '', lambda path, text: patch(text), unit='stage calls')
+patch_layer(tree, 'k2.*.sm_90.r*.tp[0-9].hip', '', lambda path, text: patch(text), unit='stage calls')
