@@ -6,6 +6,8 @@ import sys
 INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+([^;]*);")
 CALL = re.compile(r"\bCALL\.\S*\s+(0x[0-9a-f]+)")
 FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
+# An unfused baseline's kernel of stage N: mono_<launch>_s<N>.
+UNFUSED_KERNEL = re.compile(r"_s(\d+)$")
 
 
 def opcode(text):
@@ -41,9 +43,13 @@ def read_kernels(text):
     return [(name, code) for name, code in kernels if code]
 
 
-def stage_starts(code):
+def stage_starts(name, code):
     """The kernel's own calls before its first EXIT, in order: the start
-    addresses of its stage functions (monodc's fused kernels on CUDA)."""
+    addresses of its stage functions (monodc's fused kernels on CUDA).
+    None for an unfused baseline's kernel (UNFUSED_KERNEL): it runs one
+    stage, and its calls reach the device library's helpers."""
+    if UNFUSED_KERNEL.search(name):
+        return []
     stages = []
     for _, instruction in code:
         if opcode(instruction) == "EXIT":

@@ -38,17 +38,18 @@ def main():
     named = len(kernels) > 1
     found = 0
     for name, code in kernels:
-        for line in innermost_loops(code, args.min_hmma):
+        for line in innermost_loops(name, code, args.min_hmma):
             print(f"{name}: {line}" if named else line)
             found += 1
     if not found:
         sys.exit(f"sass_loops.py: no loop with {args.min_hmma} or more HMMA in {args.file}")
 
 
-def innermost_loops(code, min_hmma):
-    """One line for each innermost loop of one kernel's (address, text) list."""
+def innermost_loops(name, code, min_hmma):
+    """One line for each innermost loop of kernel `name`'s (address, text)
+    list."""
     index = {address: i for i, (address, _) in enumerate(code)}
-    stages = stage_starts(code)
+    stages = stage_starts(name, code)
     loops = []
     for end, (address, instruction) in enumerate(code):
         branch = BRANCH.search(instruction)

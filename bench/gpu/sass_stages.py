@@ -16,12 +16,10 @@ fetch pays (docs/gpu-validation.md, eighteenth session). With the
 launch's manifest (`stage N NAME TASKS` lines), stages are named.
 """
 import argparse
-import re
 import sys
 
-from sass_dump import CALL, opcode, read_dump, stage_starts
+from sass_dump import CALL, UNFUSED_KERNEL, opcode, read_dump, stage_starts
 
-UNFUSED_KERNEL = re.compile(r"_s(\d+)$")
 COUNTED = ("HMMA", "BAR", "LDG", "?")
 
 
@@ -57,7 +55,7 @@ def main():
         return f"stage {number} {names[number]}" if number in names else f"stage {number}"
 
     for kernel, code in kernels:
-        stages = stage_starts(code)
+        stages = stage_starts(kernel, code)
         if not stages:  # one stage's own kernel, or a kernel without stages
             match = UNFUSED_KERNEL.search(kernel)
             label = f"{kernel} ({named(int(match.group(1)))})" if match else kernel or "kernel"
