@@ -17,8 +17,13 @@ import sys
 
 from source_patch import options, patch_layer
 
+USAGE = 'usage: patch_k2_prefix.py TREE stages=N (N >= 1: the stages the fused K2 keeps)'
+if len(sys.argv) != 3 or not re.fullmatch(r'stages=[1-9]\d*', sys.argv[2]):
+    sys.exit(USAGE)
 tree = sys.argv[1]
 keep = int(options(sys.argv[2:])['stages'])
+if not glob.glob(tree + '/bench/gpu/emitted/layer/k2.*.hip'):
+    sys.exit('patch_k2_prefix.py: no K2 sources in %s/bench/gpu/emitted/layer (an ab_tree.sh tree?)' % tree)
 CALL = re.compile(r'^  mono_k2_stage(\d+)\(')
 
 
