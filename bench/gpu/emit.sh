@@ -34,6 +34,10 @@ for mode in "${MODES[@]}"; do
     *) echo "emit.sh: unknown mode '$mode' (modes: front, launches, moe16, layer, stress, launcher)" >&2; exit 2 ;;
   esac
 done
+case "${PROFILE:-calls}" in
+  calls | spans) ;;
+  *) echo "emit.sh: PROFILE=$PROFILE is neither calls nor spans" >&2; exit 2 ;;
+esac
 rm -rf "$OUT" && mkdir -p "$OUT"
 
 # emit_k1_k2 DIR CONFIG "ROWS..." [OPTION...]: K1 and K2 at TP 2 with 66 CTAs
@@ -53,9 +57,13 @@ emit_layer() {
   emit_k1_k2 layer dsv41 "${LAYER_WIDTHS:-6 12 24 48}" --unfused
   # Stage timers in the fused kernel and in the unfused baseline alike
   # (.prof.hip, .unfused.prof.hip): layer_bench sets their steps side by side.
+  # PROFILE=spans: stage spans only, no timers around the calls inside
+  # (instrument_stages.py --spans), which slow the unfused baseline more.
+  local spans=()
+  [ "${PROFILE:-calls}" = spans ] && spans=(--spans)
   for source in "$OUT"/layer/k[12].*.hip; do
     case "$source" in *.prof.hip) continue ;; esac
-    python3 "$ROOT/bench/gpu/instrument_stages.py" "$source" "${source%.hip}.prof.hip"
+    python3 "$ROOT/bench/gpu/instrument_stages.py" "${spans[@]}" "$source" "${source%.hip}.prof.hip"
   done
 }
 

@@ -14,7 +14,17 @@ and stages as functions of their own (`MONO_STAGE`, sm_90's form), and the
 unfused baseline (a kernel a stage, `mono_<launch>_s<N>`), whose records
 are kept the same way, so that the two can be set side by side.
 
-    instrument_stages.py IN.hip OUT.hip
+    instrument_stages.py [--spans] IN.hip OUT.hip
+
+--spans: only when each CTA enters and leaves each stage (and its tasks),
+no timers around the calls inside (their counters stay 0). The call timers
+slow the unfused baseline more than the fused kernel: in one H100 call they
+added about 105 us to the unfused K2 at rows 48 and 40 to the fused one
+(docs/gpu-validation.md). A likely reason: they read the clock with a
+"memory" clobber, so the compiler cannot move loads across them, which
+costs more where a stage's code is inlined (the unfused kernels) than in
+the fused kernel's stage functions. Spans cost a clock read as a CTA
+enters and leaves a stage.
 """
 import re
 import sys
@@ -42,7 +52,7 @@ COUNTERS = [counter for _, counter in TIMED] + ['mono_prof_tasks', 'mono_prof_re
 PROFILE_WORDS = 2 + len(COUNTERS)
 
 
-def instrument(source):
+def instrument(source, spans=False):
     lines = source.split('\n')
     stages = sum(1 for line in lines if STAGE.match(line))
     if stages == 0:
@@ -109,7 +119,7 @@ def instrument(source):
             out.append('%smono_prof_rest = task + 1;' % rest.group(1))
             out.append(line)
             continue
-        timed = [(p.match(line), counter) for p, counter in TIMED] if current is not None else []
+        timed = [(p.match(line), counter) for p, counter in TIMED] if current is not None and not spans else []
         call = next(((m, counter) for m, counter in timed if m), None)
         if call:
             m, counter = call
@@ -125,9 +135,13 @@ def instrument(source):
 
 
 if __name__ == '__main__':
-    if len(sys.argv) != 3:
-        raise SystemExit('usage: instrument_stages.py IN.hip OUT.hip')
-    with open(sys.argv[1]) as f:
-        text = instrument(f.read())
-    with open(sys.argv[2], 'w') as f:
+    args = sys.argv[1:]
+    spans = args[:1] == ['--spans']
+    if spans:
+        args = args[1:]
+    if len(args) != 2:
+        raise SystemExit('usage: instrument_stages.py [--spans] IN.hip OUT.hip')
+    with open(args[0]) as f:
+        text = instrument(f.read(), spans)
+    with open(args[1], 'w') as f:
         f.write(text)
