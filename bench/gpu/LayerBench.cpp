@@ -423,11 +423,16 @@ int main(int argc, char **argv) {
       continue;
     }
 
-    const size_t k2Prefix = std::getenv("K2_PREFIX") ? std::atoi(std::getenv("K2_PREFIX")) : 0;
-    if (k2Prefix && (k2Prefix > k2[0].manifest.stages.size() || k1[0].profiled))
-      die("K2_PREFIX=" + std::to_string(k2Prefix) + ": needs at most " +
-          std::to_string(k2[0].manifest.stages.size()) +
-          " stages and sources without timers (bench/gpu/patch_k2_prefix.py)");
+    size_t k2Prefix = 0;
+    if (const char *prefix = std::getenv("K2_PREFIX")) {
+      char *end = nullptr;
+      k2Prefix = std::strtoul(prefix, &end, 10);
+      if (*prefix == '\0' || *end != '\0' || k2Prefix == 0 ||
+          k2Prefix > k2[0].manifest.stages.size() || k1[0].profiled)
+        die(std::string("K2_PREFIX=") + prefix + ": needs a stage count from 1 to " +
+            std::to_string(k2[0].manifest.stages.size()) +
+            " and sources without timers (bench/gpu/patch_k2_prefix.py)");
+    }
     // A layer: on each rank's stream, K1 then K2 (fused) or their stage
     // kernels then each launch's end (unfused).
     // (K2 alone ends its step too, so it can be timed by itself.)
