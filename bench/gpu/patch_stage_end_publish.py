@@ -5,7 +5,11 @@ emitter's task-independent waits, `if (!mono_waitedN)`) publishes a CTA's
 tasks together when the CTA leaves the stage: one release fence by thread
 0, then relaxed stores of its flags. Its tasks end with the reuse barrier
 instead of a publish each.
-  patch_stage_end_publish.py TREE
+  patch_stage_end_publish.py TREE [stages=NAME,...]
+stages: only these stages, and whether or not a consumer polls their
+  flags task by task (back.combine, whose flags wo_a's tasks wait for:
+  1512 of its 1536 each at rows 48). Such a wait may end later, but it
+  ends: the producer's CTA waits on none of its consumers.
 Such a consumer waits for the stage's last flag, which a CTA publishes once
 its last task is done either way, so the wait ends no later; the producer
 saves a fence a task. Stages whose tasks are dealt (task += MONO_GRID) only:
@@ -15,7 +19,7 @@ its task (the twenty-fourth session)."""
 import re
 import sys
 
-from source_patch import REUSE_SYNC, patch_layer, rewrite_task_loops
+from source_patch import REUSE_SYNC, options, patch_layer, rewrite_task_loops
 
 HELPER = r'''
 // experiment: a CTA's flags of a stage, published when it leaves the stage
@@ -32,6 +36,7 @@ DEALT = re.compile(r'^  for \(mono_i64 task = (\(mono_cta\(\) \+ MONO_GRID - \d+
                    r'task < (\d+); task \+= MONO_GRID\) \{$')
 PUBLISH = re.compile(r'^    mono_publish_flag\(\(mono_u64 \*\)\((mono_scratch \+ \d+)\), task, mono_tag\);$')
 WAIT = re.compile(r'^\s+mono_wait_flags\(\(const mono_u64 \*\)\((mono_scratch \+ \d+)\), ')
+STAGE = re.compile(r'^  // stage \d+: ([\w.]+),')
 
 
 def polled_once_only(lines):
@@ -44,12 +49,24 @@ def polled_once_only(lines):
     return once - every
 
 
-def patch(text):
+def published_by(lines, names):
+    """The flag arrays that the named stages publish."""
+    arrays, stage = set(), None
+    for line in lines:
+        named = STAGE.match(line)
+        stage = named.group(1) if named else stage
+        publish = PUBLISH.match(line)
+        if publish and stage in names:
+            arrays.add(publish.group(1))
+    return arrays
+
+
+def patch(text, forced):
     lines = text.split('\n')
     if any(line == REUSE_SYNC and PUBLISH.match(prev) for prev, line in zip(lines, lines[1:])):
         raise SystemExit('patch_stage_end_publish: a publish followed by a reuse barrier'
                          ' (sources emitted before a publish ended its task)')
-    once = polled_once_only(lines)
+    once = published_by(lines, forced) if forced else polled_once_only(lines)
 
     def rewrite(loop):
         dealt = DEALT.match(loop[0])
@@ -63,4 +80,5 @@ def patch(text):
     return rewrite_task_loops(text, rewrite)
 
 
-patch_layer(sys.argv[1], 'k[12].dsv41.sm_90.r*.tp2.hip', HELPER, lambda path, text: patch(text))
+forced = set(options(sys.argv[2:]).get('stages', '').split(',')) - {''}
+patch_layer(sys.argv[1], 'k[12].dsv41.sm_90.r*.tp2.hip', HELPER, lambda path, text: patch(text, forced))
