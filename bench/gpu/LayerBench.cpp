@@ -433,45 +433,69 @@ int main(int argc, char **argv) {
             std::to_string(k2[0].manifest.stages.size()) +
             " and sources without timers (bench/gpu/patch_k2_prefix.py)");
     }
-    // A layer: on each rank's stream, K1 then K2 (fused) or their stage
-    // kernels then each launch's end (unfused).
-    // (K2 alone ends its step too, so it can be timed by itself.)
-    auto enqueue = [&](bool unfused, bool k2Only) {
+    // A layer: on each rank's stream, K1 then K2, each fused, as its stage
+    // kernels then the launch's end (unfused), or left out. K2 alone ends
+    // its step too, so it can be timed by itself. K1 does not end its step:
+    // timed alone, it is followed by K2's end kernel only (EndOnly), or
+    // its next step's polls would find the last step's flags.
+    enum class Mode { Skip, Fused, Unfused, EndOnly };
+    auto enqueue = [&](Mode k1Mode, Mode k2Mode) {
       for (int layer = 0; layer < layers; ++layer)
         for (int r = 0; r < tp; ++r)
           for (RankLaunch *l : {&k1[r], &k2[r]}) {
-            if (k2Only && l == &k1[r])
+            const Mode mode = l == &k1[r] ? k1Mode : k2Mode;
+            if (mode == Mode::Skip)
               continue;
             const Manifest &m = l->manifest;
-            if (!unfused) {
+            if (mode == Mode::Fused) {
               gpu::launchOnGrid(l->fused, m, streams[r], l->params[layer].data(), "fused launch");
               continue;
             }
             for (size_t s = 0; s < l->stages.size(); ++s) {
-              const bool cut = l == &k2[r] && k2Prefix && s >= k2Prefix && s + 1 < l->stages.size();
+              const bool last = s + 1 == l->stages.size();
+              const bool cut = (mode == Mode::EndOnly && !last) ||
+                               (l == &k2[r] && k2Prefix && s >= k2Prefix && !last);
               if (!cut)
                 gpu::launchOnGrid(l->stages[s], m, streams[r], l->unfusedParams[layer].data(),
                                   "unfused launch");
             }
           }
     };
-    auto timeLayers = [&](bool unfused, bool k2Only) {
+    auto timeLayers = [&](Mode k1Mode, Mode k2Mode) {
       const double ms = gpu::timeGraph(streams[0], [&] {
-        gpu::forkJoin(streams, fork, join, [&] { enqueue(unfused, k2Only); });
+        gpu::forkJoin(streams, fork, join, [&] { enqueue(k1Mode, k2Mode); });
       }, /*warmups=*/5, /*reps=*/20);
       return 1000.0 * ms / layers;
     };
-    const double fusedUs = timeLayers(false, false), unfusedUs = timeLayers(true, false);
-    const double fusedK2Us = timeLayers(false, true), unfusedK2Us = timeLayers(true, true);
+    using enum Mode;
+    const double fusedUs = timeLayers(Fused, Fused), unfusedUs = timeLayers(Unfused, Unfused);
+    const double fusedK2Us = timeLayers(Skip, Fused), unfusedK2Us = timeLayers(Skip, Unfused);
     // BENCH_ROUNDS=K: K more rounds of the four timings in this process, each
     // printed: tells a spread between runs (processes: fresh allocations)
     // from one between launches (fresh placement of the CTAs, clocks).
     const int rounds = std::getenv("BENCH_ROUNDS") ? std::atoi(std::getenv("BENCH_ROUNDS")) : 0;
     for (int round = 1; round <= rounds; ++round) {
-      const double f = timeLayers(false, false), u = timeLayers(true, false);
-      const double fk2 = timeLayers(false, true), uk2 = timeLayers(true, true);
+      const double f = timeLayers(Fused, Fused), u = timeLayers(Unfused, Unfused);
+      const double fk2 = timeLayers(Skip, Fused), uk2 = timeLayers(Skip, Unfused);
       std::printf("  rows %d round %d: layer fused %.1f unfused %.1f, K2 alone fused %.1f "
                   "unfused %.1f us\n", rows, round, f, u, fk2, uk2);
+    }
+    // BENCH_MIX=1: K1 alone, and each launch fused beside the other
+    // unfused. Does a launch cost the same in the layer as alone, and does
+    // that depend on how the other launch ran (K2 fused was ~40 us slower
+    // after K1 than alone at rows 48 on an H100, the unfused K2 was not)?
+    const char *mix = std::getenv("BENCH_MIX");
+    if (mix && std::string(mix) != "0" && std::string(mix) != "1")
+      die(std::string("BENCH_MIX=") + mix + ": needs 0 or 1");
+    if (mix && std::string(mix) == "1") {
+      if (k2Prefix)
+        die("BENCH_MIX=1 times whole layers: leave K2_PREFIX out");
+      const double k1f = timeLayers(Fused, EndOnly), k1u = timeLayers(Unfused, EndOnly);
+      const double uf = timeLayers(Unfused, Fused), fu = timeLayers(Fused, Unfused);
+      const double ff = timeLayers(Fused, Fused), uu = timeLayers(Unfused, Unfused);
+      std::printf("  rows %d mix: K1 alone (+ K2's end kernel) fused %.1f unfused %.1f; layer K1+K2 fused+fused %.1f, "
+                  "unfused+fused %.1f, fused+unfused %.1f, unfused+unfused %.1f us\n",
+                  rows, k1f, k1u, ff, uf, fu, uu);
     }
 
     // Where the time goes: one step of the timed fused kernels, and beside
