@@ -231,7 +231,8 @@ void printSideBySide(const RankLaunch &l, int rank, const std::vector<unsigned l
 /// K2 waits for its peer's pushes, which a profiler that runs one kernel at
 /// a time never runs beside it, so it is refused.
 void profileUnderNcu(std::vector<RankLaunch> &k1, std::vector<RankLaunch> &k2,
-                     const std::vector<CUstream> &streams, const std::string &names) {
+                     const std::vector<CUstream> &streams, const std::string &names,
+                     size_t k2Prefix) {
   std::set<std::string> wanted;
   for (size_t at = 0; at < names.size();) {
     const size_t end = std::min(names.find_first_of(" ,", at), names.size());
@@ -262,10 +263,28 @@ void profileUnderNcu(std::vector<RankLaunch> &k1, std::vector<RankLaunch> &k2,
                       "profiled fused launch");
     check(cuCtxSynchronize(), "profiled fused launch");
   }
-  if (wanted.erase(k2[0].manifest.kernelName))
-    std::printf("ncu: %s not profiled: a fused K2 waits for its peer rank, which the profiler "
-                "does not run beside it\n",
-                k2[0].manifest.kernelName.c_str());
+  // A fused K2 waits for its peer rank in its all-reduces, and the
+  // profiler runs no kernel beside the one it profiles; a K2 cut before its
+  // first all-reduce (K2_PREFIX, patch_k2_prefix.py) waits for no peer.
+  const auto &k2Stages = k2[0].manifest.stages;
+  const bool peerFree =
+      k2Prefix > 0 && std::none_of(k2Stages.begin(), k2Stages.begin() + k2Prefix, [](const auto &st) {
+        return st.name.find("allreduce") != std::string::npos;
+      });
+  if (wanted.erase(k2[0].manifest.kernelName)) {
+    if (peerFree) {
+      std::printf("ncu: %s (fused, rank 0, its first %zu stages)\n", k2[0].manifest.kernelName.c_str(),
+                  k2Prefix);
+      gpu::launchOnGrid(k2[0].fused, k2[0].manifest, streams[0], k2[0].params[0].data(),
+                        "profiled fused launch");
+      check(cuCtxSynchronize(), "profiled fused launch");
+    } else {
+      std::printf("ncu: %s not profiled: a fused K2 waits for its peer rank, which the profiler "
+                  "does not run beside it (K2_PREFIX=N with no all-reduce in the first N stages "
+                  "and a tree cut by patch_k2_prefix.py profile it)\n",
+                  k2[0].manifest.kernelName.c_str());
+    }
+  }
   check(cuProfilerStop(), "profiler stop");
   for (const std::string &name : wanted)
     std::printf("ncu: no stage %s in K1 or K2\n", name.c_str());
@@ -417,12 +436,6 @@ int main(int argc, char **argv) {
         cuMemFree(epoch);
       gpu::freePeers(peers);
     };
-    if (const char *ncuStages = std::getenv("NCU_STAGES")) {
-      profileUnderNcu(k1, k2, streams, ncuStages);
-      release();
-      continue;
-    }
-
     size_t k2Prefix = 0;
     if (const char *prefix = std::getenv("K2_PREFIX")) {
       char *end = nullptr;
@@ -433,6 +446,12 @@ int main(int argc, char **argv) {
             std::to_string(k2[0].manifest.stages.size()) +
             " and sources without timers (bench/gpu/patch_k2_prefix.py)");
     }
+    if (const char *ncuStages = std::getenv("NCU_STAGES")) {
+      profileUnderNcu(k1, k2, streams, ncuStages, k2Prefix);
+      release();
+      continue;
+    }
+
     // A layer: on each rank's stream, K1 then K2, each fused, as its stage
     // kernels then the launch's end (unfused), or left out. K2 alone ends
     // its step too, so it can be timed by itself. K1 does not end its step:

@@ -10,8 +10,12 @@ fused source it was built from, whose `// stage N: NAME` lines name the
 stages. Each stage is a function of its own (MONO_STAGE), called in stage
 order from the kernel's body, so the body's first calls give each stage's
 first address; other call targets are the library's own functions
-(`library`). Prints, per function, its code size and warp-stall samples by
-reason (the columns ncu calls stall_*; `no_inst` is instruction fetch).
+(`library`). A body that calls fewer stages than the source has is a K2
+cut by patch_k2_prefix.py: its calls are the first stages. KERNEL may also
+be an unfused stage kernel (`mono_k2_s4`, SOURCE the unfused source): its
+body is that stage, its call targets the library. Prints, per function,
+its code size and warp-stall samples by reason (the columns ncu calls
+stall_*; `no_inst` is instruction fetch).
 """
 import collections
 import csv
@@ -69,18 +73,33 @@ def main():
     # (where a call is, its target), in address order
     calls = [(address(r), int(r[col["Source"]].split()[-1], 16)) for r in rows
              if "CALL.REL" in r[col["Source"]]]
-    # The body calls the stages first, in order; it ends at its first EXIT.
-    body_end = next(address(r) for r in rows if "EXIT" in r[col["Source"]])
-    body_calls = [target for at, target in calls if at < body_end]
-    if len(body_calls) != len(names):
-        fail(f"the kernel's body makes {len(body_calls)} calls, the source has "
-             f"{len(names)} stages")
-    starts = {target: name for target, name in zip(body_calls, names)}
-    for _, target in calls:
-        starts.setdefault(target, "library")
-    ordered = sorted(starts)
-    owner = lambda a: "kernel" if a < ordered[0] else starts[
-        max(s for s in ordered if s <= a)]
+    unfused = re.fullmatch(r"mono_\w+_s(\d+)", sys.argv[2])
+    if unfused:
+        # One stage's kernel: the body is the stage, every call target
+        # (after the body) the library's.
+        stage = int(unfused.group(1))
+        if stage >= len(names):
+            fail(f"{sys.argv[2]} is stage {stage}, the source has {len(names)} stages")
+        names = [names[stage]]
+        first_call = min((target for _, target in calls), default=None)
+        owner = lambda a: names[0] if first_call is None or a < first_call else "library"
+    else:
+        # The body calls the stages first, in order; it ends at its first EXIT.
+        body_end = next(address(r) for r in rows if "EXIT" in r[col["Source"]])
+        body_calls = [target for at, target in calls if at < body_end]
+        if len(body_calls) > len(names):
+            fail(f"the kernel's body makes {len(body_calls)} calls, the source has "
+                 f"{len(names)} stages")
+        if len(body_calls) < len(names):
+            print(f"{sys.argv[2]}: its body calls the first {len(body_calls)} of the source's "
+                  f"{len(names)} stages (a cut K2)")
+            names = names[:len(body_calls)]
+        starts = {target: name for target, name in zip(body_calls, names)}
+        for _, target in calls:
+            starts.setdefault(target, "library")
+        ordered = sorted(starts)
+        owner = lambda a: "kernel" if a < ordered[0] else starts[
+            max(s for s in ordered if s <= a)]
     samples = collections.defaultdict(collections.Counter)
     code = collections.Counter()
     for row in rows:

@@ -166,13 +166,23 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
       "$NCU" --import "$BIN/ncu.ncu-rep" --page details >> "$OUT/ncu.log" 2>&1 || status=1
       "$NCU" --import "$BIN/ncu.ncu-rep" --page source --csv --print-source sass \
         > "$OUT/ncu_sass.csv" 2>&1 || true
-      # The fused K1's stall samples by stage function (its first width;
-      # the page names no functions: ncu_stalls.py finds them by the body's calls).
-      if [[ " $NCU_STAGES " == *" mono_k1 "* ]]; then
-        widths=(${NCU_WIDTHS:-6 48})
-        python3 "$ROOT/bench/gpu/ncu_stalls.py" "$OUT/ncu_sass.csv" mono_k1 \
-          "$ROOT/bench/gpu/emitted/layer/k1.dsv41.sm_90.r${widths[0]}.tp2.hip" > "$OUT/ncu_stalls.txt" 2>&1 || status=1
-      fi
+      # Stall samples by stage function of the fused kernels named, and of
+      # each unfused stage kernel profiled (its first width: the page names
+      # no functions, ncu_stalls.py finds them by the body's calls).
+      widths=(${NCU_WIDTHS:-6 48})
+      layer="$ROOT/bench/gpu/emitted/layer"
+      : > "$OUT/ncu_stalls.txt"
+      for launch in k1 k2; do
+        stem="$layer/$launch.dsv41.sm_90.r${widths[0]}.tp2"
+        if [[ " $NCU_STAGES " == *" mono_$launch "* ]]; then
+          python3 "$ROOT/bench/gpu/ncu_stalls.py" "$OUT/ncu_sass.csv" "mono_$launch" "$stem.hip" \
+            >> "$OUT/ncu_stalls.txt" 2>&1 || status=1
+        fi
+        for kernel in $(grep -oE "\(mono_${launch}_s[0-9]+\)" "$OUT/ncu.log" | tr -d '()' | sort -u); do
+          python3 "$ROOT/bench/gpu/ncu_stalls.py" "$OUT/ncu_sass.csv" "$kernel" "$stem.unfused.hip" \
+            >> "$OUT/ncu_stalls.txt" 2>&1 || status=1
+        done
+      done
     fi
   fi
   echo "== Nsight Compute: $NCU_STAGES (ncu.log) =="
