@@ -4,7 +4,8 @@
 # for each config, keeps full logs in $OUT (the programs in $BIN, so that $OUT
 # holds only the few files the device tool brings back) and prints the
 # tables last. LAYER_CHECK=0 and LAYER_BENCH=0 skip the layer check and benchmark; NCU_STAGES="stage ..."
-# profiles those stages' own kernels under Nsight Compute; SASS="stem ..."
+# profiles those stages' own kernels under Nsight Compute (NCU_SET, default
+# full; NCU_METRICS="a,b" adds metrics to it); SASS="stem ..."
 # summarises the tensor-core loops of those layer sources' SASS (nvcc,
 # sass_loops.py). ONLY="bench ..." runs only the named phases of those whose
 # sources are there (launcher, check, tiny, bench, stress, sass, launches),
@@ -160,7 +161,7 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
     # The report is kept so that its SASS page (each instruction's samples
     # by stall reason: where the warps wait) can be printed from it too.
     NCU_STAGES="$NCU_STAGES" timeout "${NCU_TIMEOUT:-200}" "$NCU" --profile-from-start off \
-      --clock-control none --set "${NCU_SET:-full}" --import-source no -f -o "$BIN/ncu" "$BIN/layer_bench" \
+      --clock-control none --set "${NCU_SET:-full}" ${NCU_METRICS:+--metrics "$NCU_METRICS"} --import-source no -f -o "$BIN/ncu" "$BIN/layer_bench" \
       "$ROOT/bench/gpu/emitted/layer" dsv41 2 1 ${NCU_WIDTHS:-6 48} > "$OUT/ncu.log" 2>&1 || status=1
     if [ -f "$BIN/ncu.ncu-rep" ]; then
       "$NCU" --import "$BIN/ncu.ncu-rep" --page details >> "$OUT/ncu.log" 2>&1 || status=1
@@ -186,7 +187,7 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
     fi
   fi
   echo "== Nsight Compute: $NCU_STAGES (ncu.log) =="
-  grep -E "^ncu: |^==PROF==|Duration|DRAM Throughput|Memory Throughput" "$OUT/ncu.log" | head -n 40
+  grep -E "^ncu: |^==PROF==|Duration|DRAM Throughput|Memory Throughput${NCU_METRICS:+|${NCU_METRICS//,/|}}" "$OUT/ncu.log" | head -n 80
   [ ! -f "$OUT/ncu_stalls.txt" ] || cat "$OUT/ncu_stalls.txt"
   took "Nsight Compute"
 fi
