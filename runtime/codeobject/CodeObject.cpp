@@ -13,6 +13,8 @@ namespace {
 constexpr uint16_t kMachineAmdgpu = 224;
 constexpr uint32_t kProgramNote = 4;  // PT_NOTE
 constexpr uint32_t kSectionNote = 7;  // SHT_NOTE
+constexpr uint32_t kSectionNoBits = 8;  // SHT_NOBITS: takes no file bytes
+constexpr uint64_t kFlagExecute = 4;  // SHF_EXECINSTR
 constexpr uint32_t kNoteAmdgpuMetadata = 32;
 constexpr size_t kElfHeaderBytes = 64, kProgramHeaderBytes = 56, kSectionHeaderBytes = 64;
 
@@ -152,6 +154,23 @@ Result<std::vector<NoteRange>> noteRanges(std::string_view bytes) {
   return ranges;
 }
 
+/// The executable sections' sizes summed, from the section headers.
+Result<int64_t> codeBytes(std::string_view bytes) {
+  uint64_t shoff = read<uint64_t>(bytes, 40);
+  uint16_t shentsize = read<uint16_t>(bytes, 58), shnum = read<uint16_t>(bytes, 60);
+  if (shnum == 0)
+    return int64_t(0);
+  if (shentsize != kSectionHeaderBytes || !fits(bytes, shoff, uint64_t(shnum) * shentsize))
+    return makeError("the section headers lie outside the file");
+  int64_t total = 0;
+  for (uint16_t i = 0; i < shnum; ++i) {
+    uint64_t at = shoff + uint64_t(i) * shentsize;
+    if (read<uint32_t>(bytes, at + 4) != kSectionNoBits && (read<uint64_t>(bytes, at + 8) & kFlagExecute))
+      total += int64_t(read<uint64_t>(bytes, at + 32));
+  }
+  return total;
+}
+
 } // namespace
 
 const KernelInfo *CodeObjectInfo::kernel(std::string_view name) const {
@@ -189,6 +208,10 @@ Result<CodeObjectInfo> monodc::runtime::readCodeObject(std::string_view bytes) {
   }
   if (info.kernels.empty())
     return makeError("the code object has no AMDGPU kernel metadata");
+  Result<int64_t> code = codeBytes(bytes);
+  if (!code)
+    return code.error();
+  info.codeBytes = *code;
   return info;
 }
 

@@ -101,9 +101,9 @@ int runBuild(const BuildCommand &cmd) {
   std::string report = fmt::format("monodc build: config {}, arch {}, grid {}, rows {}, TP {}\n",
                                    config->name, resolved->arch, resolved->grid,
                                    resolved->rows, resolved->tp);
-  report += fmt::format("{:<18} {:>8} {:>9} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
+  report += fmt::format("{:<18} {:>8} {:>9} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
                         "launch", "dsl ms", "emit ms", "build ms", "VGPR", "AGPR", "SGPR",
-                        "LDS B", "scratch", "file");
+                        "LDS B", "scratch", "code B", "file");
   bool scratchUsed = false;
   for (const std::string &name : launches) {
     mlir::MLIRContext context;
@@ -129,8 +129,8 @@ int runBuild(const BuildCommand &cmd) {
       llvm::raw_string_ostream os(text);
       (*module)->print(os);
       writeFile(base.string() + ".mlir", text);
-      report += fmt::format("{:<18} {:>8.1f} {:>9} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
-                            name, dslMs, "-", "-", "-", "-", "-", "-", "-",
+      report += fmt::format("{:<18} {:>8.1f} {:>9} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
+                            name, dslMs, "-", "-", "-", "-", "-", "-", "-", "-",
                             base.string() + ".mlir");
       continue;
     }
@@ -150,8 +150,8 @@ int runBuild(const BuildCommand &cmd) {
           fail("emitting the unfused baseline of " + name + " failed: " + diagnostics.str());
         writeFile(base.string() + ".unfused.hip", unfused);
       }
-      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
-                            name, dslMs, emitMs, "-", "-", "-", "-", "-", "-",
+      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
+                            name, dslMs, emitMs, "-", "-", "-", "-", "-", "-", "-",
                             base.string() + ".hip");
       continue;
     }
@@ -164,9 +164,9 @@ int runBuild(const BuildCommand &cmd) {
       if (!assembly)
         fail(llvm::toString(assembly.takeError()));
       writeFile(base.string() + ".s", *assembly);
-      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10.1f} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
+      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10.1f} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
                             name, dslMs, emitMs, millisecondsSince(start), "-", "-", "-", "-",
-                            "-", base.string() + ".s");
+                            "-", "-", base.string() + ".s");
       continue;
     }
     auto object = monodc::backends::compileHipToCodeObject(*hip, options);
@@ -180,9 +180,9 @@ int runBuild(const BuildCommand &cmd) {
     writeFile(base.string() + ".co", bytes);
     for (const auto &k : info->kernels) {
       scratchUsed |= k.scratchBytes != 0;
-      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10.1f} {:>6} {:>6} {:>6} {:>8} {:>8}  {}\n",
+      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10.1f} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
                             name, dslMs, emitMs, buildMs, k.vgprs, k.agprs, k.sgprs,
-                            k.ldsBytes, k.scratchBytes, base.string() + ".co");
+                            k.ldsBytes, k.scratchBytes, info->codeBytes, base.string() + ".co");
     }
   }
   std::cout << report;

@@ -58,8 +58,8 @@ int inspect(const std::string &path) {
   std::string version;
   for (int64_t part : info->metadataVersion)
     version += (version.empty() ? "" : ".") + std::to_string(part);
-  std::cout << fmt::format("code object {}: {} (ELF flags {:#x}), metadata {}\n", path,
-                           info->target, info->elfFlags, version);
+  std::cout << fmt::format("code object {}: {} (ELF flags {:#x}), metadata {}, code {} B\n",
+                           path, info->target, info->elfFlags, version, info->codeBytes);
   for (const KernelInfo &k : info->kernels)
     printKernel(k);
   for (const KernelInfo &k : info->kernels)
@@ -74,7 +74,7 @@ void monodc::cli::addInspectCommand(CLI::App &app) {
   auto file = std::make_shared<std::string>();
   CLI::App *sub = app.add_subcommand(
       "inspect", "print the kernels of an AMDGPU code object or cache entry: registers, LDS, "
-                 "scratch, wavefront, kernel arguments");
+                 "scratch, wavefront, kernel arguments, code size");
   sub->add_option("FILE", *file, "a code object (.co) or a cache entry (.mco)")->required();
   sub->callback([file] { std::exit(inspect(*file)); });
 }

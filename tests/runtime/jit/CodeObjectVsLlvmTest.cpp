@@ -88,6 +88,15 @@ TEST(CodeObjectReader, AgreesWithLlvmOnARealGfx950Object) {
       EXPECT_EQ(k.arguments[a].access, llvmString(arg, ".actual_access"));
     }
   }
+  // The code size: LLVM's executable sections, summed.
+  int64_t code = 0;
+  auto sections = file->sections();
+  ASSERT_TRUE(static_cast<bool>(sections));
+  for (const auto &section : *sections)
+    if (section.sh_type != llvm::ELF::SHT_NOBITS && (section.sh_flags & llvm::ELF::SHF_EXECINSTR))
+      code += section.sh_size;
+  EXPECT_EQ(ours->codeBytes, code);
+  EXPECT_GT(ours->codeBytes, 1024);
   EXPECT_GT(ours->kernels[0].vgprs, 0);
   EXPECT_GT(ours->kernels[0].arguments.size(), 3u);
 }

@@ -49,6 +49,11 @@ struct CodeObjectInfo {
   uint32_t elfFlags = 0;    ///< e_flags (processor and features)
   std::vector<int64_t> metadataVersion; ///< amdhsa.version
   std::vector<KernelInfo> kernels;
+  /// Bytes of machine code: the executable sections' sizes summed (0 when
+  /// the file has no section headers). A fused launch's CTAs run several
+  /// stages' code at once, so this is what competes for the instruction
+  /// cache (docs/gpu-validation.md, twenty-ninth session).
+  int64_t codeBytes = 0;
 
   const KernelInfo *kernel(std::string_view name) const;
 };
