@@ -229,7 +229,8 @@ void printSideBySide(const RankLaunch &l, int rank, const std::vector<unsigned l
 /// (mono_k1) names rank 0's fused K1, whose stage functions the source
 /// page then shows in place: K1's ranks never wait for each other. A fused
 /// K2 waits for its peer's pushes, which a profiler that runs one kernel at
-/// a time never runs beside it, so it is refused.
+/// a time never runs beside it, so it is refused, unless K2_PREFIX cut it
+/// before its first all-reduce (ncu_prefix.sh).
 void profileUnderNcu(std::vector<RankLaunch> &k1, std::vector<RankLaunch> &k2,
                      const std::vector<CUstream> &streams, const std::string &names,
                      size_t k2Prefix) {
@@ -268,13 +269,14 @@ void profileUnderNcu(std::vector<RankLaunch> &k1, std::vector<RankLaunch> &k2,
   // first all-reduce (K2_PREFIX, patch_k2_prefix.py) waits for no peer.
   const auto &k2Stages = k2[0].manifest.stages;
   const bool peerFree =
-      k2Prefix > 0 && std::none_of(k2Stages.begin(), k2Stages.begin() + k2Prefix, [](const auto &st) {
+      k2Prefix > 0 &&
+      std::none_of(k2Stages.begin(), k2Stages.begin() + k2Prefix, [](const auto &st) {
         return st.name.find("allreduce") != std::string::npos;
       });
   if (wanted.erase(k2[0].manifest.kernelName)) {
     if (peerFree) {
-      std::printf("ncu: %s (fused, rank 0, its first %zu stages)\n", k2[0].manifest.kernelName.c_str(),
-                  k2Prefix);
+      std::printf("ncu: %s (fused, rank 0, its first %zu stages)\n",
+                  k2[0].manifest.kernelName.c_str(), k2Prefix);
       gpu::launchOnGrid(k2[0].fused, k2[0].manifest, streams[0], k2[0].params[0].data(),
                         "profiled fused launch");
       check(cuCtxSynchronize(), "profiled fused launch");
@@ -301,6 +303,11 @@ int main(int argc, char **argv) {
   std::vector<int> widths;
   for (int a = 5; a < argc; ++a)
     widths.push_back(std::atoi(argv[a]));
+  // BENCH_MIX=1 (below): refused before any timing when it is neither 0 nor 1.
+  const char *mixValue = std::getenv("BENCH_MIX");
+  const bool mix = mixValue && std::string(mixValue) == "1";
+  if (mixValue && !mix && std::string(mixValue) != "0")
+    die(std::string("BENCH_MIX=") + mixValue + ": needs 0 or 1");
   const int sms = gpu::openDevice().sms;
   gpu::SyntheticFill fill;
   std::vector<CUstream> streams(tp);
@@ -501,19 +508,17 @@ int main(int argc, char **argv) {
     }
     // BENCH_MIX=1: K1 alone, and each launch fused beside the other
     // unfused. Does a launch cost the same in the layer as alone, and does
-    // that depend on how the other launch ran (K2 fused was ~40 us slower
-    // after K1 than alone at rows 48 on an H100, the unfused K2 was not)?
-    const char *mix = std::getenv("BENCH_MIX");
-    if (mix && std::string(mix) != "0" && std::string(mix) != "1")
-      die(std::string("BENCH_MIX=") + mix + ": needs 0 or 1");
-    if (mix && std::string(mix) == "1") {
+    // that depend on how the other launch ran? (At rows 48 on an H100 the
+    // best layer was K1 fused and K2 unfused: docs/gpu-validation.md.)
+    if (mix) {
       if (k2Prefix)
         die("BENCH_MIX=1 times whole layers: leave K2_PREFIX out");
       const double k1f = timeLayers(Fused, EndOnly), k1u = timeLayers(Unfused, EndOnly);
       const double uf = timeLayers(Unfused, Fused), fu = timeLayers(Fused, Unfused);
       const double ff = timeLayers(Fused, Fused), uu = timeLayers(Unfused, Unfused);
-      std::printf("  rows %d mix: K1 alone (+ K2's end kernel) fused %.1f unfused %.1f; layer K1+K2 fused+fused %.1f, "
-                  "unfused+fused %.1f, fused+unfused %.1f, unfused+unfused %.1f us\n",
+      std::printf("  rows %d mix: K1 alone (+ K2's end kernel) fused %.1f unfused %.1f; "
+                  "layer K1+K2 fused+fused %.1f, unfused+fused %.1f, fused+unfused %.1f, "
+                  "unfused+unfused %.1f us\n",
                   rows, k1f, k1u, ff, uf, fu, uu);
     }
 
