@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """An experiment on emitted sm_90 sources (an ab_tree.sh tree's `layer`):
 e4m3 codes made and read by the tensor-core generation's conversions
-instead of the device library's portable bit arithmetic, in every source of
-the tree (fused, unfused and profiled alike, so that the A/B of fusion stays
-fair).
+instead of the device library's portable bit arithmetic, in every emitted
+source of the tree (the layer's fused, unfused and profiled sources alike,
+so that the A/B of fusion stays fair, and the launch checks' and the race
+stress's, so that the checks test the patched conversions).
   patch_e4m3_cvt.py TREE
 Why: the twenty-ninth session found the fused attention back waiting for
 instruction fetch in the code a task runs once, and the quantizing
@@ -18,10 +19,9 @@ itself; from 464 on it gives 480, which satfinite makes 448); a NaN keeps
 the library's code, sign | 0x7F. The layer check and the launch checks,
 which compare against the CPU reference and the simulator, are what
 confirm it there."""
+import glob
 import re
 import sys
-
-from source_patch import patch_layer
 
 ENCODE = re.compile(r'^MONO_DEV mono_u8 mono_e4m3_bits\(float v\) \{\n(?:  .*\n)*?\}\n', re.M)
 DECODE = re.compile(r'^MONO_DEV float mono_e4m3_value\(mono_u8 c\) \{\n(?:  .*\n)*?\}\n', re.M)
@@ -53,7 +53,17 @@ def patch(path, text):
     if (encoders, decoders) != (1, 1):
         sys.exit('patch_e4m3_cvt.py: %s has %d mono_e4m3_bits and %d mono_e4m3_value definitions, '
                  'not one each' % (path, encoders, decoders))
-    return text, 2
+    return text
 
 
-patch_layer(sys.argv[1], '*.sm_90.*.hip', '', patch, unit='conversions')
+# Every source is read and checked before any is written: a refusal leaves
+# the tree as it was.
+# (The simulator's dumps for the launch checks name no arch: every .hip.)
+paths = sorted(glob.glob(sys.argv[1] + '/bench/gpu/emitted/**/*.hip', recursive=True))
+if not paths:
+    sys.exit('patch_e4m3_cvt.py: no HIP sources under %s/bench/gpu/emitted (an ab_tree.sh tree?)'
+             % sys.argv[1])
+patched = [(path, patch(path, open(path).read())) for path in paths]
+for path, text in patched:
+    open(path, 'w').write(text)
+    print(path.split('/bench/gpu/emitted/')[-1], 'patched 2 conversions')
