@@ -19,9 +19,10 @@ itself; from 464 on it gives 480, which satfinite makes 448); a NaN keeps
 the library's code, sign | 0x7F. The layer check and the launch checks,
 which compare against the CPU reference and the simulator, are what
 confirm it there."""
-import glob
 import re
 import sys
+
+from source_patch import patch_every_source
 
 ENCODE = re.compile(r'^MONO_DEV mono_u8 mono_e4m3_bits\(float v\) \{\n(?:  .*\n)*?\}\n', re.M)
 DECODE = re.compile(r'^MONO_DEV float mono_e4m3_value\(mono_u8 c\) \{\n(?:  .*\n)*?\}\n', re.M)
@@ -56,14 +57,4 @@ def patch(path, text):
     return text
 
 
-# Every source is read and checked before any is written: a refusal leaves
-# the tree as it was.
-# (The simulator's dumps for the launch checks name no arch: every .hip.)
-paths = sorted(glob.glob(sys.argv[1] + '/bench/gpu/emitted/**/*.hip', recursive=True))
-if not paths:
-    sys.exit('patch_e4m3_cvt.py: no HIP sources under %s/bench/gpu/emitted (an ab_tree.sh tree?)'
-             % sys.argv[1])
-patched = [(path, patch(path, open(path).read())) for path in paths]
-for path, text in patched:
-    open(path, 'w').write(text)
-    print(path.split('/bench/gpu/emitted/')[-1], 'patched 2 conversions')
+patch_every_source(sys.argv[1], 'patch_e4m3_cvt.py', patch)
