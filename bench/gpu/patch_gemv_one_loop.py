@@ -15,36 +15,21 @@ group: the last group loads its own blocks again instead of the next
 group's (an address select, no branch), and those loads' values are never
 used. Same steps, same order, same sums: the results are bit for bit the
 library's; elsewhere the two loops stay (`if constexpr`)."""
+import os
 import sys
 
 from source_patch import patch_every_source
 
-TWO_LOOPS = '''      // Whole groups of DEPTH blocks whose next group is in range take no
-      // guard, so the steps of a group are one basic block the scheduler
-      // can overlap; the last one or two groups are guarded. Same steps,
-      // same order. A chunk holds whole groups (but the last chunk).
-#pragma unroll 1
-      for (; base + DEPTH <= chunkEnd && base + 2 * DEPTH <= kbEnd; base += DEPTH) {
-#pragma unroll
-        for (int d = 0; d < DEPTH; ++d) {
-          const typename slice_t::block_t cur = weights.held[d];
-          weights.load(weights.held[d], base + DEPTH, d);
-          step(cur, base + d);
-        }
-      }
-#pragma unroll 1
-      for (; base < chunkEnd; base += DEPTH) {
-#pragma unroll
-        for (int d = 0; d < DEPTH; ++d) {
-          const int kb = base + d;
-          if (kb < chunkEnd) {
-            const typename slice_t::block_t cur = weights.held[d];
-            if (kb + DEPTH < kbEnd) weights.load(weights.held[d], base + DEPTH, d);
-            step(cur, kb);
-          }
-        }
-      }
-'''
+# The library's two loops, as gemv_mma.h (this checkout's) has them: from
+# their comment to the end of the chunk's body.
+LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../runtime/device/gemv_mma.h')
+FIRST = '      // Whole groups of DEPTH blocks whose next group is in range take no\n'
+AFTER = "    }\n    // Each lane's sums"
+library = open(LIBRARY).read()
+if library.count(FIRST) != 1 or library.count(AFTER) != 1:
+    sys.exit('patch_gemv_one_loop.py: %s no longer has the two block loops this patch replaces'
+             % LIBRARY)
+TWO_LOOPS = library[library.index(FIRST):library.index(AFTER)]
 
 ONE_LOOP = '''      // experiment: patch_gemv_one_loop.py. Every warp's blocks and every
       // chunk whole groups: one unguarded loop, the last group reloading
