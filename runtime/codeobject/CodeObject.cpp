@@ -123,13 +123,27 @@ Status readMetadata(std::string_view note, CodeObjectInfo &info) {
   return Status::success();
 }
 
+/// Where each section header starts (none when the file has none), once
+/// the table is checked to lie inside the file.
+Result<std::vector<uint64_t>> sectionHeaders(std::string_view bytes) {
+  uint64_t shoff = read<uint64_t>(bytes, 40);
+  uint16_t shentsize = read<uint16_t>(bytes, 58), shnum = read<uint16_t>(bytes, 60);
+  std::vector<uint64_t> headers;
+  if (shnum == 0)
+    return headers;
+  if (shentsize != kSectionHeaderBytes || !fits(bytes, shoff, uint64_t(shnum) * shentsize))
+    return makeError("the section headers lie outside the file");
+  for (uint16_t i = 0; i < shnum; ++i)
+    headers.push_back(shoff + uint64_t(i) * shentsize);
+  return headers;
+}
+
 /// Note ranges from the program headers, else from the section headers (a
 /// relocatable object has no program headers).
 Result<std::vector<NoteRange>> noteRanges(std::string_view bytes) {
   std::vector<NoteRange> ranges;
-  uint64_t phoff = read<uint64_t>(bytes, 32), shoff = read<uint64_t>(bytes, 40);
+  uint64_t phoff = read<uint64_t>(bytes, 32);
   uint16_t phentsize = read<uint16_t>(bytes, 54), phnum = read<uint16_t>(bytes, 56);
-  uint16_t shentsize = read<uint16_t>(bytes, 58), shnum = read<uint16_t>(bytes, 60);
   if (phnum != 0) {
     if (phentsize != kProgramHeaderBytes || !fits(bytes, phoff, uint64_t(phnum) * phentsize))
       return makeError("the program headers lie outside the file");
@@ -141,33 +155,26 @@ Result<std::vector<NoteRange>> noteRanges(std::string_view bytes) {
     }
     return ranges;
   }
-  if (shnum != 0) {
-    if (shentsize != kSectionHeaderBytes || !fits(bytes, shoff, uint64_t(shnum) * shentsize))
-      return makeError("the section headers lie outside the file");
-    for (uint16_t i = 0; i < shnum; ++i) {
-      uint64_t at = shoff + uint64_t(i) * shentsize;
-      if (read<uint32_t>(bytes, at + 4) == kSectionNote)
-        ranges.push_back({read<uint64_t>(bytes, at + 24), read<uint64_t>(bytes, at + 32),
-                          read<uint64_t>(bytes, at + 48)});
-    }
-  }
+  Result<std::vector<uint64_t>> headers = sectionHeaders(bytes);
+  if (!headers)
+    return headers.error();
+  for (uint64_t at : *headers)
+    if (read<uint32_t>(bytes, at + 4) == kSectionNote)
+      ranges.push_back({read<uint64_t>(bytes, at + 24), read<uint64_t>(bytes, at + 32),
+                        read<uint64_t>(bytes, at + 48)});
   return ranges;
 }
 
 /// The executable sections' sizes summed, from the section headers.
 Result<int64_t> codeBytes(std::string_view bytes) {
-  uint64_t shoff = read<uint64_t>(bytes, 40);
-  uint16_t shentsize = read<uint16_t>(bytes, 58), shnum = read<uint16_t>(bytes, 60);
-  if (shnum == 0)
-    return int64_t(0);
-  if (shentsize != kSectionHeaderBytes || !fits(bytes, shoff, uint64_t(shnum) * shentsize))
-    return makeError("the section headers lie outside the file");
+  Result<std::vector<uint64_t>> headers = sectionHeaders(bytes);
+  if (!headers)
+    return headers.error();
   int64_t total = 0;
-  for (uint16_t i = 0; i < shnum; ++i) {
-    uint64_t at = shoff + uint64_t(i) * shentsize;
-    if (read<uint32_t>(bytes, at + 4) != kSectionNoBits && (read<uint64_t>(bytes, at + 8) & kFlagExecute))
+  for (uint64_t at : *headers)
+    if (read<uint32_t>(bytes, at + 4) != kSectionNoBits &&
+        (read<uint64_t>(bytes, at + 8) & kFlagExecute))
       total += int64_t(read<uint64_t>(bytes, at + 32));
-  }
   return total;
 }
 
