@@ -22,6 +22,8 @@ import csv
 import re
 import sys
 
+from sass_dump import UNFUSED_KERNEL
+
 REASONS = ["barrier", "long_sb", "wait", "no_inst", "short_sb", "lg", "selected",
            "branch_resolving", "membar", "mio", "math", "sleep"]
 
@@ -73,7 +75,7 @@ def main():
     # (where a call is, its target), in address order
     calls = [(address(r), int(r[col["Source"]].split()[-1], 16)) for r in rows
              if "CALL.REL" in r[col["Source"]]]
-    unfused = re.fullmatch(r"mono_\w+_s(\d+)", sys.argv[2])
+    unfused = UNFUSED_KERNEL.search(sys.argv[2])
     if unfused:
         # One stage's kernel: the body is the stage, every call target
         # (after the body) the library's.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An experiment on emitted sm_90 sources (an ab_tree.sh tree's `layer`):
+"""An experiment on emitted sm_90 sources (an ab_tree.sh tree):
 e4m3 codes made and read by the tensor-core generation's conversions
 instead of the device library's portable bit arithmetic, in every emitted
 source of the tree (the layer's fused, unfused and profiled sources alike,

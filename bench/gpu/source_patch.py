@@ -1,5 +1,6 @@
 """What the experiment patchers (patch_*.py) share: they rewrite the
-emitted sm_90 sources of an ab_tree.sh tree's `layer` in place."""
+emitted sources of an ab_tree.sh tree in place, its `layer`'s sm_90
+sources (patch_layer) or every one (patch_every_source)."""
 import glob
 import sys
 
