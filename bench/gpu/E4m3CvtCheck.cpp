@@ -1,8 +1,8 @@
-// Here (no GPU), wherever CUDA's headers are: does patch_e4m3_cvt.py keep
+// Here (no GPU), wherever CUDA's headers are: does arch_cuda.h's mono_e4m3_bits_cvt keep
 // every e4m3 code of the CPU reference? Every f32 bit pattern through the
 // reference's encoder against CUDA's own host emulation of
 // cvt.rn.satfinite.e4m3x2.f32 (cuda_fp8.hpp, which the instruction
-// matches), with NaN given the library's code (sign | 0x7F) as the patch
+// matches), with NaN given the library's code (sign | 0x7F) as the arch layer
 // does; every e4m3 code through the reference's decoder against the
 // emulation of cvt.rn.f16x2.e4m3x2 (NaN against NaN). About 20 s.
 //   g++ -O2 -std=c++20 -I runtime/formats/include -I $CUDA_HOME/include \

@@ -116,6 +116,26 @@ MONO_DEV void mono_e4m3x4_to_f16(mono_u32 w, mono_u32 &lo, mono_u32 &hi) {
       " cvt.rn.f16x2.e4m3x2 %1, h; }"
       : "=r"(lo), "=r"(hi) : "r"(w));
 }
+// One e4m3 code from f32 and back by sm_89's conversions, bit for bit
+// generic.h's portable arithmetic (bench/gpu/E4m3CvtCheck.cpp compares
+// every f32 and every code): satfinite rounds to nearest even and then
+// saturates, which gives 448 for every magnitude the library clamps to 448;
+// a NaN keeps the library's code, sign | 0x7F. About 3 instructions where
+// the arithmetic takes 20; the quantizing epilogues run one a value, once
+// a task, where a fused kernel waits for instruction fetch.
+#define MONO_HAS_E4M3_SCALAR_CVT 1
+MONO_DEV mono_u8 mono_e4m3_bits_cvt(float v) {
+  unsigned short pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(pair) : "f"(v));
+  const mono_u8 nan = (mono_u8)(((mono_as_u32(v) >> 31) << 7) | 0x7Fu);
+  return v != v ? nan : (mono_u8)(pair & 0xFFu);
+}
+MONO_DEV float mono_e4m3_value_cvt(mono_u8 c) {
+  float f;
+  asm("{ .reg .b16 p, lo, hi; .reg .b32 h2;\n mov.b16 p, %1;\n cvt.rn.f16x2.e4m3x2 h2, p;\n"
+      " mov.b32 {lo, hi}, h2;\n cvt.f32.f16 %0, lo; }" : "=f"(f) : "h"((unsigned short)c));
+  return f;
+}
 // Two bf16 values a register (the lower in the low half): max, and fma
 // rounded once to nearest even; bf16 denormals are kept (no flush).
 #define MONO_HAS_BF16X2 1

@@ -340,28 +340,49 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
           }
         }
       };
-      // Whole groups of DEPTH blocks whose next group is in range take no
-      // guard, so the steps of a group are one basic block the scheduler
-      // can overlap; the last one or two groups are guarded. Same steps,
-      // same order. A chunk holds whole groups (but the last chunk).
+      // Where every warp's blocks and every chunk are whole groups of DEPTH
+      // (the e4m3 GEMVs), one unguarded loop: the last group loads its own
+      // blocks again (an address select, values unused) instead of the next
+      // group's. A second, guarded copy of the loop for the last group would
+      // be run once a task, and in a fused kernel such code is fetched from
+      // L2 again each time (docs/gpu-validation.md, twenty-ninth session).
+      constexpr bool WHOLE_GROUPS =
+          KB % SPLIT == 0 && (KB / SPLIT) % DEPTH == 0 && (CHUNKS == 1 || CB % DEPTH == 0);
+      if constexpr (WHOLE_GROUPS) {
 #pragma unroll 1
-      for (; base + DEPTH <= chunkEnd && base + 2 * DEPTH <= kbEnd; base += DEPTH) {
+        for (; base < chunkEnd; base += DEPTH) {
+          const int next = base + DEPTH < kbEnd ? base + DEPTH : base;
 #pragma unroll
-        for (int d = 0; d < DEPTH; ++d) {
-          const typename slice_t::block_t cur = weights.held[d];
-          weights.load(weights.held[d], base + DEPTH, d);
-          step(cur, base + d);
-        }
-      }
-#pragma unroll 1
-      for (; base < chunkEnd; base += DEPTH) {
-#pragma unroll
-        for (int d = 0; d < DEPTH; ++d) {
-          const int kb = base + d;
-          if (kb < chunkEnd) {
+          for (int d = 0; d < DEPTH; ++d) {
             const typename slice_t::block_t cur = weights.held[d];
-            if (kb + DEPTH < kbEnd) weights.load(weights.held[d], base + DEPTH, d);
-            step(cur, kb);
+            weights.load(weights.held[d], next, d);
+            step(cur, base + d);
+          }
+        }
+      } else {
+        // Whole groups of DEPTH blocks whose next group is in range take no
+        // guard, so the steps of a group are one basic block the scheduler
+        // can overlap; the last one or two groups are guarded. Same steps,
+        // same order. A chunk holds whole groups (but the last chunk).
+#pragma unroll 1
+        for (; base + DEPTH <= chunkEnd && base + 2 * DEPTH <= kbEnd; base += DEPTH) {
+#pragma unroll
+          for (int d = 0; d < DEPTH; ++d) {
+            const typename slice_t::block_t cur = weights.held[d];
+            weights.load(weights.held[d], base + DEPTH, d);
+            step(cur, base + d);
+          }
+        }
+#pragma unroll 1
+        for (; base < chunkEnd; base += DEPTH) {
+#pragma unroll
+          for (int d = 0; d < DEPTH; ++d) {
+            const int kb = base + d;
+            if (kb < chunkEnd) {
+              const typename slice_t::block_t cur = weights.held[d];
+              if (kb + DEPTH < kbEnd) weights.load(weights.held[d], base + DEPTH, d);
+              step(cur, kb);
+            }
           }
         }
       }

@@ -28,6 +28,10 @@ MONO_DEV mono_u16 mono_bf16_bits(float v) {
 MONO_DEV float mono_bf16_value(mono_u16 bits) { return mono_as_float((mono_u32)bits << 16); }
 MONO_DEV float mono_round_bf16(float v) { return mono_bf16_value(mono_bf16_bits(v)); }
 
+#if defined(MONO_HAS_E4M3_SCALAR_CVT)  // the same codes by the arch's conversions
+MONO_DEV mono_u8 mono_e4m3_bits(float v) { return mono_e4m3_bits_cvt(v); }
+MONO_DEV float mono_e4m3_value(mono_u8 c) { return mono_e4m3_value_cvt(c); }
+#else
 // OCP e4m3fn: saturate to +-448, then round to nearest even; NaN -> sign | 0x7F.
 // Below 2^-6 the grid is 2^-9 (subnormals; code 8 is 2^-6).
 MONO_DEV mono_u8 mono_e4m3_bits(float v) {
@@ -48,6 +52,7 @@ MONO_DEV float mono_e4m3_value(mono_u8 c) {
   const float value = mono_as_float(mono_as_u32(mag) | ((mono_u32)(c & 0x80u) << 24));
   return bits == 0x7Fu ? mono_nan() : value;
 }
+#endif
 MONO_DEV float mono_round_e4m3(float v) { return mono_e4m3_value(mono_e4m3_bits(v)); }
 
 // FP4 e2m1: 0, .5, 1, 1.5, 2, 3, 4, 6; saturating; ties to the even code.
