@@ -1,8 +1,6 @@
 """What the experiment patchers (patch_*.py) share: they rewrite the
-emitted sources of an ab_tree.sh tree in place, its `layer`'s sm_90
-sources (patch_layer) or every one (patch_every_source)."""
+emitted sm_90 sources of an ab_tree.sh tree's `layer` in place."""
 import glob
-import sys
 
 # The barrier the emitter ends a task with where no publish does.
 REUSE_SYNC = '    mono_block_sync();  // shared memory is reused by the next task'
@@ -54,16 +52,3 @@ def rewrite_task_loops(text, rewrite):
         i = end + 1
     return '\n'.join(out), count
 
-
-def patch_every_source(tree, tool, patch):
-    """Every emitted source of the tree (the layer's and those of the launch
-    checks and the race stress; the simulator's dumps name no arch) through
-    patch(path, text) -> text, which exits to refuse. All are read and
-    patched before any is written, so a refusal leaves the tree as it was."""
-    paths = sorted(glob.glob(tree + '/bench/gpu/emitted/**/*.hip', recursive=True))
-    if not paths:
-        sys.exit('%s: no HIP sources under %s/bench/gpu/emitted (an ab_tree.sh tree?)' % (tool, tree))
-    patched = [(path, patch(path, open(path).read())) for path in paths]
-    for path, text in patched:
-        open(path, 'w').write(text)
-        print(path.split('/bench/gpu/emitted/')[-1], 'patched')
