@@ -12,6 +12,7 @@
 # run at widths 6 and 48; its trees need only `layer`).
 #   run: bash bench/gpu/ab_run.sh .devrunAB B A     (carry .devrunAB)
 set -uo pipefail
+. "$(dirname "$0")/out_archive.sh"
 [ $# -ge 2 ] || { echo "usage: ab_run.sh DIR CANDIDATE [BASE...]" >&2; exit 2; }
 DIR="$(cd "$1" && pwd)" CANDIDATE="$2"
 shift 2
@@ -23,6 +24,7 @@ run() {  # run NAME LOG [VAR=VALUE...]
   shift 2
   (cd "$DIR/$name" && env OUT="$OUT/$log" "$@" bash bench/gpu/run_h200.sh > "$OUT/$log.log" 2>&1)
   echo "== $log ($name): rc $?"
+  archive_into_out "$log"
 }
 if [ "${CHECKS:-1}" = 0 ]; then
   run "$CANDIDATE" "$CANDIDATE" LAYER_CHECK=0 ONLY=bench
@@ -39,8 +41,3 @@ if [ $# -gt 0 ]; then
   run "$CANDIDATE" "$CANDIDATE.again" BUILD=0 LAYER_CHECK=0 ONLY=bench
   rows "$OUT/$CANDIDATE.again.log"
 fi
-# The archive is written outside $OUT and moved in (tar exits 1 when the
-# folder it reads changes under it).
-packed="$(mktemp)"
-tar -czf "$packed" -C "$OUT" . && mv "$packed" "$OUT/logs.tgz" && chmod 644 "$OUT/logs.tgz"
-(cd "$OUT" && find . -mindepth 1 -maxdepth 1 ! -name logs.tgz ! -name '*.log' -exec rm -rf {} +)

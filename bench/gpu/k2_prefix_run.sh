@@ -9,6 +9,7 @@
 # run_h200.sh (default 48).
 #   run: bash bench/gpu/k2_prefix_run.sh .devrunAB P3:3 P5:5 P7:7 P15:15 X:0   (carry .devrunAB)
 set -uo pipefail
+. "$(dirname "$0")/out_archive.sh"
 [ $# -ge 2 ] || { echo "usage: k2_prefix_run.sh DIR NAME:N..." >&2; exit 2; }
 DIR="$(cd "$1" && pwd)"
 shift
@@ -22,9 +23,6 @@ for tree in "$@"; do
     ONLY=bench BUILD=$build "${prefix[@]}" bash bench/gpu/run_h200.sh > "$OUT/$name.log" 2>&1)
   echo "== $name (K2 stages: ${stages/#0/all}): rc $?"
   grep -E "^ *[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x|K2_PREFIX|rror" "$OUT/$name.log" | head -5
+  archive_into_out "$name"
   build=0
 done
-# As ab_run.sh: the logs packed into one archive, the folders removed.
-packed="$(mktemp)"
-tar -czf "$packed" -C "$OUT" . && mv "$packed" "$OUT/logs.tgz" && chmod 644 "$OUT/logs.tgz"
-(cd "$OUT" && find . -mindepth 1 -maxdepth 1 ! -name logs.tgz ! -name '*.log' -exec rm -rf {} +)
