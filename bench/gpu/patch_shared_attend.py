@@ -20,17 +20,20 @@ from source_patch import patch_layer
 
 HELPER = r'''
 // experiment: patch_shared_attend.py. One copy of the attention chunk for
-// the stages that call the same instantiation, called, not inlined.
+// the stages that call the same instantiation, called, not inlined. It
+// names the launch's shared memory itself (a pointer argument would be a
+// generic one, and its loads no longer LDS).
 template <int H, int D, int NOPE, int N, int PT, int DATA, int SS, int SH, int SP>
 static __device__ __noinline__ void xp_attend_chunk_shared(
     const mono_u16 *q, const mono_u8 *cache, mono_i64 pageBytes, float scale,
-    const float (&slots)[SS], float (&m)[SH], float (&l)[SH], float (&p)[SP], float *lds) {
+    const float (&slots)[SS], float (&m)[SH], float (&l)[SH], float (&p)[SP]) {
   mono_attend_chunk_mma<H, D, NOPE, N, PT, DATA, SS, SH, SP>(q, cache, pageBytes, scale, slots, m, l,
-                                                             p, lds);
+                                                             p, mono_lds);
 }
 '''
 
-CALL = re.compile(r'^(    )mono_attend_chunk_mma<([0-9, ]+)>\(', re.M)
+# A stage's call, its last argument the launch's shared memory.
+CALL = re.compile(r'^(    )mono_attend_chunk_mma<([0-9, ]+)>\((.*), mono_lds\);$', re.M)
 
 
 def patch(path, text):
@@ -40,9 +43,12 @@ def patch(path, text):
     shared = {args for args in calls if calls.count(args) > 1}
 
     def redirect(m):
-        return m.group(1) + 'xp_attend_chunk_shared<%s>(' % m.group(2) if m.group(2) in shared else m.group(0)
+        if m.group(2) not in shared:
+            return m.group(0)
+        return '%sxp_attend_chunk_shared<%s>(%s);' % m.groups()
 
     return CALL.sub(redirect, text), sum(calls.count(args) for args in shared)
+
 
 if len(sys.argv) != 2:
     sys.exit('usage: patch_shared_attend.py TREE')
