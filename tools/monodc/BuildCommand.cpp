@@ -17,10 +17,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace {
 
@@ -48,6 +50,41 @@ void writeFile(const std::filesystem::path &path, const std::string &bytes) {
   file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!file)
     fail("cannot write " + path.string());
+}
+
+/// One row of the build report: the launch, its times (ms) and its code
+/// object's resources; a column the requested output did not reach is "-".
+struct ReportRow {
+  std::string launch;
+  double dslMs = 0;
+  std::optional<double> emitMs, buildMs;
+  const monodc::runtime::KernelInfo *kernel = nullptr;
+  int64_t codeBytes = 0; ///< with kernel only
+  std::string file;
+};
+
+std::string reportLine(const std::array<std::string, 11> &columns) {
+  return fmt::format("{:<18} {:>8} {:>9} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
+                     columns[0], columns[1], columns[2], columns[3], columns[4], columns[5],
+                     columns[6], columns[7], columns[8], columns[9], columns[10]);
+}
+
+std::string reportHeader() {
+  return reportLine({"launch", "dsl ms", "emit ms", "build ms", "VGPR", "AGPR", "SGPR", "LDS B",
+                     "scratch", "code B", "file"});
+}
+
+std::string reportLine(const ReportRow &row) {
+  using monodc::runtime::KernelInfo;
+  auto ms = [](std::optional<double> v) { return v ? fmt::format("{:.1f}", *v) : "-"; };
+  auto resource = [&](int64_t KernelInfo::*field) {
+    return row.kernel ? std::to_string(row.kernel->*field) : "-";
+  };
+  return reportLine({row.launch, ms(row.dslMs), ms(row.emitMs), ms(row.buildMs),
+                     resource(&KernelInfo::vgprs), resource(&KernelInfo::agprs),
+                     resource(&KernelInfo::sgprs), resource(&KernelInfo::ldsBytes),
+                     resource(&KernelInfo::scratchBytes),
+                     row.kernel ? std::to_string(row.codeBytes) : "-", row.file});
 }
 
 /// The memory plan of a synchronized launch: scratch regions and flags with
@@ -101,9 +138,7 @@ int runBuild(const BuildCommand &cmd) {
   std::string report = fmt::format("monodc build: config {}, arch {}, grid {}, rows {}, TP {}\n",
                                    config->name, resolved->arch, resolved->grid,
                                    resolved->rows, resolved->tp);
-  report += fmt::format("{:<18} {:>8} {:>9} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
-                        "launch", "dsl ms", "emit ms", "build ms", "VGPR", "AGPR", "SGPR",
-                        "LDS B", "scratch", "code B", "file");
+  report += reportHeader();
   bool scratchUsed = false;
   for (const std::string &name : launches) {
     mlir::MLIRContext context;
@@ -129,9 +164,7 @@ int runBuild(const BuildCommand &cmd) {
       llvm::raw_string_ostream os(text);
       (*module)->print(os);
       writeFile(base.string() + ".mlir", text);
-      report += fmt::format("{:<18} {:>8.1f} {:>9} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
-                            name, dslMs, "-", "-", "-", "-", "-", "-", "-", "-",
-                            base.string() + ".mlir");
+      report += reportLine({name, dslMs, {}, {}, nullptr, 0, base.string() + ".mlir"});
       continue;
     }
     start = std::chrono::steady_clock::now();
@@ -150,9 +183,7 @@ int runBuild(const BuildCommand &cmd) {
           fail("emitting the unfused baseline of " + name + " failed: " + diagnostics.str());
         writeFile(base.string() + ".unfused.hip", unfused);
       }
-      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
-                            name, dslMs, emitMs, "-", "-", "-", "-", "-", "-", "-",
-                            base.string() + ".hip");
+      report += reportLine({name, dslMs, emitMs, {}, nullptr, 0, base.string() + ".hip"});
       continue;
     }
     monodc::backends::ClangCompileOptions options;
@@ -164,9 +195,8 @@ int runBuild(const BuildCommand &cmd) {
       if (!assembly)
         fail(llvm::toString(assembly.takeError()));
       writeFile(base.string() + ".s", *assembly);
-      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10.1f} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
-                            name, dslMs, emitMs, millisecondsSince(start), "-", "-", "-", "-",
-                            "-", "-", base.string() + ".s");
+      report += reportLine(
+          {name, dslMs, emitMs, millisecondsSince(start), nullptr, 0, base.string() + ".s"});
       continue;
     }
     auto object = monodc::backends::compileHipToCodeObject(*hip, options);
@@ -180,9 +210,8 @@ int runBuild(const BuildCommand &cmd) {
     writeFile(base.string() + ".co", bytes);
     for (const auto &k : info->kernels) {
       scratchUsed |= k.scratchBytes != 0;
-      report += fmt::format("{:<18} {:>8.1f} {:>9.1f} {:>10.1f} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8}  {}\n",
-                            name, dslMs, emitMs, buildMs, k.vgprs, k.agprs, k.sgprs,
-                            k.ldsBytes, k.scratchBytes, info->codeBytes, base.string() + ".co");
+      report += reportLine(
+          {name, dslMs, emitMs, buildMs, &k, info->codeBytes, base.string() + ".co"});
     }
   }
   std::cout << report;
