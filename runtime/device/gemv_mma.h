@@ -341,11 +341,12 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
         }
       };
       // Where every warp's blocks and every chunk are whole groups of DEPTH
-      // (the e4m3 GEMVs), one unguarded loop: the last group loads its own
-      // blocks again (an address select, values unused) instead of the next
-      // group's. A second, guarded copy of the loop for the last group would
-      // be run once a task, and in a fused kernel such code is fetched from
-      // L2 again each time (docs/gpu-validation.md, twenty-ninth session).
+      // (dsv41's wo_a, wo_b, shared.gate_up, routed.ug), one unguarded loop:
+      // the last group loads its own blocks again (an address select, values
+      // unused) instead of the next group's. A second, guarded copy of the
+      // loop for the last group would be run once a task, and in a fused
+      // kernel such code is fetched from L2 again each time
+      // (docs/gpu-validation.md, twenty-ninth and thirtieth sessions).
       constexpr bool WHOLE_GROUPS =
           KB % SPLIT == 0 && (KB / SPLIT) % DEPTH == 0 && (CHUNKS == 1 || CB % DEPTH == 0);
       if constexpr (WHOLE_GROUPS) {
