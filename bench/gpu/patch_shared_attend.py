@@ -10,9 +10,11 @@ stages' code at once (docs/gpu-validation.md, twenty-ninth and thirtieth
 sessions). Window and compressed start together and each holds a 40 KB
 copy of the same chunk; one copy halves what the GPC's cache must keep
 then, at the cost of a call a task (its outputs, 19 floats, pass through
-local memory). Only the fused sources (not .unfused.hip, not .prof.hip):
-an unfused kernel holds one stage, so there is nothing to share. The
-results are the same bit for bit (same function, same arguments)."""
+local memory). The chunk's values loop is unrolled by a pragma, as the
+inlined copies are unrolled without one. Only the fused sources (not
+.unfused.hip, not .prof.hip): an unfused kernel holds one stage, so there
+is nothing to share. The results are the same bit for bit (same
+function, same arguments)."""
 import re
 import sys
 
@@ -33,6 +35,10 @@ static __device__ __noinline__ void xp_attend_chunk_shared(
 '''
 
 # A stage's call, its last argument the launch's shared memory.
+# The chunk's values loop (attend_mma.h), which the inlined copies unroll
+# and a copy of its own did not (13 HMMA in its code against 37): unrolled
+# by name, so that the copy is the inlined code's equal.
+VALUES_LOOP = '  for (int step = 0; step < KEY_TILES; ++step) {\n'
 CALL = re.compile(r'^(    )mono_attend_chunk_mma<([0-9, ]+)>\((.*), mono_lds\);$', re.M)
 
 
@@ -41,6 +47,12 @@ def patch(path, text):
         sys.exit('patch_shared_attend.py: %s is patched already' % path)
     calls = [m.group(2) for m in CALL.finditer(text)]
     shared = {args for args in calls if calls.count(args) > 1}
+    if shared:
+        if text.count(VALUES_LOOP) != 1:
+            sys.exit("patch_shared_attend.py: %s holds attend_mma.h's values loop %d times, not once"
+                     % (path, text.count(VALUES_LOOP)))
+        text = text.replace(VALUES_LOOP, '#pragma unroll  // experiment: patch_shared_attend.py\n'
+                            + VALUES_LOOP)
 
     def redirect(m):
         if m.group(2) not in shared:
