@@ -136,6 +136,11 @@ MONO_DEV float mono_e4m3_value_cvt(mono_u8 c) {
       " mov.b32 {lo, hi}, h2;\n cvt.f32.f16 %0, lo; }" : "=f"(f) : "h"((unsigned short)c));
   return f;
 }
+// Lane l of a warp gets lane l + w's v (lanes past the warp keep their
+// own); every lane of the warp must take part.
+#define MONO_HAS_WARP_SHUFFLE 1
+#define MONO_WARP_SIZE 32
+MONO_DEV float mono_shfl_down_f32(float v, int w) { return __shfl_down_sync(0xFFFFFFFFu, v, w); }
 // Two bf16 values a register (the lower in the low half): max, and fma
 // rounded once to nearest even; bf16 denormals are kept (no flush).
 #define MONO_HAS_BF16X2 1

@@ -190,26 +190,61 @@ MONO_DEV void mono_tile_to_shared(const float (&x)[S], float *to) {
 }
 
 // ---- block reductions: per-thread partials in slot order, then a fixed tree ----
+// The tree adds (or maxes) entry tid + w into entry tid for w = MONO_BLOCK / 2
+// down to 1. Where the arch has warp shuffles (MONO_HAS_WARP_SHUFFLE) the
+// rounds below the warp's width run in warp 0's registers, the same pairs
+// in the same order, so the result is the same bit for bit with fewer block
+// barriers (combine's tasks, for one, reduce 2 and 8 values: 10 barriers
+// each, 2 this way). When every value is in warp 0 (one slot, N at most the
+// warp's width) the rounds above it only combined each value with the
+// identity (x + 0, or max with -inf: a NaN there becomes -inf), which the
+// shuffle path does once.
+template <int KIND>
+MONO_DEV float mono_reduce_pair(float a, float b) {
+  return KIND == 0 ? a + b : mono_fmax(a, b);
+}
+
 template <int S, int N, int KIND>  // KIND: 0 sum, 1 max, 2 absmax
 MONO_DEV float mono_block_reduce(const float (&x)[S], float *lds) {
   const int tid = mono_tid();
-  float acc = KIND == 0 ? 0.0f : mono_as_float(0xFF800000u);  // -inf
+  const float identity = KIND == 0 ? 0.0f : mono_as_float(0xFF800000u);  // -inf
+  float acc = identity;
 #pragma unroll
   for (int s = 0; s < S; ++s) {
     int i = s * MONO_BLOCK + tid;
     if (N == 1 || i < N) {
       float v = KIND == 2 ? mono_fabs(x[s]) : x[s];
-      acc = KIND == 0 ? acc + v : mono_fmax(acc, v);
+      acc = mono_reduce_pair<KIND>(acc, v);
     }
     if (N == 1) break;  // a uniform tile counts once
   }
   if (N == 1) return acc;
+#if defined(MONO_HAS_WARP_SHUFFLE)
+  constexpr bool IN_WARP0 = S == 1 && N <= MONO_WARP_SIZE;
+  if (!IN_WARP0) {
+    lds[tid] = acc;
+    mono_block_sync();
+    for (int w = MONO_BLOCK / 2; w >= MONO_WARP_SIZE; w >>= 1) {
+      if (tid < w) lds[tid] = mono_reduce_pair<KIND>(lds[tid], lds[tid + w]);
+      mono_block_sync();
+    }
+  }
+  if (tid < MONO_WARP_SIZE) {
+    float v = IN_WARP0 ? mono_reduce_pair<KIND>(acc, identity) : lds[tid];
+#pragma unroll
+    for (int w = MONO_WARP_SIZE / 2; w > 0; w >>= 1)
+      v = mono_reduce_pair<KIND>(v, mono_shfl_down_f32(v, w));
+    if (tid == 0) lds[0] = v;
+  }
+  mono_block_sync();
+#else
   lds[tid] = acc;
   mono_block_sync();
   for (int w = MONO_BLOCK / 2; w > 0; w >>= 1) {
-    if (tid < w) lds[tid] = KIND == 0 ? lds[tid] + lds[tid + w] : mono_fmax(lds[tid], lds[tid + w]);
+    if (tid < w) lds[tid] = mono_reduce_pair<KIND>(lds[tid], lds[tid + w]);
     mono_block_sync();
   }
+#endif
   float r = lds[0];
   mono_block_sync();
   return r;

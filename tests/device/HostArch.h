@@ -125,6 +125,7 @@ struct WarpExchange {
   std::barrier<> meet{32};
   mono_u32 a[32][4];
   mono_u32 b[32][2];
+  float shuffled[32];
 };
 inline std::deque<WarpExchange> *warps = nullptr;
 /// The 16 bits at (row or column `index`, k) of an m16n8k16 operand register
@@ -217,7 +218,20 @@ void halfMma(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1, Va
   }
   x.meet.arrive_and_wait();
 }
+/// CUDA's __shfl_down_sync over the warp's 32 host threads.
+inline float shuffleDown(float v, int w) {
+  const int lane = threadId % 32;
+  WarpExchange &x = (*warps)[threadId / 32];
+  x.shuffled[lane] = v;
+  x.meet.arrive_and_wait();
+  const float r = lane + w < 32 ? x.shuffled[lane + w] : v;
+  x.meet.arrive_and_wait();
+  return r;
+}
 } // namespace host_arch
+#define MONO_HAS_WARP_SHUFFLE 1
+#define MONO_WARP_SIZE 32
+MONO_DEV float mono_shfl_down_f32(float v, int w) { return host_arch::shuffleDown(v, w); }
 #define MONO_HAS_MMA_F16 1
 MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
   host_arch::halfMma(d, a, b0, b1, host_arch::f16Value);

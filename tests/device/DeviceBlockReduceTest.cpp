@@ -1,0 +1,150 @@
+// The device library's block reduction (mono_block_reduce), run as one block
+// of host threads (HostArch.h, which has CUDA's warp shuffle, so the
+// shuffle path runs), against the fixed tree the simulator follows, written
+// out here: entry tid + w into entry tid for w = 128 down to 1. Bit for bit,
+// for the launches' shapes and for values that tell orders apart (signed
+// zeros, infinities, NaN, magnitudes far apart).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+// clang-format off
+#include "prelude.h"
+#include "gemv_shape.h"
+#include "HostArch.h"
+#include "generic.h"
+// clang-format on
+
+namespace {
+
+float combine(int kind, float a, float b) {
+  if (kind == 0)
+    return a + b;
+  return a > b ? a : (b == b ? b : a);  // mono_fmax: a NaN loses to a number
+}
+
+/// The tree over MONO_BLOCK entries, each thread's slots folded in first.
+float treeReduce(const std::vector<float> &values, int slots, int kind) {
+  const float identity = kind == 0 ? 0.0f : -std::numeric_limits<float>::infinity();
+  std::array<float, MONO_BLOCK> entry;
+  for (int tid = 0; tid < MONO_BLOCK; ++tid) {
+    float acc = identity;
+    for (int s = 0; s < slots; ++s) {
+      const size_t i = size_t(s) * MONO_BLOCK + tid;
+      if (i < values.size())
+        acc = combine(kind, acc, kind == 2 ? std::fabs(values[i]) : values[i]);
+    }
+    entry[tid] = acc;
+  }
+  for (int w = MONO_BLOCK / 2; w > 0; w >>= 1)
+    for (int tid = 0; tid < w; ++tid)
+      entry[tid] = combine(kind, entry[tid], entry[tid + w]);
+  return entry[0];
+}
+
+/// mono_block_reduce<S, N, KIND> over `values` on one block; every thread's
+/// result, which must all be the same.
+template <int S, int N, int KIND>
+std::vector<float> deviceReduce(const std::vector<float> &values) {
+  std::vector<float> lds(MONO_BLOCK), results(MONO_BLOCK);
+  host_arch::runBlock([&] {
+    const int tid = mono_tid();
+    float x[S];
+    for (int s = 0; s < S; ++s)
+      x[s] = s * MONO_BLOCK + tid < N ? values[s * MONO_BLOCK + tid] : 12345.0f;  // unread
+    results[tid] = mono_block_reduce<S, N, KIND>(x, lds.data());
+  });
+  return results;
+}
+
+std::vector<float> randomValues(int n, std::mt19937 &rng, bool special) {
+  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-30, 30), pick(0, 9);
+  std::vector<float> v(n);
+  for (float &x : v) {
+    x = std::ldexp(mantissa(rng), exponent(rng));
+    if (special) {
+      const int p = pick(rng);
+      if (p == 0) x = -0.0f;
+      if (p == 1) x = std::numeric_limits<float>::quiet_NaN();
+      if (p == 2) x = -std::numeric_limits<float>::infinity();
+    }
+  }
+  return v;
+}
+
+template <int S, int N, int KIND>
+void expectSameBits(const std::vector<float> &values, const char *what) {
+  const float expected = treeReduce(values, S, KIND);
+  const std::vector<float> got = deviceReduce<S, N, KIND>(values);
+  for (int tid = 0; tid < MONO_BLOCK; ++tid)
+    ASSERT_EQ(std::bit_cast<uint32_t>(got[tid]), std::bit_cast<uint32_t>(expected))
+        << what << ": S " << S << " N " << N << " kind " << KIND << ", thread " << tid << " got "
+        << got[tid] << ", the tree " << expected;
+}
+
+template <int S, int N>
+void everyKind(std::mt19937 &rng) {
+  for (bool special : {false, true}) {
+    const std::vector<float> v = randomValues(N, rng, special);
+    const char *what = special ? "with specials" : "finite";
+    expectSameBits<S, N, 0>(v, what);
+    expectSameBits<S, N, 1>(v, what);
+    expectSameBits<S, N, 2>(v, what);
+  }
+}
+
+// The launches' shapes (back.combine's 2 and 8, the seam's 5, the router's
+// 6, norms of 512 to 5120) and the edges of the one-warp path (32 values in
+// one slot; 33; a second slot).
+TEST(DeviceBlockReduce, IsTheFixedTreeBitForBit) {
+  std::mt19937 rng(11);
+  everyKind<1, 2>(rng);
+  everyKind<1, 5>(rng);
+  everyKind<1, 6>(rng);
+  everyKind<1, 8>(rng);
+  everyKind<1, 32>(rng);
+  everyKind<1, 33>(rng);
+  everyKind<1, 256>(rng);
+  everyKind<2, 300>(rng);
+  everyKind<2, 512>(rng);
+  everyKind<4, 1024>(rng);
+  everyKind<20, 5120>(rng);
+}
+
+// Values whose order shows: a negative zero alone (the tree's identity
+// rounds give +0), a NaN among numbers (max drops it), and a sum whose
+// rounding depends on the pairing.
+TEST(DeviceBlockReduce, KeepsTheTreesEdgeCases) {
+  expectSameBits<1, 2, 0>({-0.0f, -0.0f}, "two negative zeros");
+  EXPECT_EQ(std::bit_cast<uint32_t>(deviceReduce<1, 2, 0>({-0.0f, -0.0f})[0]), 0u);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  expectSameBits<1, 8, 1>({nan, 1.0f, nan, -2.0f, nan, nan, nan, nan}, "NaNs among numbers");
+  expectSameBits<1, 8, 1>({nan, nan, nan, nan, nan, nan, nan, nan}, "NaNs alone");
+  std::vector<float> pairing(32, 1.0f);
+  pairing[0] = 1e8f;
+  pairing[16] = -1e8f;
+  expectSameBits<1, 32, 0>(pairing, "cancelling pair");
+}
+
+// The comparison sees a different order: a left-to-right sum of the same
+// values is not the tree's for these.
+TEST(DeviceBlockReduce, AnotherOrderIsCaught) {
+  std::vector<float> v(8);
+  for (int i = 0; i < 8; ++i)
+    v[i] = i % 2 ? 1.0f : 1e8f * (i % 4 ? -1.0f : 1.0f);
+  float serial = 0.0f;
+  for (float x : v)
+    serial += x;
+  const std::vector<float> got = deviceReduce<1, 8, 0>(v);
+  EXPECT_NE(std::bit_cast<uint32_t>(serial), std::bit_cast<uint32_t>(got[0]));
+  EXPECT_EQ(std::bit_cast<uint32_t>(treeReduce(v, 1, 0)), std::bit_cast<uint32_t>(got[0]));
+}
+
+} // namespace
