@@ -26,6 +26,17 @@ MONO_DEV float mono_exp2(float v) { return __builtin_exp2f(v); }
 MONO_DEV float mono_log(float v) { return __builtin_logf(v); }
 MONO_DEV float mono_exp(float v) { return __builtin_expf(v); }
 
+// Lane l of a wave (64 lanes on every arch of this layer) gets lane l + w's
+// v, by ds_bpermute (a byte address a lane; lanes past the wave read a
+// wrapped lane, values the block reduction never uses). Every lane of the
+// wave must take part.
+#define MONO_HAS_WARP_SHUFFLE 1
+#define MONO_WARP_SIZE 64
+MONO_DEV float mono_shfl_down_f32(float v, int w) {
+  const int lane = (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+  return mono_as_float((mono_u32)__builtin_amdgcn_ds_bpermute((lane + w) << 2, (int)mono_as_u32(v)));
+}
+
 // Device scope inside a rank; system scope is for peer memory across ranks.
 MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {
   return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
