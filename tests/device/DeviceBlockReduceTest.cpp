@@ -1,9 +1,11 @@
 // The device library's block reduction (mono_block_reduce), run as one block
-// of host threads (HostArch.h, which has CUDA's warp shuffle, so the
-// shuffle path runs), against the fixed tree the simulator follows, written
-// out here: entry tid + w into entry tid for w = 128 down to 1. Bit for bit,
-// for the launches' shapes and for values that tell orders apart (signed
-// zeros, infinities, NaN, magnitudes far apart).
+// of host threads (HostArch.h, which has warp shuffles, so the shuffle path
+// runs: 32 lanes as CUDA's, or built as DeviceBlockReduceWave64Test with
+// MONO_HOST_WARP=64, 64 as the AMD layer's), against the fixed tree the
+// simulator follows, written out here: entry tid + w into entry tid for
+// w = 128 down to 1. Bit for bit, for the launches' shapes and for values
+// that tell orders apart (signed zeros, infinities, NaN, magnitudes far
+// apart).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -101,8 +103,8 @@ void everyKind(std::mt19937 &rng) {
 }
 
 // The launches' shapes (back.combine's 2 and 8, the seam's 5, the router's
-// 6, norms of 512 to 5120) and the edges of the one-warp path (32 values in
-// one slot; 33; a second slot).
+// 6, norms of 512 to 5120) and the edges of the one-warp path at either
+// width (32, 33, 64 and 65 values in one slot; a second slot).
 TEST(DeviceBlockReduce, IsTheFixedTreeBitForBit) {
   std::mt19937 rng(11);
   everyKind<1, 2>(rng);
@@ -111,6 +113,8 @@ TEST(DeviceBlockReduce, IsTheFixedTreeBitForBit) {
   everyKind<1, 8>(rng);
   everyKind<1, 32>(rng);
   everyKind<1, 33>(rng);
+  everyKind<1, 64>(rng);
+  everyKind<1, 65>(rng);
   everyKind<1, 256>(rng);
   everyKind<2, 300>(rng);
   everyKind<2, 512>(rng);
@@ -127,10 +131,14 @@ TEST(DeviceBlockReduce, KeepsTheTreesEdgeCases) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   expectSameBits<1, 8, 1>({nan, 1.0f, nan, -2.0f, nan, nan, nan, nan}, "NaNs among numbers");
   expectSameBits<1, 8, 1>({nan, nan, nan, nan, nan, nan, nan, nan}, "NaNs alone");
-  std::vector<float> pairing(32, 1.0f);
+  std::vector<float> pairing(64, 1.0f);
   pairing[0] = 1e8f;
   pairing[16] = -1e8f;
-  expectSameBits<1, 32, 0>(pairing, "cancelling pair");
+  expectSameBits<1, 32, 0>(std::vector<float>(pairing.begin(), pairing.begin() + 32),
+                           "cancelling pair");
+  pairing[32] = -1e8f;
+  pairing[16] = 1.0f;
+  expectSameBits<1, 64, 0>(pairing, "cancelling pair across half waves");
 }
 
 // The comparison sees a different order: a left-to-right sum of the same

@@ -125,9 +125,18 @@ struct WarpExchange {
   std::barrier<> meet{32};
   mono_u32 a[32][4];
   mono_u32 b[32][2];
-  float shuffled[32];
 };
 inline std::deque<WarpExchange> *warps = nullptr;
+// Warp shuffles over MONO_HOST_WARP lanes: 32 as CUDA's (the default), or
+// 64 as the AMD layer's waves (DeviceBlockReduceWave64Test).
+#ifndef MONO_HOST_WARP
+#define MONO_HOST_WARP 32
+#endif
+struct ShuffleExchange {
+  std::barrier<> meet{MONO_HOST_WARP};
+  float v[MONO_HOST_WARP];
+};
+inline std::deque<ShuffleExchange> *shuffles = nullptr;
 /// The 16 bits at (row or column `index`, k) of an m16n8k16 operand register
 /// array of `regsPerLane` registers a lane: lanes 4 index + t hold k 2t,
 /// 2t + 1 in register `low` and k 8 + 2t, 9 + 2t in register `low` + `step`
@@ -218,19 +227,23 @@ void halfMma(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1, Va
   }
   x.meet.arrive_and_wait();
 }
-/// CUDA's __shfl_down_sync over the warp's 32 host threads.
+/// A shuffle down by w over the warp's host threads. Past the warp's end a
+/// lane keeps its own value (CUDA's __shfl_down_sync) or, 64 wide, reads
+/// the lane w wraps to (the AMD layer's ds_bpermute).
 inline float shuffleDown(float v, int w) {
-  const int lane = threadId % 32;
-  WarpExchange &x = (*warps)[threadId / 32];
-  x.shuffled[lane] = v;
+  const int lane = threadId % MONO_HOST_WARP;
+  ShuffleExchange &x = (*shuffles)[threadId / MONO_HOST_WARP];
+  x.v[lane] = v;
   x.meet.arrive_and_wait();
-  const float r = lane + w < 32 ? x.shuffled[lane + w] : v;
+  const int from = lane + w;
+  const float r = from < MONO_HOST_WARP ? x.v[from]
+                  : MONO_HOST_WARP == 64 ? x.v[from % MONO_HOST_WARP] : v;
   x.meet.arrive_and_wait();
   return r;
 }
 } // namespace host_arch
 #define MONO_HAS_WARP_SHUFFLE 1
-#define MONO_WARP_SIZE 32
+#define MONO_WARP_SIZE MONO_HOST_WARP
 MONO_DEV float mono_shfl_down_f32(float v, int w) { return host_arch::shuffleDown(v, w); }
 #define MONO_HAS_MMA_F16 1
 MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
@@ -248,6 +261,8 @@ inline void runBlock(const std::function<void()> &body) {
   blockBarrier = &barrier;
   std::deque<WarpExchange> warpExchanges(MONO_BLOCK / 32);
   warps = &warpExchanges;
+  std::deque<ShuffleExchange> shuffleExchanges(MONO_BLOCK / MONO_HOST_WARP);
+  shuffles = &shuffleExchanges;
   std::vector<std::thread> threads;
   threads.reserve(MONO_BLOCK);
   for (int t = 0; t < MONO_BLOCK; ++t)
@@ -259,6 +274,7 @@ inline void runBlock(const std::function<void()> &body) {
     thread.join();
   blockBarrier = nullptr;
   warps = nullptr;
+  shuffles = nullptr;
 }
 } // namespace host_arch
 
