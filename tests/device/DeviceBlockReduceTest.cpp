@@ -105,17 +105,14 @@ void everyKind(std::mt19937 &rng) {
 // The launches' shapes (back.combine's 2 and 8, the seam's 5, the router's
 // 6, norms of 512 to 5120) and the edges of the one-warp path at either
 // width (32, 33, 64 and 65 values in one slot; a second slot).
+template <int... N>
+void oneSlot(std::mt19937 &rng) {
+  (everyKind<1, N>(rng), ...);
+}
+
 TEST(DeviceBlockReduce, IsTheFixedTreeBitForBit) {
   std::mt19937 rng(11);
-  everyKind<1, 2>(rng);
-  everyKind<1, 5>(rng);
-  everyKind<1, 6>(rng);
-  everyKind<1, 8>(rng);
-  everyKind<1, 32>(rng);
-  everyKind<1, 33>(rng);
-  everyKind<1, 64>(rng);
-  everyKind<1, 65>(rng);
-  everyKind<1, 256>(rng);
+  oneSlot<2, 5, 6, 8, 32, 33, 64, 65, 256>(rng);
   everyKind<2, 300>(rng);
   everyKind<2, 512>(rng);
   everyKind<4, 1024>(rng);
