@@ -258,11 +258,14 @@ void profileUnderNcu(std::vector<RankLaunch> &k1, std::vector<RankLaunch> &k2,
                           "profiled stage");
         check(cuCtxSynchronize(), "profiled stage");
       }
+  // Rank 0's fused launch, alone.
+  auto profileFused = [&](RankLaunch &l) {
+    gpu::launchOnGrid(l.fused, l.manifest, streams[0], l.params[0].data(), "profiled fused launch");
+    check(cuCtxSynchronize(), "profiled fused launch");
+  };
   if (wanted.erase(k1[0].manifest.kernelName)) {
     std::printf("ncu: %s (fused, rank 0)\n", k1[0].manifest.kernelName.c_str());
-    gpu::launchOnGrid(k1[0].fused, k1[0].manifest, streams[0], k1[0].params[0].data(),
-                      "profiled fused launch");
-    check(cuCtxSynchronize(), "profiled fused launch");
+    profileFused(k1[0]);
   }
   // A fused K2 waits for its peer rank in its all-reduces, and the
   // profiler runs no kernel beside the one it profiles; a K2 cut before its
@@ -277,9 +280,7 @@ void profileUnderNcu(std::vector<RankLaunch> &k1, std::vector<RankLaunch> &k2,
     if (peerFree) {
       std::printf("ncu: %s (fused, rank 0, its first %zu stages)\n",
                   k2[0].manifest.kernelName.c_str(), k2Prefix);
-      gpu::launchOnGrid(k2[0].fused, k2[0].manifest, streams[0], k2[0].params[0].data(),
-                        "profiled fused launch");
-      check(cuCtxSynchronize(), "profiled fused launch");
+      profileFused(k2[0]);
     } else {
       std::printf("ncu: %s not profiled: a fused K2 waits for its peer rank, which the profiler "
                   "does not run beside it (K2_PREFIX=N with no all-reduce in the first N stages "
