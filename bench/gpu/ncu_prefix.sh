@@ -28,7 +28,8 @@ if [ "${K1:-0}" = 1 ]; then
 fi
 echo "ncu_prefix.sh: profiling $stages"
 [ "${PLAN:-0}" = 1 ] && exit 0
-NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
+. "$(dirname "$0")/find_ncu.sh"
+NCU="$(find_ncu)"
 [ -n "$NCU" ] || { echo "ncu_prefix.sh: no ncu on this machine" >&2; exit 1; }
 # The counters this ncu knows of those wanted (an unknown name fails the whole run).
 metrics="$("$NCU" --query-metrics 2>/dev/null | awk '{print $1}' |

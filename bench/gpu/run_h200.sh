@@ -154,7 +154,8 @@ fi
 # Nsight Compute on the named stages' own kernels (rank 0, one layer's
 # weights), when NCU_STAGES names them: details in ncu.log.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
-  NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1 || true)"
+  . "$ROOT/bench/gpu/find_ncu.sh"
+  NCU="$(find_ncu)"
   if [ -z "$NCU" ]; then
     echo "no ncu on this machine" > "$OUT/ncu.log"
   else
