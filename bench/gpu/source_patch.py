@@ -51,4 +51,3 @@ def rewrite_task_loops(text, rewrite):
         count += new is not None
         i = end + 1
     return '\n'.join(out), count
-
