@@ -220,15 +220,20 @@ MONO_DEV float mono_block_reduce(const float (&x)[S], float *lds) {
   }
   if (N == 1) return acc;
 #if defined(MONO_HAS_WARP_SHUFFLE)
-  constexpr bool IN_WARP0 = S == 1 && N <= MONO_WARP_SIZE;
+  constexpr int SHUFFLED = MONO_WARP_SIZE;  // rounds below this width are shuffles
+#else
+  constexpr int SHUFFLED = 1;
+#endif
+  constexpr bool IN_WARP0 = SHUFFLED > 1 && S == 1 && N <= SHUFFLED;
   if (!IN_WARP0) {
     lds[tid] = acc;
     mono_block_sync();
-    for (int w = MONO_BLOCK / 2; w >= MONO_WARP_SIZE; w >>= 1) {
+    for (int w = MONO_BLOCK / 2; w >= SHUFFLED; w >>= 1) {
       if (tid < w) lds[tid] = mono_reduce_pair<KIND>(lds[tid], lds[tid + w]);
       mono_block_sync();
     }
   }
+#if defined(MONO_HAS_WARP_SHUFFLE)
   if (tid < MONO_WARP_SIZE) {
     float v = IN_WARP0 ? mono_reduce_pair<KIND>(acc, identity) : lds[tid];
 #pragma unroll
@@ -237,13 +242,6 @@ MONO_DEV float mono_block_reduce(const float (&x)[S], float *lds) {
     if (tid == 0) lds[0] = v;
   }
   mono_block_sync();
-#else
-  lds[tid] = acc;
-  mono_block_sync();
-  for (int w = MONO_BLOCK / 2; w > 0; w >>= 1) {
-    if (tid < w) lds[tid] = mono_reduce_pair<KIND>(lds[tid], lds[tid + w]);
-    mono_block_sync();
-  }
 #endif
   float r = lds[0];
   mono_block_sync();
