@@ -141,6 +141,8 @@ MONO_DEV float mono_e4m3_value_cvt(mono_u8 c) {
 #define MONO_HAS_WARP_SHUFFLE 1
 #define MONO_WARP_SIZE 32
 MONO_DEV float mono_shfl_down_f32(float v, int w) { return __shfl_down_sync(0xFFFFFFFFu, v, w); }
+// Lane l gets lane l ^ m's v (m below the warp's width).
+MONO_DEV float mono_shfl_xor_f32(float v, int m) { return __shfl_xor_sync(0xFFFFFFFFu, v, m); }
 // Two bf16 values a register (the lower in the low half): max, and fma
 // rounded once to nearest even; bf16 denormals are kept (no flush).
 #define MONO_HAS_BF16X2 1

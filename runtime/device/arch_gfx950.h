@@ -32,9 +32,15 @@ MONO_DEV float mono_exp(float v) { return __builtin_expf(v); }
 // wave must take part.
 #define MONO_HAS_WARP_SHUFFLE 1
 #define MONO_WARP_SIZE 64
+MONO_DEV int mono_lane() {
+  return (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+}
 MONO_DEV float mono_shfl_down_f32(float v, int w) {
-  const int lane = (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
-  return mono_as_float((mono_u32)__builtin_amdgcn_ds_bpermute((lane + w) << 2, (int)mono_as_u32(v)));
+  return mono_as_float((mono_u32)__builtin_amdgcn_ds_bpermute((mono_lane() + w) << 2, (int)mono_as_u32(v)));
+}
+// Lane l gets lane l ^ m's v (m below the wave's width).
+MONO_DEV float mono_shfl_xor_f32(float v, int m) {
+  return mono_as_float((mono_u32)__builtin_amdgcn_ds_bpermute((mono_lane() ^ m) << 2, (int)mono_as_u32(v)));
 }
 
 // Device scope inside a rank; system scope is for peer memory across ranks.

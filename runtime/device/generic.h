@@ -513,30 +513,61 @@ MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i6
 }
 
 // ---- MXFP8 of a row: codes and scales as f32 values ----
+// A group's amax is the max of |v| over its non-NaN values and 0; max is
+// exact, so every order gives the same bits. Where each group's G values
+// sit in G lanes of one warp (G a power of two dividing the warp's width
+// and the block's), the lanes exchange by shuffles and each knows its
+// group's scale: the row is not staged and there is one barrier fewer,
+// only the scales crossing warps through shared memory. Otherwise one
+// thread a group walks the row in shared memory.
+MONO_DEV float mono_mxfp8_code(float x, int scaleCode) {
+  float v = x * mono_exp2i(127 - scaleCode);
+  v = v > 448.0f ? 448.0f : (v < -448.0f ? -448.0f : v);
+  return mono_round_e4m3(v);
+}
+
 template <int S, int SS, int N, int G>
 MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float (&scales)[SS],
                                   int variant, float *lds) {
   const int tid = mono_tid();
-  float *vals = lds, *groupScale = lds + N;
-  mono_tile_to_shared<S, N>(x, vals);
-  mono_block_sync();
-  for (int g = tid; g < N / G; g += MONO_BLOCK) {
-    float amax = 0.0f;
-    // (Starting each group at its own place in the group, which takes the
-    // reads off one bank, gained nothing measurable on the H200 and cost the
-    // gfx950 K2 29 VGPRs and 29 AGPRs at rows 6.)
-    for (int j = 0; j < G; ++j) amax = mono_fmax(amax, mono_fabs(vals[g * G + j]));
-    groupScale[g] = (float)mono_mxfp8_scale_code(amax, variant);
+#if defined(MONO_HAS_WARP_SHUFFLE)
+  constexpr bool BY_SHUFFLES =
+      (G & (G - 1)) == 0 && MONO_WARP_SIZE % G == 0 && MONO_BLOCK % G == 0;
+#else
+  constexpr bool BY_SHUFFLES = false;
+#endif
+  float *groupScale = BY_SHUFFLES ? lds : lds + N;
+  if constexpr (BY_SHUFFLES) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      // Every lane takes part; a group past N is whole and goes unused.
+      float amax = mono_fmax(0.0f, mono_fabs(x[s]));
+#pragma unroll
+      for (int m = G / 2; m > 0; m >>= 1) amax = mono_fmax(amax, mono_shfl_xor_f32(amax, m));
+      const int c = mono_mxfp8_scale_code(amax, variant), i = s * MONO_BLOCK + tid;
+      if (i < N) {
+        codes[s] = mono_mxfp8_code(x[s], c);
+        if (i % G == 0) groupScale[i / G] = (float)c;
+      }
+    }
+  } else {
+    mono_tile_to_shared<S, N>(x, lds);
+    mono_block_sync();
+    for (int g = tid; g < N / G; g += MONO_BLOCK) {
+      float amax = 0.0f;
+      // (Starting each group at its own place in the group, which takes the
+      // reads off one bank, gained nothing measurable on the H200 and cost the
+      // gfx950 K2 29 VGPRs and 29 AGPRs at rows 6.)
+      for (int j = 0; j < G; ++j) amax = mono_fmax(amax, mono_fabs(lds[g * G + j]));
+      groupScale[g] = (float)mono_mxfp8_scale_code(amax, variant);
+    }
   }
   mono_block_sync();
+  if constexpr (!BY_SHUFFLES) {
 #pragma unroll
-  for (int s = 0; s < S; ++s) {
-    int i = s * MONO_BLOCK + tid;
-    if (i < N) {
-      int c = (int)groupScale[i / G];
-      float v = x[s] * mono_exp2i(127 - c);
-      v = v > 448.0f ? 448.0f : (v < -448.0f ? -448.0f : v);
-      codes[s] = mono_round_e4m3(v);
+    for (int s = 0; s < S; ++s) {
+      const int i = s * MONO_BLOCK + tid;
+      if (i < N) codes[s] = mono_mxfp8_code(x[s], (int)groupScale[i / G]);
     }
   }
 #pragma unroll

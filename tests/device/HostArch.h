@@ -230,21 +230,35 @@ void halfMma(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1, Va
 /// A shuffle down by w over the warp's host threads. Past the warp's end a
 /// lane keeps its own value (CUDA's __shfl_down_sync) or, 64 wide, reads
 /// the lane w wraps to (the AMD layer's ds_bpermute).
-inline float shuffleDown(float v, int w) {
+/// Lane l gets lane `from(l)`'s v, every lane of the warp taking part.
+template <class From>
+float shuffle(float v, From from) {
   const int lane = threadId % MONO_HOST_WARP;
   ShuffleExchange &x = (*shuffles)[threadId / MONO_HOST_WARP];
   x.v[lane] = v;
   x.meet.arrive_and_wait();
-  const int from = lane + w;
-  const float r = from < MONO_HOST_WARP ? x.v[from]
-                  : MONO_HOST_WARP == 64 ? x.v[from % MONO_HOST_WARP] : v;
+  const float r = from(lane);
   x.meet.arrive_and_wait();
   return r;
+}
+/// A shuffle down by w over the warp's host threads. Past the warp's end a
+/// lane keeps its own value (CUDA's __shfl_down_sync) or, 64 wide, reads
+/// the lane w wraps to (the AMD layer's ds_bpermute).
+inline float shuffleDown(float v, int w) {
+  ShuffleExchange &x = (*shuffles)[threadId / MONO_HOST_WARP];
+  return shuffle(v, [&](int lane) {
+    const int from = lane + w;
+    return from < MONO_HOST_WARP ? x.v[from] : MONO_HOST_WARP == 64 ? x.v[from % MONO_HOST_WARP] : v;
+  });
 }
 } // namespace host_arch
 #define MONO_HAS_WARP_SHUFFLE 1
 #define MONO_WARP_SIZE MONO_HOST_WARP
 MONO_DEV float mono_shfl_down_f32(float v, int w) { return host_arch::shuffleDown(v, w); }
+MONO_DEV float mono_shfl_xor_f32(float v, int m) {
+  host_arch::ShuffleExchange &x = (*host_arch::shuffles)[host_arch::threadId / MONO_HOST_WARP];
+  return host_arch::shuffle(v, [&](int lane) { return x.v[lane ^ m]; });
+}
 #define MONO_HAS_MMA_F16 1
 MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
   host_arch::halfMma(d, a, b0, b1, host_arch::f16Value);
