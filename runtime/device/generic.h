@@ -519,7 +519,12 @@ MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i6
 // and the block's), the lanes exchange by shuffles and each knows its
 // group's scale: the row is not staged and there is one barrier fewer,
 // only the scales crossing warps through shared memory. Otherwise one
-// thread a group walks the row in shared memory.
+// thread a group walks the row in shared memory; so do rows of more than
+// MONO_QUANTIZE_SHUFFLED_SLOTS slots a thread, since the shuffles and the
+// scale's code are unrolled for each slot: at 28 slots (a hidden row)
+// they made a sm_90 stage 7-13 KB larger, and instruction fetch is what
+// the fused K2 waits on most.
+#define MONO_QUANTIZE_SHUFFLED_SLOTS 4
 MONO_DEV float mono_mxfp8_code(float x, int scaleCode) {
   float v = x * mono_exp2i(127 - scaleCode);
   v = v > 448.0f ? 448.0f : (v < -448.0f ? -448.0f : v);
@@ -532,7 +537,8 @@ MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float 
   const int tid = mono_tid();
 #if defined(MONO_HAS_WARP_SHUFFLE)
   constexpr bool BY_SHUFFLES =
-      (G & (G - 1)) == 0 && MONO_WARP_SIZE % G == 0 && MONO_BLOCK % G == 0;
+      (G & (G - 1)) == 0 && MONO_WARP_SIZE % G == 0 && MONO_BLOCK % G == 0 &&
+      S <= MONO_QUANTIZE_SHUFFLED_SLOTS;
 #else
   constexpr bool BY_SHUFFLES = false;
 #endif

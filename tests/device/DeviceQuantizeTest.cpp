@@ -1,11 +1,13 @@
 // The device library's MXFP8 quantizer (mono_quantize_mxfp8), run as one
 // block of host threads (HostArch.h), against the formats library: codes and
-// scales bit for bit. Groups of 32 take the shuffle path (32 lanes as CUDA's;
-// built as DeviceQuantizeWave64Test with MONO_HOST_WARP=64, 64 as the AMD
-// layer's, two groups a wave); groups of 64 take it only 64 wide, and the
-// shared-memory walk 32 wide. Rows as the launches have them (head slices of
-// 448 and 64, wo_a's z, the hidden row) and values that test the amax: NaN
-// (ignored), infinities (saturate), zeros of both signs, all-NaN groups.
+// scales bit for bit. Groups of 32 in rows of at most 4 slots a thread take
+// the shuffle path (32 lanes as CUDA's; built as DeviceQuantizeWave64Test
+// with MONO_HOST_WARP=64, 64 as the AMD layer's, two groups a wave); groups
+// of 64 take it only 64 wide. The rest (a hidden row of 28 slots; groups of
+// 64 at 32 lanes) walk the row in shared memory. Rows as the launches have
+// them (head slices of 448 and 64, wo_a's z, the hidden row) and values that
+// test the amax: NaN (ignored), infinities (saturate), zeros of both signs,
+// all-NaN groups.
 #include <gtest/gtest.h>
 
 #include <bit>
