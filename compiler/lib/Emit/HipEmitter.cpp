@@ -313,18 +313,41 @@ private:
   static std::string axisReduction(ReduceOp r, const std::string &line, SharedElement element) {
     const int64_t rows = (*r.getShape())[0], cols = (*r.getShape())[1];
     const bool alongRows = *r.getAxis() == 1;
-    const std::string extent = std::to_string(alongRows ? cols : rows);
     const std::string index = alongRows ? "(" + line + ") * " + std::to_string(cols) + " + j"
                                         : "j * " + std::to_string(cols) + " + (" + line + ")";
-    std::string value = element(index);
-    if (r.getKind() == ReduceKind::AbsMax)
+    return reductionOverJ(r.getKind(), alongRows ? cols : rows, element(index), "");
+  }
+  /// `value` (an expression of j) folded for j = 0 .. extent - 1 in order,
+  /// from the kind's identity, as an expression.
+  static std::string reductionOverJ(ReduceKind kind, int64_t extent, std::string value,
+                                    llvm::StringRef loopPragma) {
+    if (kind == ReduceKind::AbsMax)
       value = "mono_fabs(" + value + ")";
     const std::string combine =
-        r.getKind() == ReduceKind::Sum ? "acc + " + value : "mono_fmax(acc, " + value + ")";
-    const std::string init =
-        r.getKind() == ReduceKind::Sum ? "0.0f" : "mono_as_float(0xFF800000u)";
-    return "[&] { float acc = " + init + "; for (int j = 0; j < " + extent + "; ++j) acc = " +
-           combine + "; return acc; }()";
+        kind == ReduceKind::Sum ? "acc + " + value : "mono_fmax(acc, " + value + ")";
+    const std::string init = kind == ReduceKind::Sum ? "0.0f" : "mono_as_float(0xFF800000u)";
+    return "[&] { float acc = " + init + "; " + loopPragma.str() + "for (int j = 0; j < " +
+           std::to_string(extent) + "; ++j) acc = " + combine + "; return acc; }()";
+  }
+  /// An axis-0 reduction or expand whose values stay in their threads
+  /// (rearrangesInThread): the input's slot for output slot s is
+  /// j * (cols / block) + s for the reduction's j, s % (cols / block) for
+  /// the expand's. The reduction folds in index order, as through shared
+  /// memory.
+  LogicalResult inThread(Operation *op) {
+    Value in = op->getOperand(0), out = op->getResult(0);
+    auto reduce = dyn_cast<ReduceOp>(op);
+    const int64_t rows = reduce ? (*reduce.getShape())[0] : cast<ExpandOp>(op).getShape()[0];
+    const int64_t cols = reduce ? (*reduce.getShape())[1] : cast<ExpandOp>(op).getShape()[1];
+    const std::string perRow = std::to_string(cols / block), name = define(out, "t");
+    declareTile(out, name);
+    openSlotLoop(out);
+    const std::string value =
+        reduce ? reductionOverJ(reduce.getKind(), rows, nameOf(in) + "[j * " + perRow + " + s]",
+                                "_Pragma(\"unroll\") ")
+               : nameOf(in) + "[s % " + perRow + "]";
+    os << "      " << name << "[s] = " << value << ";\n    }\n";
+    return success();
   }
   /// A barrier behind the small rearrangements' reads, if any are in flight.
   void settleSharedReads() {
@@ -599,7 +622,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     }
     if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
       prefetchBefore(op, skipCount);
-    const bool rearrangement = bool(rearrangedTile(&op));
+    const bool rearrangement = bool(rearrangedTile(&op, block));
     const bool otherSharedUser =
         !rearrangement && sharedBytesFor(&op, block, launch.getArch()) > 0;
     if (otherSharedUser || isa<SkipUnlessOp>(op))
@@ -820,6 +843,8 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         return success();
       })
       .Case<ExpandOp>([&](ExpandOp op) {
+        if (rearrangesInThread(op, block))
+          return inThread(op);
         std::string cols = std::to_string(op.getShape()[1]);
         auto reduce = op.getInput().getDefiningOp<ReduceOp>();
         const std::string line = op.getAxis() == 1 ? "i / " + cols : "i % " + cols;
@@ -837,6 +862,8 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       .Case<NegOp>([&](Operation *o) { return unary(o, "-{0}"); })
       .Case<AbsOp>([&](Operation *o) { return unary(o, "mono_fabs({0})"); })
       .Case<ReduceOp>([&](ReduceOp r) -> LogicalResult {
+        if (rearrangesInThread(r, block))
+          return inThread(r);
         if (r.getShape()) {
           // Small axis reductions: through shared memory, each result summed
           // in index order by one thread; one that an expand takes whole is

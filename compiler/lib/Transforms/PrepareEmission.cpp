@@ -82,7 +82,22 @@ int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::Strin
   return int64_t{mono_ring_stages} * mono_gemv_group(kind) * block * mono_gemv_slot(kind);
 }
 
-Value monodc::mono::rearrangedTile(Operation *op) {
+bool monodc::mono::rearrangesInThread(Operation *op, int64_t block) {
+  std::optional<int64_t> axis;
+  llvm::ArrayRef<int64_t> shape;
+  if (auto r = dyn_cast<ReduceOp>(op); r && r.getShape()) {
+    axis = r.getAxis();
+    shape = *r.getShape();
+  } else if (auto e = dyn_cast<ExpandOp>(op)) {
+    axis = e.getAxis();
+    shape = e.getShape();
+  }
+  return axis == 0 && shape.size() == 2 && shape[1] % block == 0;
+}
+
+Value monodc::mono::rearrangedTile(Operation *op, int64_t block) {
+  if (rearrangesInThread(op, block))
+    return {};
   if (auto r = dyn_cast<ReduceOp>(op))
     return r.getShape() ? r.getInput() : Value();
   if (auto g = dyn_cast<GatherOp>(op))
@@ -98,7 +113,9 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
   // Rearrangements go through shared memory: the whole input, a small one
   // in any of the areas.
   int64_t rearranged = 0;
-  if (Value in = rearrangedTile(op)) {
+  if (rearrangesInThread(op, block))
+    return 0;
+  if (Value in = rearrangedTile(op, block)) {
     const int64_t n = size(in);
     rearranged = (n <= kSmallRearrangementWords
                       ? (kRearrangementAreas - 1) * kSmallRearrangementWords + n

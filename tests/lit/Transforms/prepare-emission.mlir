@@ -263,3 +263,30 @@ mono.launch @largeslice attributes {arch = "gfx950", grid = 4 : i64, block = 256
     %up = mono.slice %x[16] {stride = 32 : i64, block = 16 : i64} : !mono.tile<2048, f32> -> !mono.tile<1024, f32>
   }
 }
+
+// -----
+
+// An axis-0 sum and expand whose columns are whole blocks (512 at block
+// 256) keep each value in its thread and need no shared memory (4 bytes is
+// every launch's least); with 128 columns the sum takes the last of the
+// small areas: (2 x 1024 + 256) floats.
+// CHECK: mono.launch @inthread attributes {{{.*}}mono.lds_bytes = 4 : i64
+mono.launch @inthread attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<1024, f32>
+    %sum = mono.reduce sum %x {shape = array<i64: 2, 512>, axis = 0 : i64} : !mono.tile<1024, f32> -> !mono.tile<512, f32>
+    %back = mono.expand %sum {shape = array<i64: 2, 512>, axis = 0 : i64} : !mono.tile<512, f32> -> !mono.tile<1024, f32>
+  }
+}
+
+// -----
+
+// CHECK: mono.launch @acrossthreads attributes {{{.*}}mono.lds_bytes = 9216 : i64
+mono.launch @acrossthreads attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<256, f32>
+    %sum = mono.reduce sum %x {shape = array<i64: 2, 128>, axis = 0 : i64} : !mono.tile<256, f32> -> !mono.tile<128, f32>
+  }
+}

@@ -128,10 +128,16 @@ int64_t sharedBytesFor(mlir::Operation *op, int64_t block, llvm::StringRef arch)
 /// cycles through three tiles.
 constexpr int64_t kSmallRearrangementWords = 1024;
 constexpr int64_t kRearrangementAreas = 3;
+/// An axis reduction or expand along axis 0 of a [rows, cols] tile whose
+/// cols are whole blocks: value (j, c) and value c then sit in the same
+/// thread (c % block), so the emitter folds or copies them in registers,
+/// without shared memory (back.combine's sums over its chunks of 512).
+bool rearrangesInThread(mlir::Operation *op, int64_t block);
 /// The tile a rearrangement (slice, expand, gather, a small axis reduction)
-/// puts through shared memory; null for any other op. sharedBytesFor sizes
-/// its areas and the emitter orders them by the same answer.
-mlir::Value rearrangedTile(mlir::Operation *op);
+/// puts through shared memory; null for any other op, and for one that
+/// rearranges in its threads. sharedBytesFor sizes its areas and the
+/// emitter orders them by the same answer.
+mlir::Value rearrangedTile(mlir::Operation *op, int64_t block);
 
 /// The most shared memory one CTA of `arch` may have.
 int64_t maxSharedBytes(llvm::StringRef arch);
