@@ -1,9 +1,13 @@
 // The HIP printer: self-contained output, a read-only printer, refusal of
-// launches that skipped the prepare pass.
+// launches that skipped the prepare pass, where block reductions put their
+// shared memory.
+#include "monodc/Dialect/Mono/MonoDialect.h"
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/stages/Launches.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
@@ -145,6 +149,64 @@ TEST(Emitter, CudaStagesAreFunctionsOfTheirOwn) {
   EXPECT_EQ(countOf(*amd, "MONO_STAGE void"), 0u);
   EXPECT_EQ(countOf(*amd, "task += MONO_GRID"), 6u);
   EXPECT_EQ(countOf(*cudaUnfused, "MONO_STAGE void"), 0u);
+}
+
+/// A one-stage gfx950 launch of `body` (ops on the task index %t), as HIP:
+/// the stage's text alone.
+std::string emitStage(mlir::MLIRContext &ctx, const std::string &body) {
+  ctx.loadDialect<mono::MonoDialect, mlir::arith::ArithDialect>();
+  const std::string text =
+      "mono.launch @l attributes {arch = \"gfx950\", grid = 4 : i64, block = 256 : i64, "
+      "rows = 1 : i64} {\n  mono.stage @s tasks 1 {\n  ^bb0(%t: index):\n" +
+      body + "  }\n}\n";
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);
+  EXPECT_TRUE(static_cast<bool>(module)) << text;
+  if (!module)
+    return {};
+  auto hip = emit::emitHip(*module);
+  EXPECT_TRUE(succeeded(hip));
+  return succeeded(hip) ? hip->substr(hip->find("// stage 0: s")) : std::string();
+}
+
+std::string sliceOf(const std::string &result, const std::string &tile, int offset) {
+  return "    %" + result + " = mono.slice %" + tile + "[" + std::to_string(offset) +
+         "] : !mono.tile<64, f32> -> !mono.tile<16, f32>\n";
+}
+
+// A block reduction takes the least recently used area of shared memory that
+// nobody has read since the last barrier, with no barrier first, and ends
+// with one: the areas it did not use keep their tiles, read again with no
+// barrier. Where every area has reads pending, it waits for them and takes
+// the least recently read.
+TEST(Emitter, BlockReductionTakesAFreeArea) {
+  const std::string tiles = "    %a = mono.constant 1.0 : !mono.tile<64, f32>\n"
+                            "    %b = mono.constant 2.0 : !mono.tile<64, f32>\n"
+                            "    %c = mono.constant 3.0 : !mono.tile<64, f32>\n";
+  const std::string reduce =
+      "    %r = mono.reduce sum %a : !mono.tile<64, f32> -> !mono.tile<1, f32>\n";
+  mlir::MLIRContext ctx;
+  // a in area 0, b in area 1 (a's reads done at b's barrier); the reduction
+  // in area 2; a read again from area 0.
+  const std::string free = emitStage(
+      ctx, tiles + sliceOf("a1", "a", 1) + sliceOf("b1", "b", 2) + reduce + sliceOf("a2", "a", 4));
+  const size_t at = free.find("= mono_block_reduce<1, 64, 0>(");
+  ASSERT_NE(at, std::string::npos) << free;
+  EXPECT_NE(free.find("mono_lds + 2048);", at), std::string::npos) << free;
+  EXPECT_EQ(countOf(free.substr(0, at), "mono_block_sync();"), 2u) << free;
+  EXPECT_EQ(countOf(free.substr(at), "mono_block_sync();"), 1u) << "the task's end: " << free;
+  EXPECT_NE(free.find("= mono_lds[4 + i * 1];", at), std::string::npos) << free;
+  EXPECT_EQ(countOf(free, "if (i < 64) mono_lds["), 2u) << "a written once: " << free;
+
+  // a, b and c in areas 0-2, then a and b read again with no barrier: every
+  // area has reads pending, c's (area 2) the oldest.
+  const std::string full =
+      emitStage(ctx, tiles + sliceOf("a1", "a", 1) + sliceOf("b1", "b", 2) +
+                         sliceOf("c1", "c", 3) + sliceOf("a2", "a", 4) + sliceOf("b2", "b", 5) +
+                         reduce);
+  EXPECT_NE(full.find("    mono_block_sync();  // every area has been read\n"
+                      "    float t8[1];\n    t8[0] = mono_block_reduce<1, 64, 0>(t0, mono_lds + 2048);"),
+            std::string::npos)
+      << full;
 }
 
 } // namespace

@@ -233,17 +233,11 @@ private:
       if (held != areas.end()) {
         area = held - areas.begin();
       } else {
-        auto free = [&](int a) { return !areas[a].readsPending; };
-        if (llvm::none_of(llvm::seq<int>(0, kRearrangementAreas), free))
-          sharedBarrier("  // every area has been read");
-        for (int a = 0; a < kRearrangementAreas; ++a)
-          if (free(a) && (!free(area) || areas[a].lastUse < areas[area].lastUse))
-            area = a;
+        area = claimFreeArea();
         writeToShared(in, area);
         areas[area].content = in;
       }
-      areas[area].readsPending = true;
-      areas[area].lastUse = ++sharedUse.clock;
+      markRead(area);
     } else {
       writeToShared(in, 0);
     }
@@ -260,6 +254,24 @@ private:
       forgetSharedAreas();  // the tile spans them
     }
     return success();
+  }
+  /// The least recently used area that nobody has read since the last
+  /// barrier, after a barrier if every one has been read.
+  int claimFreeArea() {
+    auto &areas = sharedUse.areas;
+    auto free = [&](int a) { return !areas[a].readsPending; };
+    if (llvm::none_of(llvm::seq<int>(0, kRearrangementAreas), free))
+      sharedBarrier("  // every area has been read");
+    int area = 0;
+    for (int a = 0; a < kRearrangementAreas; ++a)
+      if (free(a) && (!free(area) || areas[a].lastUse < areas[area].lastUse))
+        area = a;
+    return area;
+  }
+  /// Area `area` is read after the last barrier.
+  void markRead(int area) {
+    sharedUse.areas[area].readsPending = true;
+    sharedUse.areas[area].lastUse = ++sharedUse.clock;
   }
   /// The offset of area `area` in mono_lds, as the start of an index.
   static std::string sharedAreaBase(int area) {
@@ -349,6 +361,41 @@ private:
     os << "      " << name << "[s] = " << value << ";\n    }\n";
     return success();
   }
+  /// A library call that uses at most an area's words of shared memory
+  /// from where it is pointed and ends with a barrier: a reduction of a
+  /// whole tile of more than one value (mono_block_reduce, a block's words)
+  /// and an MXFP8 quantization of at most an area's values and scales.
+  bool usesOneArea(Operation &op) {
+    if (auto r = dyn_cast<ReduceOp>(op))
+      return !r.getShape() && sizeOf(r.getInput()) > 1;
+    if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
+      return sizeOf(q.getInput()) + sizeOf(q.getScales()) <= kSmallRearrangementWords;
+    return false;
+  }
+  /// Such a call goes to an area nobody has read since the last barrier
+  /// (claimFreeArea), when nothing but rearrangements has used shared
+  /// memory since; else behind the reads, at area 0 (back.combine's tasks
+  /// reduce and quantize between their rearrangements).
+  void placeAreaCall() {
+    if (sharedUse.quietSinceBarrier) {
+      callArea = claimFreeArea();
+    } else {
+      settleSharedReads();
+      callArea = 0;
+    }
+  }
+  /// Shared memory as the library call being printed is to use it.
+  std::string callShared(Operation *op) {
+    const int area = usesOneArea(*op) ? callArea : 0;
+    return area ? "mono_lds + " + std::to_string(area * kSmallRearrangementWords) : "mono_lds";
+  }
+  /// A library call that ended with a barrier: every read and write before
+  /// it is done.
+  void sharedSettledByCall() {
+    sharedUse.quietSinceBarrier = true;
+    for (SharedArea &a : sharedUse.areas)
+      a.readsPending = false;
+  }
   /// A barrier behind the small rearrangements' reads, if any are in flight.
   void settleSharedReads() {
     if (llvm::any_of(sharedUse.areas, [](const SharedArea &a) { return a.readsPending; }))
@@ -411,6 +458,8 @@ private:
     int64_t clock = 0;
   } sharedUse;
   int nextId = 0;
+  /// The area of the library call being printed (placeAreaCall).
+  int callArea = 0;
 };
 
 LogicalResult LaunchPrinter::print() {
@@ -622,10 +671,14 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     }
     if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
       prefetchBefore(op, skipCount);
-    const bool rearrangement = bool(rearrangedTile(&op, block));
+    // (An interleave keeps its own barriers, as the rearrangements do.)
+    const bool rearrangement = bool(rearrangedTile(&op, block)) || isa<InterleaveOp>(op);
     const bool otherSharedUser =
         !rearrangement && sharedBytesFor(&op, block, launch.getArch()) > 0;
-    if (otherSharedUser || isa<SkipUnlessOp>(op))
+    const bool areaCall = usesOneArea(op);
+    if (areaCall)
+      placeAreaCall();
+    else if (otherSharedUser || isa<SkipUnlessOp>(op))
       settleSharedReads();
     const size_t printedFrom = text.size();
     if (failed(printOp(op)))
@@ -636,8 +689,15 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
         llvm::StringRef(text).drop_front(printedFrom).contains("mono_lds"))
       return op.emitOpError() << "uses shared memory that sharedBytesFor does not count "
                                  "(an emitter bug: its barriers would not order it)";
-    if (otherSharedUser)
+    if (areaCall) {
+      sharedSettledByCall();
+      sharedUse.areas[callArea].content = {};
+    } else if (isa<QuantizeMxfp8Op>(op)) {
+      sharedSettledByCall();
+      forgetSharedAreas();  // a large one uses shared memory from word 0 on
+    } else if (otherSharedUser) {
       sharedUsedElsewhere();
+    }
     skipOpen = skipOpen || isa<SkipUnlessOp>(op);
     if (auto skip = dyn_cast<SkipUnlessOp>(op)) {
       skipCount = skip.getCount();
@@ -822,19 +882,32 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       })
       .Case<InterleaveOp>([&](InterleaveOp op) {
         // a then b in shared memory; value i comes from a[i / 2] or b[i / 2].
+        // A small pair goes to an area as a small rearrangement does (its
+        // reads pending after it); a large one keeps a barrier on either side.
         std::string name = define(op.getResult(), "t");
         declareTile(op.getResult(), name);
-        int64_t n = sizeOf(op.getA());
-        os << "    mono_block_sync();\n";
-        for (auto [source, base] : {std::pair<Value, int64_t>{op.getA(), 0}, {op.getB(), n}}) {
+        const int64_t n = sizeOf(op.getA());
+        const bool small = 2 * n <= kSmallRearrangementWords;
+        if (!small || !sharedUse.quietSinceBarrier)
+          sharedBarrier("");
+        const int area = small ? claimFreeArea() : 0;
+        const std::string base = sharedAreaBase(area);
+        for (auto [source, offset] : {std::pair<Value, int64_t>{op.getA(), 0}, {op.getB(), n}}) {
           openSlotLoop(source);
-          os << "      if (i < " << n << ") mono_lds[" << base << " + i] = " << nameOf(source)
-             << "[s];\n    }\n";
+          os << "      if (i < " << n << ") mono_lds[" << base << offset << " + i] = "
+             << nameOf(source) << "[s];\n    }\n";
         }
-        os << "    mono_block_sync();\n";
+        sharedBarrier("");
         openSlotLoop(op.getResult());
-        os << "      if (i < " << 2 * n << ") " << name << "[s] = mono_lds[(i % 2) * " << n
-           << " + i / 2];\n    }\n    mono_block_sync();\n";
+        os << "      if (i < " << 2 * n << ") " << name << "[s] = mono_lds[" << base << "(i % 2) * "
+           << n << " + i / 2];\n    }\n";
+        sharedUse.areas[area].content = {};
+        if (small) {
+          markRead(area);
+        } else {
+          sharedBarrier("");
+          forgetSharedAreas();
+        }
         return success();
       })
       .Case<ToIndexOp>([&](ToIndexOp op) {
@@ -878,7 +951,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         os << "    float " << name << "[1];\n    " << name
            << "[0] = mono_block_reduce<" << slotsOf(r.getInput()) << ", "
            << sizeOf(r.getInput()) << ", " << static_cast<int>(r.getKind()) << ">("
-           << nameOf(r.getInput()) << ", mono_lds);\n";
+           << nameOf(r.getInput()) << ", " << callShared(r) << ");\n";
         return success();
       })
       .Case<QuantizeMxfp8Op>([&](QuantizeMxfp8Op q) {
@@ -889,7 +962,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         os << "    mono_quantize_mxfp8<" << slotsOf(q.getInput()) << ", "
            << slotsOf(q.getScales()) << ", " << sizeOf(q.getInput()) << ", "
            << q.getGroup() << ">(" << nameOf(q.getInput()) << ", " << codes << ", " << scales
-           << ", " << static_cast<int>(q.getVariant()) << ", mono_lds);\n";
+           << ", " << static_cast<int>(q.getVariant()) << ", " << callShared(q) << ");\n";
         return success();
       })
       .Case<AttendChunkOp>([&](AttendChunkOp a) {

@@ -122,19 +122,36 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
                       : n) *
                  4;
   }
+  // A block reduction may take any of the areas (the emitter's
+  // placeAreaCall): a block's words at the last one's start.
   if (auto r = dyn_cast<ReduceOp>(op))
-    return std::max(std::max(block, size(r.getInput())) * 4, rearranged);
+    return std::max(std::max((kRearrangementAreas - 1) * kSmallRearrangementWords + block,
+                             size(r.getInput())) * 4,
+                    rearranged);
   if (rearranged)
     return rearranged;
-  if (isa<InterleaveOp>(op))
-    return 2 * size(op->getOperand(0)) * 4;
+  // An interleave's pair is a small rearrangement's tile where it fits one
+  // area (the emitter's InterleaveOp).
+  if (isa<InterleaveOp>(op)) {
+    const int64_t pair = 2 * size(op->getOperand(0));
+    return (pair <= kSmallRearrangementWords
+                ? (kRearrangementAreas - 1) * kSmallRearrangementWords + pair
+                : pair) *
+           4;
+  }
   if (auto t = dyn_cast<TopKOp>(op))
     return (size(t.getInput()) + 2 * t.getK()) * 4;
   // The experts, the slot starts and the slots' first places (one past the last).
   if (auto g = dyn_cast<ExpertGroupsOp>(op))
     return (3 * size(g.getExperts()) + 1) * 4;
-  if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
-    return (size(q.getInput()) + size(q.getInput()) / 32) * 4;
+  // One that fits an area may take any (the emitter's placeAreaCall).
+  if (auto q = dyn_cast<QuantizeMxfp8Op>(op)) {
+    const int64_t words = size(q.getInput()) + size(q.getScales());
+    return (words <= kSmallRearrangementWords
+                ? (kRearrangementAreas - 1) * kSmallRearrangementWords + words
+                : words) *
+           4;
+  }
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
     if (gemvRowsUsesMma(g, block, arch))
