@@ -109,49 +109,34 @@ Value monodc::mono::rearrangedTile(Operation *op, int64_t block) {
 
 int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringRef arch) {
   auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
-  // Every building block works in f32 words of shared memory.
-  // Rearrangements go through shared memory: the whole input, a small one
-  // in any of the areas.
-  int64_t rearranged = 0;
+  // Every building block works in f32 words of shared memory. What fits an
+  // area may go to any of them (from the last one's start), more from word
+  // 0: a rearrangement's tile, a block reduction's block of words, an
+  // interleave's pair, a quantization's values and scales (the emitter's
+  // throughShared and placeAreaCall).
+  auto inAnArea = [](int64_t words) {
+    return (words <= kSmallRearrangementWords
+                ? (kRearrangementAreas - 1) * kSmallRearrangementWords + words
+                : words) *
+           4;
+  };
   if (rearrangesInThread(op, block))
     return 0;
-  if (Value in = rearrangedTile(op, block)) {
-    const int64_t n = size(in);
-    rearranged = (n <= kSmallRearrangementWords
-                      ? (kRearrangementAreas - 1) * kSmallRearrangementWords + n
-                      : n) *
-                 4;
-  }
-  // A block reduction may take any of the areas (the emitter's
-  // placeAreaCall): a block's words at the last one's start.
+  const Value in = rearrangedTile(op, block);
+  const int64_t rearranged = in ? inAnArea(size(in)) : 0;
   if (auto r = dyn_cast<ReduceOp>(op))
-    return std::max(std::max((kRearrangementAreas - 1) * kSmallRearrangementWords + block,
-                             size(r.getInput())) * 4,
-                    rearranged);
+    return std::max({inAnArea(block), size(r.getInput()) * 4, rearranged});
   if (rearranged)
     return rearranged;
-  // An interleave's pair is a small rearrangement's tile where it fits one
-  // area (the emitter's InterleaveOp).
-  if (isa<InterleaveOp>(op)) {
-    const int64_t pair = 2 * size(op->getOperand(0));
-    return (pair <= kSmallRearrangementWords
-                ? (kRearrangementAreas - 1) * kSmallRearrangementWords + pair
-                : pair) *
-           4;
-  }
+  if (isa<InterleaveOp>(op))
+    return inAnArea(2 * size(op->getOperand(0)));
   if (auto t = dyn_cast<TopKOp>(op))
     return (size(t.getInput()) + 2 * t.getK()) * 4;
   // The experts, the slot starts and the slots' first places (one past the last).
   if (auto g = dyn_cast<ExpertGroupsOp>(op))
     return (3 * size(g.getExperts()) + 1) * 4;
-  // One that fits an area may take any (the emitter's placeAreaCall).
-  if (auto q = dyn_cast<QuantizeMxfp8Op>(op)) {
-    const int64_t words = size(q.getInput()) + size(q.getScales());
-    return (words <= kSmallRearrangementWords
-                ? (kRearrangementAreas - 1) * kSmallRearrangementWords + words
-                : words) *
-           4;
-  }
+  if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
+    return inAnArea(size(q.getInput()) + size(q.getScales()));
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
     if (gemvRowsUsesMma(g, block, arch))
