@@ -16,6 +16,8 @@
 #include <random>
 #include <vector>
 
+#include "RandomValues.h"
+
 // clang-format off
 #include "prelude.h"
 #include "gemv_shape.h"
@@ -65,22 +67,6 @@ std::vector<float> deviceReduce(const std::vector<float> &values) {
   return results;
 }
 
-std::vector<float> randomValues(int n, std::mt19937 &rng, bool special) {
-  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> exponent(-30, 30), pick(0, 9);
-  std::vector<float> v(n);
-  for (float &x : v) {
-    x = std::ldexp(mantissa(rng), exponent(rng));
-    if (special) {
-      const int p = pick(rng);
-      if (p == 0) x = -0.0f;
-      if (p == 1) x = std::numeric_limits<float>::quiet_NaN();
-      if (p == 2) x = -std::numeric_limits<float>::infinity();
-    }
-  }
-  return v;
-}
-
 template <int S, int N, int KIND>
 void expectSameBits(const std::vector<float> &values, const char *what) {
   const float expected = treeReduce(values, S, KIND);
@@ -94,7 +80,7 @@ void expectSameBits(const std::vector<float> &values, const char *what) {
 template <int S, int N>
 void everyKind(std::mt19937 &rng) {
   for (bool special : {false, true}) {
-    const std::vector<float> v = randomValues(N, rng, special);
+    const std::vector<float> v = randomValues(N, rng, 30, special ? 10 : 0);
     const char *what = special ? "with specials" : "finite";
     expectSameBits<S, N, 0>(v, what);
     expectSameBits<S, N, 1>(v, what);

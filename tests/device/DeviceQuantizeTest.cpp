@@ -19,6 +19,8 @@
 
 #include "monodc/formats/NumberFormats.h"
 
+#include "RandomValues.h"
+
 // clang-format off
 #include "prelude.h"
 #include "gemv_shape.h"
@@ -75,22 +77,6 @@ Quantized device(const std::vector<float> &values, int variant) {
   return q;
 }
 
-std::vector<float> randomRow(int n, std::mt19937 &rng, bool special) {
-  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> exponent(-20, 20), pick(0, 15);
-  std::vector<float> v(n);
-  for (float &x : v) {
-    x = std::ldexp(mantissa(rng), exponent(rng));
-    if (special) {
-      const int p = pick(rng);
-      if (p == 0) x = -0.0f;
-      if (p == 1) x = std::numeric_limits<float>::quiet_NaN();
-      if (p == 2) x = -std::numeric_limits<float>::infinity();
-    }
-  }
-  return v;
-}
-
 template <int S, int SS, int N, int G>
 void expectReference(const std::vector<float> &values, const char *what) {
   for (int variant : {0, 1}) {
@@ -106,8 +92,8 @@ void expectReference(const std::vector<float> &values, const char *what) {
 
 template <int S, int SS, int N, int G>
 void randomRows(std::mt19937 &rng) {
-  expectReference<S, SS, N, G>(randomRow(N, rng, false), "finite");
-  expectReference<S, SS, N, G>(randomRow(N, rng, true), "with specials");
+  expectReference<S, SS, N, G>(randomValues(N, rng, 20, 0), "finite");
+  expectReference<S, SS, N, G>(randomValues(N, rng, 20, 16), "with specials");
 }
 
 TEST(DeviceQuantize, MatchesTheFormatsLibraryBitForBit) {
