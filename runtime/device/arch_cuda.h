@@ -143,6 +143,8 @@ MONO_DEV float mono_e4m3_value_cvt(mono_u8 c) {
 MONO_DEV float mono_shfl_down_f32(float v, int w) { return __shfl_down_sync(0xFFFFFFFFu, v, w); }
 // Lane l gets lane l ^ m's v (m below the warp's width).
 MONO_DEV float mono_shfl_xor_f32(float v, int m) { return __shfl_xor_sync(0xFFFFFFFFu, v, m); }
+// Lane l gets lane `from`'s v (`from` taken modulo the warp's width).
+MONO_DEV float mono_shfl_idx_f32(float v, int from) { return __shfl_sync(0xFFFFFFFFu, v, from); }
 // Two bf16 values a register (the lower in the low half): max, and fma
 // rounded once to nearest even; bf16 denormals are kept (no flush).
 #define MONO_HAS_BF16X2 1

@@ -42,6 +42,10 @@ MONO_DEV float mono_shfl_down_f32(float v, int w) {
 MONO_DEV float mono_shfl_xor_f32(float v, int m) {
   return mono_as_float((mono_u32)__builtin_amdgcn_ds_bpermute((mono_lane() ^ m) << 2, (int)mono_as_u32(v)));
 }
+// Lane l gets lane `from`'s v (ds_bpermute reads `from` modulo 64).
+MONO_DEV float mono_shfl_idx_f32(float v, int from) {
+  return mono_as_float((mono_u32)__builtin_amdgcn_ds_bpermute(from << 2, (int)mono_as_u32(v)));
+}
 
 // Device scope inside a rank; system scope is for peer memory across ranks.
 MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {

@@ -151,12 +151,13 @@ TEST(Emitter, CudaStagesAreFunctionsOfTheirOwn) {
   EXPECT_EQ(countOf(*cudaUnfused, "MONO_STAGE void"), 0u);
 }
 
-/// A one-stage gfx950 launch of `body` (ops on the task index %t), as HIP:
-/// the stage's text alone.
-std::string emitStage(mlir::MLIRContext &ctx, const std::string &body) {
+/// A one-stage launch of `body` (ops on the task index %t) for `arch`, as
+/// HIP: the stage's text alone.
+std::string emitStage(mlir::MLIRContext &ctx, const std::string &body,
+                      const std::string &arch = "gfx950") {
   ctx.loadDialect<mono::MonoDialect, mlir::arith::ArithDialect>();
   const std::string text =
-      "mono.launch @l attributes {arch = \"gfx950\", grid = 4 : i64, block = 256 : i64, "
+      "mono.launch @l attributes {arch = \"" + arch + "\", grid = 4 : i64, block = 256 : i64, "
       "rows = 1 : i64} {\n  mono.stage @s tasks 1 {\n  ^bb0(%t: index):\n" +
       body + "  }\n}\n";
   auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);
@@ -168,9 +169,11 @@ std::string emitStage(mlir::MLIRContext &ctx, const std::string &body) {
   return succeeded(hip) ? hip->substr(hip->find("// stage 0: s")) : std::string();
 }
 
-std::string sliceOf(const std::string &result, const std::string &tile, int offset) {
-  return "    %" + result + " = mono.slice %" + tile + "[" + std::to_string(offset) +
-         "] : !mono.tile<64, f32> -> !mono.tile<16, f32>\n";
+std::string sliceOf(const std::string &result, const std::string &tile, int offset,
+                    int size = 128) {
+  const std::string type = "!mono.tile<" + std::to_string(size) + ", f32>";
+  return "    %" + result + " = mono.slice %" + tile + "[" + std::to_string(offset) + "] : " + type +
+         " -> !mono.tile<16, f32>\n";
 }
 
 // A block reduction takes the least recently used area of shared memory that
@@ -179,23 +182,25 @@ std::string sliceOf(const std::string &result, const std::string &tile, int offs
 // barrier. Where every area has reads pending, it waits for them and takes
 // the least recently read.
 TEST(Emitter, BlockReductionTakesAFreeArea) {
-  const std::string tiles = "    %a = mono.constant 1.0 : !mono.tile<64, f32>\n"
-                            "    %b = mono.constant 2.0 : !mono.tile<64, f32>\n"
-                            "    %c = mono.constant 3.0 : !mono.tile<64, f32>\n";
+  // (128-value tiles: more than a wave's lanes, so the slices go through
+  // shared memory.)
+  const std::string tiles = "    %a = mono.constant 1.0 : !mono.tile<128, f32>\n"
+                            "    %b = mono.constant 2.0 : !mono.tile<128, f32>\n"
+                            "    %c = mono.constant 3.0 : !mono.tile<128, f32>\n";
   const std::string reduce =
-      "    %r = mono.reduce sum %a : !mono.tile<64, f32> -> !mono.tile<1, f32>\n";
+      "    %r = mono.reduce sum %a : !mono.tile<128, f32> -> !mono.tile<1, f32>\n";
   mlir::MLIRContext ctx;
   // a in area 0, b in area 1 (a's reads done at b's barrier); the reduction
   // in area 2; a read again from area 0.
   const std::string free = emitStage(
       ctx, tiles + sliceOf("a1", "a", 1) + sliceOf("b1", "b", 2) + reduce + sliceOf("a2", "a", 4));
-  const size_t at = free.find("= mono_block_reduce<1, 64, 0>(");
+  const size_t at = free.find("= mono_block_reduce<1, 128, 0>(");
   ASSERT_NE(at, std::string::npos) << free;
   EXPECT_NE(free.find("mono_lds + 2048);", at), std::string::npos) << free;
   EXPECT_EQ(countOf(free.substr(0, at), "mono_block_sync();"), 2u) << free;
   EXPECT_EQ(countOf(free.substr(at), "mono_block_sync();"), 1u) << "the task's end: " << free;
   EXPECT_NE(free.find("= mono_lds[4 + i * 1];", at), std::string::npos) << free;
-  EXPECT_EQ(countOf(free, "if (i < 64) mono_lds["), 2u) << "a written once: " << free;
+  EXPECT_EQ(countOf(free, "if (i < 128) mono_lds["), 2u) << "a written once: " << free;
 
   // a, b and c in areas 0-2, then a and b read again with no barrier: every
   // area has reads pending, c's (area 2) the oldest.
@@ -204,9 +209,28 @@ TEST(Emitter, BlockReductionTakesAFreeArea) {
                          sliceOf("c1", "c", 3) + sliceOf("a2", "a", 4) + sliceOf("b2", "b", 5) +
                          reduce);
   EXPECT_NE(full.find("    mono_block_sync();  // every area has been read\n"
-                      "    float t8[1];\n    t8[0] = mono_block_reduce<1, 64, 0>(t0, mono_lds + 2048);"),
+                      "    float t8[1];\n    t8[0] = mono_block_reduce<1, 128, 0>(t0, mono_lds + 2048);"),
             std::string::npos)
       << full;
+}
+
+// A rearrangement whose tile and result fit warp 0's lanes reads by
+// shuffles, with no shared memory: 48 values fit gfx950's 64-lane wave, not
+// sm_90's 32-lane warp. A one-value result is every thread's, so it still
+// goes through shared memory.
+TEST(Emitter, SmallRearrangementsInWarp0AreShuffles) {
+  const std::string body = "    %a = mono.constant 1.0 : !mono.tile<48, f32>\n" +
+                           sliceOf("a1", "a", 3, 48) +
+                           "    %one = mono.slice %a[5] : !mono.tile<48, f32> -> "
+                           "!mono.tile<1, f32>\n";
+  mlir::MLIRContext ctx;
+  const std::string amd = emitStage(ctx, body, "gfx950"), cuda = emitStage(ctx, body, "sm_90");
+  EXPECT_NE(amd.find("t1[s] = mono_shfl_idx_f32(t0[0], 3 + i * 1);"), std::string::npos) << amd;
+  EXPECT_EQ(cuda.find("mono_shfl_idx_f32"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("if (i < 16) t1[s] = mono_lds[3 + i * 1];"), std::string::npos) << cuda;
+  for (const std::string &text : {amd, cuda})
+    EXPECT_NE(text.find("{ const int i = 0; t2[0] = mono_lds[5 + i * 1]; }"), std::string::npos)
+        << text;
 }
 
 } // namespace

@@ -218,11 +218,23 @@ private:
   /// have been), then one barrier, then reads. Its reads stay behind no
   /// barrier: the next write to that area, or any other user of shared
   /// memory, first waits for them (settleSharedReads). A large one keeps a
-  /// barrier on either side.
+  /// barrier on either side. Where `in` and the result fit the lanes of
+  /// warp 0 (inWarp0), the values are read by warp shuffles instead, with
+  /// no shared memory and no barrier.
   LogicalResult throughShared(Value in, Value out,
                               llvm::function_ref<std::string(SharedElement)> source) {
     std::string name = define(out, "t");
     declareTile(out, name);
+    if (inWarp0(in, out)) {
+      // Every lane takes part in the shuffles, those past the result's end
+      // too (their values go unused; a lane index is taken modulo the warp).
+      const std::string read = source([&](const std::string &index) {
+        return "mono_shfl_idx_f32(" + nameOf(in) + "[0], " + index + ")";
+      });
+      openSlotLoop(out);
+      os << "      " << name << "[s] = " << read << ";\n    }\n";
+      return success();
+    }
     const bool small = sizeOf(in) <= kSmallRearrangementWords;
     if (!small || !sharedUse.quietSinceBarrier)
       sharedBarrier("");
@@ -254,6 +266,14 @@ private:
       forgetSharedAreas();  // the tile spans them
     }
     return success();
+  }
+  /// A tile of at most a warp's width of values sits in warp 0's lanes (one
+  /// slot, value i in lane i), and a result of more than one value is only
+  /// read in the lanes that hold it; a one-value result is every thread's,
+  /// so it still goes through shared memory.
+  bool inWarp0(Value in, Value out) {
+    const int64_t warp = isCudaArch(launch.getArch()) ? 32 : 64;
+    return block >= warp && sizeOf(in) <= warp && sizeOf(out) > 1 && sizeOf(out) <= warp;
   }
   /// The least recently used area that nobody has read since the last
   /// barrier, after a barrier if every one has been read.
