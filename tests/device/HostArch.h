@@ -227,9 +227,6 @@ void halfMma(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1, Va
   }
   x.meet.arrive_and_wait();
 }
-/// A shuffle down by w over the warp's host threads. Past the warp's end a
-/// lane keeps its own value (CUDA's __shfl_down_sync) or, 64 wide, reads
-/// the lane w wraps to (the AMD layer's ds_bpermute).
 /// Lane l gets lane `from(l)`'s v, every lane of the warp taking part.
 template <class From>
 float shuffle(float v, From from) {
