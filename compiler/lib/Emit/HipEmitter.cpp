@@ -921,8 +921,8 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         openSlotLoop(op.getResult());
         os << "      if (i < " << 2 * n << ") " << name << "[s] = mono_lds[" << base << "(i % 2) * "
            << n << " + i / 2];\n    }\n";
-        sharedUse.areas[area].content = {};
         if (small) {
+          sharedUse.areas[area].content = {};  // a pair, not one tile to read again
           markRead(area);
         } else {
           sharedBarrier("");
