@@ -227,14 +227,16 @@ void halfMma(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1, Va
   }
   x.meet.arrive_and_wait();
 }
-/// Lane l gets lane `from(l)`'s v, every lane of the warp taking part.
+/// Lane l gets lane `from(l)`'s v, or keeps its own where from(l) is past
+/// the warp; every lane of the warp takes part.
 template <class From>
 float shuffle(float v, From from) {
   const int lane = threadId % MONO_HOST_WARP;
   ShuffleExchange &x = (*shuffles)[threadId / MONO_HOST_WARP];
   x.v[lane] = v;
   x.meet.arrive_and_wait();
-  const float r = from(lane);
+  const int source = from(lane);
+  const float r = source < MONO_HOST_WARP ? x.v[source] : v;
   x.meet.arrive_and_wait();
   return r;
 }
@@ -242,10 +244,8 @@ float shuffle(float v, From from) {
 /// lane keeps its own value (CUDA's __shfl_down_sync) or, 64 wide, reads
 /// the lane w wraps to (the AMD layer's ds_bpermute).
 inline float shuffleDown(float v, int w) {
-  ShuffleExchange &x = (*shuffles)[threadId / MONO_HOST_WARP];
   return shuffle(v, [&](int lane) {
-    const int from = lane + w;
-    return from < MONO_HOST_WARP ? x.v[from] : MONO_HOST_WARP == 64 ? x.v[from % MONO_HOST_WARP] : v;
+    return MONO_HOST_WARP == 64 ? (lane + w) % MONO_HOST_WARP : lane + w;
   });
 }
 } // namespace host_arch
@@ -253,8 +253,7 @@ inline float shuffleDown(float v, int w) {
 #define MONO_WARP_SIZE MONO_HOST_WARP
 MONO_DEV float mono_shfl_down_f32(float v, int w) { return host_arch::shuffleDown(v, w); }
 MONO_DEV float mono_shfl_xor_f32(float v, int m) {
-  host_arch::ShuffleExchange &x = (*host_arch::shuffles)[host_arch::threadId / MONO_HOST_WARP];
-  return host_arch::shuffle(v, [&](int lane) { return x.v[lane ^ m]; });
+  return host_arch::shuffle(v, [&](int lane) { return lane ^ m; });
 }
 #define MONO_HAS_MMA_F16 1
 MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
