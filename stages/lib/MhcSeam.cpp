@@ -31,8 +31,9 @@ SeamRegions monodc::stages::declareSeamRegions(Launch &l, const ModelConfig &c,
 namespace {
 
 /// Steps 1-2 and the sums of squares of step 3, for one column slice of one
-/// token: R'[o] = bf16(post[o] x + comb[0][o] R0 + comb[1][o] R1 + comb[2][o] R2
-/// then fma comb[3][o] R3), products rounded to f32; u = bf16(sum_o pre[o] R'[o]).
+/// token: R'[o] = bf16(px + s) with px = f32(post[o] x), s = f32(comb[0][o] R0)
+/// then s = fma(comb[h][o], Rh, s) for h = 1, 2, 3 (vLLM's torch mHC order);
+/// u = bf16(sum_o pre[o] R'[o]).
 void addFold(Launch &l, const ModelConfig &c, const std::string &name, const SeamRegions &r) {
   const int64_t slices = c.seamSlices(), width = c.seamSlice, h = c.hidden;
   l.stage(name, l.options().rows * slices, [&](Task &t) {
@@ -46,11 +47,10 @@ void addFold(Launch &l, const ModelConfig &c, const std::string &name, const Sea
       streams[s] = t.load(r.residual, token, col + t.index(s * h), width).to(f32);
     Tile u, ss;
     for (int o = 0; o < 4; ++o) {
-      Tile acc = post.at(o) * x;
-      for (int s = 0; s < 3; ++s)
-        acc = acc + comb.at(s * 4 + o) * streams[s];
-      acc = fma(comb.at(3 * 4 + o), streams[3], acc);
-      Tile folded = acc.to(bf16);
+      Tile mixed = comb.at(o) * streams[0];
+      for (int s = 1; s < 4; ++s)
+        mixed = fma(comb.at(s * 4 + o), streams[s], mixed);
+      Tile folded = (post.at(o) * x + mixed).to(bf16);
       t.store(r.residualOut, token, col + t.index(o * h), folded);
       Tile value = folded.to(f32);
       Tile term = pre.at(o) * value;

@@ -19,16 +19,18 @@ void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegi
   // z = x . gate^T in f32.
   addGemvStage(l, {"moe.router", r.gate, {}, r.x, {}, r.logits, kRouterRowsPerTask, f32});
   // s = sqrt(softplus(z)) (NaN -> 0); top-k of s + bias, lower index first
-  // on ties; w = scaling * s_k / max(sum of the chosen s, 1e-20).
+  // on ties (pick order); S = the chosen s summed in pick order,
+  // r = scaling / max(S, 1e-20), w = s * r, all f32 (vLLM's dsv4_topk).
   l.stage("moe.route", tokens, [&](Task &t) {
     Tile z = t.loadRow(r.logits, t.id());
     Tile softplus = selectGreater(z, t.constant(20.0f), z, log(exp(z) + 1.0f));
     Tile score = replaceNan(sqrt(softplus), 0.0f);
     TopK top = topk(score + t.loadRow(r.bias, t.index(0)), c.topK);
     Tile chosen = gather(score, top.indices);
-    Tile total = max(sum(chosen), t.constant(1e-20f));
+    Tile total = max(sumAlong(chosen, 1, c.topK, 1), t.constant(1e-20f));
+    Tile ratio = t.constant(c.routedScaling) / total;
     t.store(r.indices, t.id(), 0, top.indices);
-    t.store(r.weights, t.id(), 0, chosen * c.routedScaling / total);
+    t.store(r.weights, t.id(), 0, chosen * ratio);
     if (!r.pairExperts.name().empty())
       t.store(r.pairExperts, t.index(0), t.id() * c.topK, top.indices);
   });
@@ -219,9 +221,10 @@ void monodc::stages::addRoutedDown(Launch &l, const ModelConfig &c, const Routed
 void monodc::stages::addRoutedCombine(Launch &l, const ModelConfig &c,
                                       const RoutedExpertRegions &r) {
   const int64_t topK = c.topK;
-  // Each token's experts in its top-k order, then the shared expert; a
-  // task a (token, column slice): the sum is per column, and slices keep the
-  // unrolled code small (a whole row is 20 registers a thread per value).
+  // o_k = bf16(d_k w_k) summed in f32 in pick order and rounded once
+  // (vLLM's moe_sum), then + the shared expert; a task a (token, column
+  // slice): the sum is per column, and slices keep the unrolled code small
+  // (a whole row is 20 registers a thread per value).
   const int64_t width = c.seamSlice, slices = c.seamSlices();
   l.stage("routed.combine", l.options().rows * slices, [&](Task &t) {
     Index token = t.id() / slices;
@@ -231,8 +234,9 @@ void monodc::stages::addRoutedCombine(Launch &l, const ModelConfig &c,
       Index row = t.toIndex(t.load(r.plan, t.index(kPlanPairRow), token * topK + t.index(k), 1));
       Tile d = t.load(r.down, row, col, width);
       Tile w = t.load(r.weights, token, k, 1);
-      routed = (routed + (d * w).to(bf16).to(f32)).to(bf16).to(f32);
+      routed = routed + (d * w).to(bf16).to(f32);
     }
-    t.store(r.out, token, col, (routed + t.load(r.shared, token, col, width).to(f32)).to(bf16));
+    Tile shared = t.load(r.shared, token, col, width).to(f32);
+    t.store(r.out, token, col, (routed.to(bf16).to(f32) + shared).to(bf16));
   });
 }

@@ -331,25 +331,25 @@ TEST(RoutedExperts, WeightsSharedAndRounding) {
   EXPECT_EQ(out, expected);
 }
 
-TEST(RoutedExperts, SumsInTopKOrder) {
-  // Three experts with h_0 = 1.9609375 (g = 4, u = 0.5), MXFP8r -> 2. Expert 0
-  // has w2[0][0] = 128 (d_0 = 256), experts 1 and 2 have 0.5 (d_0 = 1).
-  // Order 0, 1, 2: 256 + 1 = 257 is a bf16 tie -> 256, twice; order 1, 2, 0:
-  // 1 + 1 = 2, then 258.
-  std::vector<float> w13Values(size_t(3) * 2 * kInter * kHidden, 0.0f);
-  std::vector<float> w2Values(size_t(3) * kHidden * kInter, 0.0f);
-  for (int e = 0; e < 3; ++e) {
-    w13Values[(size_t(e) * 2 * kInter + gateRowOf(0)) * kHidden] = 4.0f;
-    w13Values[(size_t(e) * 2 * kInter + upRowOf(0)) * kHidden] = 0.5f;
-    w2Values[size_t(e) * kHidden * kInter] = e == 0 ? 128.0f : 0.5f;
-  }
-  const Mxfp4Weights w13 = quantizeMxfp4Weights(w13Values, 3, 2 * kInter, kHidden);
-  const Mxfp4Weights w2 = quantizeMxfp4Weights(w2Values, 3, kHidden, kInter);
+TEST(RoutedExperts, SumsInF32InPickOrder) {
+  // One expert with h_0 = 1.9609375 (g = 4, u = 0.5), MXFP8r -> 2, and
+  // w2[0][0] = 128: d_0 = 256, picked four times with weights 1, 2^-8, 2^-24,
+  // 2^-24, so o = 256, 1, 2^-16, 2^-16. Summed in f32 in that order: 257,
+  // 257 + 2^-16 is a tie -> 257, twice; bf16(257) is a tie -> 256. In the
+  // reverse order: 2^-15, 1 + 2^-15, 257 + 2^-15 exactly -> bf16 258. (The
+  // bf16 chain it replaced gives 256 both ways.)
+  std::vector<float> w13Values(size_t(2) * kInter * kHidden, 0.0f);
+  std::vector<float> w2Values(size_t(kHidden) * kInter, 0.0f);
+  w13Values[size_t(gateRowOf(0)) * kHidden] = 4.0f;
+  w13Values[size_t(upRowOf(0)) * kHidden] = 0.5f;
+  w2Values[0] = 128.0f;
+  const Mxfp4Weights w13 = quantizeMxfp4Weights(w13Values, 1, 2 * kInter, kHidden);
+  const Mxfp4Weights w2 = quantizeMxfp4Weights(w2Values, 1, kHidden, kInter);
   std::vector<float> x = unitX();
   x.insert(x.end(), x.begin(), x.end());  // two tokens, the same x
   Routing routing;
-  routing.indices = {0, 1, 2, 1, 2, 0};
-  routing.weights = std::vector<float>(6, 1.0f);
+  routing.indices = std::vector<int>(8, 0);
+  routing.weights = {1.0f, 0x1p-8f, 0x1p-24f, 0x1p-24f, 0x1p-24f, 0x1p-24f, 0x1p-8f, 1.0f};
   const std::vector<float> out =
       routedExperts(x, 2, routing, w13, w2, std::vector<float>(2 * kHidden, 0.0f), 10.0);
   std::vector<float> expected(2 * kHidden, 0.0f);

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 using namespace monodc;
@@ -127,6 +128,54 @@ TEST(MhcSeamNumerics, PreOffBy3PercentFails) {
   EXPECT_FALSE(ref::withinStageBounds(ref::compare(got.out.u, want.u)));
   // And the unperturbed inputs pass the same comparison.
   EXPECT_TRUE(ref::withinStageBounds(ref::compare(simulateSeam(c, in, {}).out.u, want.u)));
+}
+
+// The fold's order as it stood before vLLM's was pinned: px first, then the
+// products added, the last by fma. Kept here only to prove that the
+// cancellation inputs below tell the two orders apart.
+float previousFoldOrder(const ref::MhcInputs &in, int row, int o, int d) {
+  const int h = in.hidden;
+  const float *R = in.residual.data() + size_t(row) * 4 * h;
+  const float *comb = in.comb.data() + row * 16;
+  float acc = in.post[row * 4 + o] * in.x[size_t(row) * h + d];
+  for (int s = 0; s < 3; ++s) {
+    const float product = comb[s * 4 + o] * R[s * h + d];
+    acc = acc + product;
+  }
+  return formats::roundToBf16(std::fma(comb[12 + o], R[3 * h + d], acc));
+}
+
+TEST(MhcSeamNumerics, FoldOrderPinnedWhereTermsCancel) {
+  // Stream 1 is minus stream 0 and its comb weight 2^-14 larger, streams 2
+  // and 3 and post * x are as small as that difference: R' keeps only the
+  // low bits of the large products, where the two orders' roundings differ.
+  const auto c = stages::tinyConfig();
+  const int rows = 6, h = int(c.hidden);
+  ref::MhcInputs in = makeSeamInputs(c, rows, 13u);
+  for (int r = 0; r < rows; ++r) {
+    float *R = in.residual.data() + size_t(r) * 4 * h;
+    float *comb = in.comb.data() + r * 16;
+    for (int d = 0; d < h; ++d) {
+      R[h + d] = -R[d];
+      R[2 * h + d] = std::ldexp(R[2 * h + d], -14);
+      R[3 * h + d] = std::ldexp(R[3 * h + d], -14);
+    }
+    for (int o = 0; o < 4; ++o) {
+      comb[4 + o] = comb[o] * (1.0f + 0x1p-14f);
+      in.post[r * 4 + o] = std::ldexp(in.post[r * 4 + o], -14);
+    }
+  }
+  ref::MhcOutputs want = ref::mhcSeam(in);
+  int differing = 0;
+  for (int r = 0; r < rows; ++r)
+    for (int o = 0; o < 4; ++o)
+      for (int d = 0; d < h; ++d)
+        differing += previousFoldOrder(in, r, o, d) != want.residual[size_t(r) * 4 * h + o * h + d];
+  ASSERT_GT(differing, 0) << "the inputs must tell the fold orders apart";
+  SeamResult got = simulateSeam(c, in, {sim::SchedulePolicy::Random, 13u, 0});
+  ASSERT_FALSE(got.deadlock);
+  EXPECT_EQ(got.out.residual, want.residual) << "R' must follow the pinned order bit for bit ("
+                                             << differing << " values differ between the orders)";
 }
 
 TEST(MhcSeamNumerics, AWrongSinkhornScaleFails) {

@@ -167,6 +167,49 @@ TEST(MoeNumerics, NanLogitsScoreZero) {
   checkRouting(c, in, got, c.routedScaling, /*logitsAreFinite=*/false);
 }
 
+TEST(MoeNumerics, RoutingWeightsPinnedToPickOrder) {
+  // Logits above 20 make softplus(z) = z, so the scores sqrt(z) are exact
+  // in f32 and the reference, fed the simulator's own logits, must give the
+  // weights bit for bit: S summed in pick order, r = 1.5 / S, w = s * r. The
+  // inputs must tell that from w = 1.5 s / S, the order it replaced.
+  const auto c = stages::tinyConfig();
+  const int rows = 48, e = int(c.experts), k = int(c.topK), h = int(c.hidden);
+  MoeInputs in = makeMoeInputs(c, rows, 2, 91u);
+  std::mt19937 rng(91u);
+  std::uniform_real_distribution<float> logit(21.0f, 60.0f);
+  // gate[e] = a_e x0 / |x0|^2: every token's logit near a_e times its
+  // overlap with token 0, so take x the same for every token.
+  double norm = 0;
+  for (int d = 0; d < h; ++d)
+    norm += double(in.x[d]) * in.x[d];
+  for (int r = 1; r < rows; ++r)
+    std::copy_n(in.x.begin(), h, in.x.begin() + size_t(r) * h);
+  for (int ex = 0; ex < e; ++ex) {
+    const float a = logit(rng);
+    for (int d = 0; d < h; ++d)
+      in.gate[size_t(ex) * h + d] = formats::roundToBf16(float(a * in.x[d] / norm));
+  }
+  for (float &b : in.bias)
+    b = 0.5f * logit(rng) / 60.0f;
+  MoeOutputs got = simulateMoe(c, 2, in);
+  for (float z : got.logits)
+    ASSERT_GT(z, 20.0f);
+  ref::Routing want = ref::route(got.logits, in.bias, rows, e, k, c.routedScaling);
+  int previousDiffers = 0;
+  for (int r = 0; r < rows; ++r) {
+    float total = 0;
+    for (int i = 0; i < k; ++i)
+      total += std::sqrt(got.logits[r * e + want.indices[r * k + i]]);
+    for (int i = 0; i < k; ++i) {
+      EXPECT_EQ(int(got.indices[r * k + i]), want.indices[r * k + i]) << "token " << r;
+      const float s = std::sqrt(got.logits[r * e + want.indices[r * k + i]]);
+      previousDiffers += c.routedScaling * s / total != want.weights[r * k + i];
+    }
+  }
+  ASSERT_GT(previousDiffers, 0) << "the inputs must tell the two weight orders apart";
+  EXPECT_EQ(got.weights, want.weights) << previousDiffers << " weights differ between the orders";
+}
+
 TEST(MoeNumerics, RoutedScalingOffBy3PercentFails) {
   auto c = stages::tinyConfig();
   MoeInputs in = makeMoeInputs(c, 6, 2, 8u);

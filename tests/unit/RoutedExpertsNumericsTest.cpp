@@ -225,6 +225,42 @@ TEST(RoutedExpertsNumerics, PlanSortsPairsByExpertStablyAndCutsSlots) {
   EXPECT_GT(longRuns, 0) << "no expert has more pairs than a slot";
 }
 
+TEST(RoutedExpertsNumerics, CombineSumsInF32InPickOrder) {
+  // routed.combine against the reference's combine fed with the simulator's
+  // own expert outputs (routed_down at each pair's plan row) and weights: bit
+  // for bit, and the inputs must tell the pinned sum (f32, one rounding)
+  // from the bf16 chain it replaced.
+  const auto c = stages::tinyConfig();
+  const int rows = 48, k = int(c.topK), pairs = rows * k, h = int(c.hidden);
+  RoutedInputs in = makeInputs(c, rows, 2, 61u);
+  RoutedOutputs got = simulateRouted(c, 2, in);
+  ASSERT_EQ(got.out.size(), size_t(rows) * h);
+  std::vector<float> downs(size_t(pairs) * h);
+  for (int p = 0; p < pairs; ++p) {
+    const size_t row = size_t(got.plan[size_t(stages::kPlanPairRow) * pairs + p]);
+    std::copy_n(got.down.begin() + row * h, h, downs.begin() + size_t(p) * h);
+  }
+  ref::Routing routing;
+  for (float i : got.indices)
+    routing.indices.push_back(int(i));
+  routing.weights = got.weights;
+  const std::vector<float> want =
+      ref::combineRoutedExperts(downs, rows, h, routing, got.shared);
+  int chainDiffers = 0;
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < h; ++j) {
+      float chain = 0.0f;
+      for (int i = 0; i < k; ++i) {
+        const float o = fmts::roundToBf16(downs[size_t(r * k + i) * h + j] * got.weights[r * k + i]);
+        chain = fmts::roundToBf16(chain + o);
+      }
+      const float previous = fmts::roundToBf16(chain + got.shared[size_t(r) * h + j]);
+      chainDiffers += previous != want[size_t(r) * h + j];
+    }
+  ASSERT_GT(chainDiffers, 0) << "the inputs must tell the two sums apart";
+  EXPECT_EQ(got.out, want) << chainDiffers << " values differ between the two sums";
+}
+
 TEST(RoutedExpertsNumerics, RowsPastASlotsCountStayUnwritten) {
   // routed.down stores only its slot's tokens: the simulator's scratch
   // starts as NaN, so every row past a slot's count must still be NaN (and

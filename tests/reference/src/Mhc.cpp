@@ -14,6 +14,17 @@ constexpr int kMixes = 24;
 
 double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 
+// One R' value before rounding: `streams` points at R[0][d], stream h at
+// streams[h * stride].
+float foldValue(float post, float x, const float *comb, int o, const float *streams,
+                int stride) {
+  float mixed = comb[o] * streams[0];
+  for (int s = 1; s < kStreams; ++s)
+    mixed = std::fma(comb[s * 4 + o], streams[s * stride], mixed);
+  const float px = post * x;
+  return px + mixed;
+}
+
 void check(bool ok, const char *what) {
   if (!ok)
     throw std::invalid_argument(std::string("mhcSeam: ") + what);
@@ -41,17 +52,11 @@ MhcOutputs mhcSeam(const MhcInputs &in) {
     const float *post = in.post.data() + r * 4, *pre = in.preIn.data() + r * 4;
     const float *comb = in.comb.data() + r * 16;
     float *Rp = out.residual.data() + size_t(r) * flat;
-    // 1. Fold, in f32: products rounded, summed x, h = 0, 1, 2, then fma h = 3.
+    // 1. Fold, in f32: s = comb[0][o] R0, then s = fma(comb[h][o], Rh, s)
+    //    for h = 1, 2, 3; R' = bf16(f32(post[o] x) + s).
     for (int o = 0; o < kStreams; ++o)
-      for (int d = 0; d < h; ++d) {
-        float acc = post[o] * x[d];
-        for (int s = 0; s < 3; ++s) {
-          float product = comb[s * 4 + o] * R[s * h + d];
-          acc = acc + product;
-        }
-        acc = std::fma(comb[3 * 4 + o], R[3 * h + d], acc);
-        Rp[o * h + d] = roundDoubleToBf16(acc);
-      }
+      for (int d = 0; d < h; ++d)
+        Rp[o * h + d] = roundDoubleToBf16(foldValue(post[o], x[d], comb, o, R + d, h));
     // 2. Collapse with the incoming pre, in h order (f32).
     for (int d = 0; d < h; ++d) {
       float acc = pre[0] * Rp[d];

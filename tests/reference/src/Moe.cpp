@@ -48,12 +48,15 @@ Routing route(const std::vector<float> &logits, const std::vector<float> &bias, 
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
                      [&](int a, int b) { return biased[a] > biased[b]; });
-    double chosen = 0.0;
+    // The weights in f32 as the contract pins them: S summed in pick order,
+    // r = scaling / max(S, 1e-20), w = s * r (the scores rounded to f32 once).
+    float chosen = 0.0f;
     for (int i = 0; i < k; ++i)
-      chosen += score[order[i]];
+      chosen += float(score[order[i]]);
+    const float ratio = float(scaling) / std::max(chosen, 1e-20f);
     for (int i = 0; i < k; ++i) {
       out.indices[size_t(r) * k + i] = order[i];
-      out.weights[size_t(r) * k + i] = float(scaling * score[order[i]] / std::max(chosen, 1e-20));
+      out.weights[size_t(r) * k + i] = float(score[order[i]]) * ratio;
     }
     if (k < experts) {
       double kth = biased[order[k - 1]], next = biased[order[k]];
@@ -184,19 +187,18 @@ std::vector<float> combineRoutedExperts(const std::vector<float> &downs, int row
   const size_t k = routing.indices.size() / rows;
   std::vector<float> out(shared.size());
   for (int r = 0; r < rows; ++r) {
+    // o_k = bf16(d_k w_k) (the product of two f32 is exact in double), summed
+    // in f32 in pick order, rounded once to bf16; then + the shared expert.
     std::vector<float> routed(hidden, 0.0f);
     for (size_t slot = 0; slot < k; ++slot) {
       const double weight = routing.weights[r * k + slot];
       const float *d = downs.data() + (r * k + slot) * hidden;
-      // d * w (two f32) is exact in double, and so is the sum of two bf16 values
-      // unless one lies below 2^-45 of the other, far under half a bf16 step:
-      // each roundDoubleToBf16 is the contract's one rounding.
       for (int j = 0; j < hidden; ++j)
-        routed[j] = roundDoubleToBf16(double(routed[j]) + roundDoubleToBf16(d[j] * weight));
+        routed[j] += roundDoubleToBf16(d[j] * weight);
     }
     for (int j = 0; j < hidden; ++j)
-      out[size_t(r) * hidden + j] =
-          roundDoubleToBf16(double(routed[j]) + shared[size_t(r) * hidden + j]);
+      out[size_t(r) * hidden + j] = roundDoubleToBf16(
+          double(roundDoubleToBf16(routed[j])) + shared[size_t(r) * hidden + j]);
   }
   return out;
 }
