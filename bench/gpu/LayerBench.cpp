@@ -14,6 +14,7 @@
 // N stages: where in K2 the fused launch gains or loses, without timers.
 //
 // reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,unfused.hip,manifest}.
+#include "ReadRate.h"
 #include "SyntheticLayer.h"
 
 #include <cudaProfiler.h>
@@ -309,7 +310,8 @@ int main(int argc, char **argv) {
   const bool mix = mixValue && std::string(mixValue) == "1";
   if (mixValue && !mix && std::string(mixValue) != "0")
     die(std::string("BENCH_MIX=") + mixValue + ": needs 0 or 1");
-  const int sms = gpu::openDevice().sms;
+  const gpu::Device device = gpu::openDevice();
+  const int sms = device.sms;
   gpu::SyntheticFill fill;
   std::vector<CUstream> streams(tp);
   for (CUstream &s : streams)
@@ -318,20 +320,12 @@ int main(int argc, char **argv) {
   for (CUevent *e : {&start, &stop, &fork, &join})
     check(cuEventCreate(e, 0), "event");
 
-  // Copy bandwidth (bytes read + written per second) for the floor.
-  const size_t copyBytes = size_t(1) << 30;
-  CUdeviceptr copySrc = alloc(copyBytes), copyDst = alloc(copyBytes);
-  check(cuEventRecord(start, streams[0]), "record");
-  for (int i = 0; i < 20; ++i)
-    check(cuMemcpyDtoDAsync(copyDst, copySrc, copyBytes, streams[0]), "copy");
-  check(cuEventRecord(stop, streams[0]), "record");
-  check(cuEventSynchronize(stop), "copy");
-  float copyMs = 0;
-  cuEventElapsedTime(&copyMs, start, stop);
-  const double readRate = copyBytes / (copyMs * 1e-3 / 20);  // bytes read a second
-  cuMemFree(copySrc);
-  cuMemFree(copyDst);
-  std::printf("device: %d SMs; device-to-device copy reads %.2f TB/s\n", sms, readRate / 1e12);
+  // The floor's read rate, measured here (ReadRate.h), beside the copy rate
+  // and the HBM peak.
+  const gpu::Bandwidth bandwidth = gpu::measureBandwidth(device, streams[0]);
+  const double readRate = bandwidth.readRate;
+  std::printf("device: %d SMs\n", sms);
+  gpu::printBandwidth(bandwidth);
   std::printf("%-6s %12s %12s %9s %10s %9s %s\n", "rows", "fused us", "unfused us", "speed-up",
               "floor us", "of floor", "experts used");
 
@@ -570,7 +564,8 @@ int main(int argc, char **argv) {
 
     // Sanity: the reduced layer output agrees across ranks. The floor: every
     // weight byte a rank reads once, the routed experts only for the
-    // experts the step's tokens chose.
+    // experts the step's tokens chose, and every distinct KV record the
+    // step's keys name (window and compressed), once a rank.
     const Manifest &m2 = k2[0].manifest;
     std::string x0 = gpu::download(k2[0].shared["x_out"], gpu::argument(m2, "x_out").bytes);
     for (int r = 1; r < tp && !k2Prefix; ++r)
@@ -596,7 +591,26 @@ int main(int argc, char **argv) {
           const bool routed = reg.name.rfind("w13", 0) == 0 || reg.name.rfind("w2", 0) == 0;
           bytes += routed ? double(reg.bytes) * used.size() / experts : double(reg.bytes);
         }
+    const double weightBytes = bytes;
+    auto distinctSlots = [&](const std::string &name) {
+      const std::string data = gpu::download(k2[0].shared[name], gpu::argument(m2, name).bytes);
+      std::set<int> slots;
+      for (size_t i = 0; i + 4 <= data.size(); i += 4) {
+        float v;
+        std::memcpy(&v, data.data() + i, 4);
+        if (v >= 0)
+          slots.insert(int(v));
+      }
+      return slots.size();
+    };
+    const Region &cache = gpu::argument(m2, "kv_cache");
+    const double recordBytes = double(cache.cols) / 32;  // 32 tokens a page
+    const double kvBytes = double(tp) * recordBytes *
+                           double(distinctSlots("window_slots") + distinctSlots("compressed_slots"));
+    bytes += kvBytes;
     const double floorUs = bytes / readRate * 1e6;
+    std::printf("       floor bytes: weights %.1f MB, KV records %.1f MB (all ranks)\n",
+                weightBytes / 1e6, kvBytes / 1e6);
     std::printf("%-6d %12.1f %12.1f %8.2fx %10.1f %8.1f%% %zu of %lld (K2 alone: fused %.1f, "
                 "unfused %.1f us)\n",
                 rows, fusedUs, unfusedUs, unfusedUs / fusedUs, floorUs, 100.0 * floorUs / fusedUs,

@@ -650,7 +650,8 @@ static Tile buildGemvRows(Task &t, const dsl::Region &weight, const dsl::Region 
   return Tile(&t, mono::GemvRowsOp::create(b, locOf(t), tileType(t, outputs * tokens, DType::F32),
                                            symbol(&weight), symbol(weightScales), row.get(),
                                            symbol(&x), symbol(xScales), firstToken.get(),
-                                           b.getI64IntegerAttr(tokens), count));
+                                           b.getI64IntegerAttr(tokens), count,
+                                           mono::GemvLoweringAttr()));
 }
 
 Tile Task::gemvRows(const dsl::Region &weight, const dsl::Region &weightScales, Index row,

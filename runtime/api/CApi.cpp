@@ -159,9 +159,10 @@ monodc_error *monodc_launcher_create_shared(const monodc_kernel *kernel, int dev
     return toError("monodc_launcher_create_shared: ranks_on_device must be at least 1, got " +
                    std::to_string(ranks_on_device));
   const Kernel &k = asKernel(kernel);
-  // sm_90 code objects are cubins for the CUDA driver; the rest, HIP's.
+  // NVIDIA code objects are cubins for the CUDA driver; the rest, HIP's.
   std::shared_ptr<DeviceRuntime> runtime;
-  if (k.key.arch.rfind("sm_", 0) == 0) {
+  const Target *target = findTarget(k.key.arch);
+  if (target && target->isNvidia()) {
     Result<std::shared_ptr<CudaDriver>> cuda = CudaDriver::load();
     if (!cuda)
       return toError(cuda.message());

@@ -73,7 +73,8 @@ Result<KernelRequest> KernelRequest::parse(std::string_view text) {
   }
   // NVIDIA targets are built by nvrtc only: a request for one that leaves
   // the backend out means it (clang's default would match no entry).
-  if (!backendNamed && request.arch.rfind("sm_", 0) == 0)
+  const runtime::Target *target = runtime::findTarget(request.arch);
+  if (!backendNamed && target && target->isNvidia())
     request.backend = "nvrtc";
   return request;
 }

@@ -106,5 +106,29 @@ MONO_DEV void mono_e4m3x4_convert(mono_u32 w, float *v) {
   const mono_f32x2 hi = __builtin_amdgcn_cvt_scalef32_pk_f32_fp8(w, 1.0f, true);
   v[0] = lo.x; v[1] = lo.y; v[2] = hi.x; v[3] = hi.y;
 }
+
+// The scaled matrix instruction v_mfma_scale_f32_16x16x128_f8f6f4 (docs/
+// gfx950-matrix-cores.md gives the lane layouts): c (a 16x16 f32 tile, lane l
+// value v at row 4 (l / 16) + v, column l % 16) += A (16 x 128) . B (128 x
+// 16). FA, FB are the operands' formats (0 e4m3, 4 e2m1; e2m1 uses only
+// a[0..3], the rest should be 0). Byte 0 of scaleA (scaleB) of lane l is the
+// E8M0 scale of A row (B column) l % 16, k block l / 16 (opsel 0). Every lane
+// of the wave takes part. The scales must not both be the constant 0: LLVM
+// then emits the unscaled form, which means 2^0, not 2^-127.
+#define MONO_HAS_SCALED_MFMA 1
+typedef int mono_i32x8 __attribute__((ext_vector_type(8)));
+typedef float mono_f32x4 __attribute__((ext_vector_type(4)));
+template <int FA, int FB>
+MONO_DEV void mono_mfma_scale_16x16x128(const mono_u32 (&a)[8], const mono_u32 (&b)[8],
+                                        float (&c)[4], int scaleA, int scaleB) {
+  static_assert((FA == 0 || FA == 4) && (FB == 0 || FB == 4), "formats: 0 e4m3, 4 e2m1");
+  const mono_i32x8 va = {(int)a[0], (int)a[1], (int)a[2], (int)a[3],
+                         (int)a[4], (int)a[5], (int)a[6], (int)a[7]};
+  const mono_i32x8 vb = {(int)b[0], (int)b[1], (int)b[2], (int)b[3],
+                         (int)b[4], (int)b[5], (int)b[6], (int)b[7]};
+  mono_f32x4 vc = {c[0], c[1], c[2], c[3]};
+  vc = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(va, vb, vc, FA, FB, 0, scaleA, 0, scaleB);
+  c[0] = vc.x; c[1] = vc.y; c[2] = vc.z; c[3] = vc.w;
+}
 #endif
 #endif

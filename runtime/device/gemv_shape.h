@@ -152,4 +152,41 @@ MONO_SHAPE int mono_gemv_mma_shared_bytes(int rows, int k, int tokens, int kind,
 // that a translation unit does not use draws a warning from nvrtc.)
 enum { mono_ring_stages = 4 };
 
+// gemv_rows on gfx950's scaled MFMA (gemv_mfma.h): weights e4m3 (kind 0) or
+// MXFP4 (3), rows in tiles of 16, k in steps of 128, blocks of 64-lane
+// waves; tiles spread over the waves, or each tile's steps split over
+// several waves when there are fewer tiles than waves.
+MONO_SHAPE bool mono_gemv_mfma_fits(int rows, int k, int kind, int block) {
+  if ((kind != 0 && kind != 3) || rows <= 0 || rows % 16 != 0 || k <= 0 || k % 128 != 0 ||
+      block % 64 != 0 || block == 0)
+    return false;
+  const int tiles = rows / 16, waves = block / 64;
+  return tiles % waves == 0 || waves % tiles == 0;
+}
+MONO_SHAPE int mono_gemv_mfma_tiles_a_wave(int rows, int block) {
+  return rows / 16 >= block / 64 ? (rows / 16) / (block / 64) : 1;
+}
+MONO_SHAPE int mono_gemv_mfma_split(int rows, int block) {
+  return rows / 16 >= block / 64 ? 1 : (block / 64) / (rows / 16);
+}
+// Token tiles of 16 a pass: each (row tile, token tile) takes 4 accumulator
+// registers a lane; at most 64 of them, so 4 row tiles a wave take 4 token
+// tiles (64 tokens) a pass. Each pass reads the weights again.
+MONO_SHAPE int mono_gemv_mfma_pass_tiles(int rows, int tokens, int block) {
+  const int most = 16 / mono_gemv_mfma_tiles_a_wave(rows, block);
+  const int tiles = (tokens + 15) / 16;
+  return tiles < most ? tiles : (most > 0 ? most : 1);
+}
+// Shared memory: the split waves' partial sums ([waves][16][16 x pass
+// tiles] f32, when split), then the result ([tokens][rows] f32).
+MONO_SHAPE int mono_gemv_mfma_result_at(int rows, int tokens, int block) {
+  return mono_gemv_mfma_split(rows, block) > 1
+             ? (block / 64) * 16 * 16 * mono_gemv_mfma_pass_tiles(rows, tokens, block) * 4
+             : 0;
+}
+MONO_SHAPE int mono_gemv_mfma_shared_bytes(int rows, int tokens, int block) {
+  return mono_gemv_mfma_result_at(rows, tokens, block) + tokens * rows * 4;
+}
+
+
 #endif

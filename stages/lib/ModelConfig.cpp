@@ -44,23 +44,16 @@ llvm::Expected<ModelConfig> monodc::stages::configByName(const std::string &name
 }
 
 int64_t monodc::stages::defaultGrid(const std::string &arch) {
-  if (arch == "gfx950")
-    return 256;  // MI355X compute units
-  if (arch == "gfx942")
-    return 304;  // MI300X
-  if (arch == "gfx90a")
-    return 104;  // MI210
-  if (arch == "sm_90")
-    return 132;  // H200
-  return 0;
+  const runtime::Target *target = runtime::findTarget(arch);
+  return target ? target->defaultGrid : 0;
 }
 
 llvm::Expected<BuildParams> monodc::stages::resolveBuildParams(const ModelConfig &config,
                                                                BuildParams params) {
   if (defaultGrid(params.arch) == 0)
     return llvm::createStringError(
-        "unsupported arch '%s' (supported: gfx950, gfx942, gfx90a, sm_90)",
-        params.arch.c_str());
+        "unsupported arch '%s' (supported: %s)", params.arch.c_str(),
+        runtime::targetNames().c_str());
   if (params.grid == 0)
     params.grid = defaultGrid(params.arch);
   if (params.grid < 0)

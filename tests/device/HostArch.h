@@ -263,9 +263,42 @@ MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, m
 MONO_DEV void mono_mma_bf16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
   host_arch::halfMma(d, a, b0, b1, host_arch::bf16Value);
 }
+// gfx950's scaled matrix instruction (arch_gfx950.h) over 64-lane waves:
+// the wave's lanes leave their operands in an exchange, meet, each computes
+// its four results with the lane-exact model (HostMfma.h), and they meet
+// again before the exchange is reused. Every lane of the wave must call it.
+#if MONO_HOST_WARP == 64
+#include "HostMfma.h"
+namespace host_arch {
+struct MfmaExchange {
+  std::barrier<> meet{64};
+  host_mfma::WaveOperands operands;
+};
+inline std::deque<MfmaExchange> *mfmas = nullptr;
+} // namespace host_arch
+#define MONO_HAS_SCALED_MFMA 1
+template <int FA, int FB>
+MONO_DEV void mono_mfma_scale_16x16x128(const mono_u32 (&a)[8], const mono_u32 (&b)[8],
+                                        float (&c)[4], int scaleA, int scaleB) {
+  static_assert((FA == 0 || FA == 4) && (FB == 0 || FB == 4), "formats: 0 e4m3, 4 e2m1");
+  const int lane = host_arch::threadId % 64;
+  host_arch::MfmaExchange &x = (*host_arch::mfmas)[host_arch::threadId / 64];
+  std::memcpy(x.operands.a[lane], a, sizeof a);
+  std::memcpy(x.operands.b[lane], b, sizeof b);
+  std::memcpy(x.operands.c[lane], c, sizeof c);
+  x.operands.scaleA[lane] = mono_u32(scaleA);
+  x.operands.scaleB[lane] = mono_u32(scaleB);
+  x.meet.arrive_and_wait();
+  const std::array<float, 4> d = host_mfma::laneResult(x.operands, FA, FB, 0, 0, lane);
+  x.meet.arrive_and_wait();
+  for (int v = 0; v < 4; ++v)
+    c[v] = d[size_t(v)];
+}
+#endif
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting
-/// at every mono_block_sync (and a warp's 32 at every mono_mma_*).
+/// at every mono_block_sync (and a warp's 32 at every mono_mma_*, a wave's 64
+/// at every mono_mfma_*).
 inline void runBlock(const std::function<void()> &body) {
   std::barrier<> barrier(MONO_BLOCK);
   blockBarrier = &barrier;
@@ -273,6 +306,10 @@ inline void runBlock(const std::function<void()> &body) {
   warps = &warpExchanges;
   std::deque<ShuffleExchange> shuffleExchanges(MONO_BLOCK / MONO_HOST_WARP);
   shuffles = &shuffleExchanges;
+#if MONO_HOST_WARP == 64
+  std::deque<MfmaExchange> mfmaExchanges(MONO_BLOCK / 64);
+  mfmas = &mfmaExchanges;
+#endif
   std::vector<std::thread> threads;
   threads.reserve(MONO_BLOCK);
   for (int t = 0; t < MONO_BLOCK; ++t)
@@ -285,6 +322,9 @@ inline void runBlock(const std::function<void()> &body) {
   blockBarrier = nullptr;
   warps = nullptr;
   shuffles = nullptr;
+#if MONO_HOST_WARP == 64
+  mfmas = nullptr;
+#endif
 }
 } // namespace host_arch
 

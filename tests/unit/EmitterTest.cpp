@@ -102,14 +102,14 @@ TEST(Emitter, WidthsChangeTheTaskTables) {
   // The norms have a task per token; wqkv (scaledGemvTasks) a task per
   // 32-row weight slice (tiny: 384 / 32 = 12 tasks, fewer than gfx950's 256
   // CTAs) of a step of up to 8 tokens, or of all of a wider step's tokens
-  // (48 rows: 12 tasks of 48 tokens, staged 8 at a time on gfx950).
+  // (48 rows: 12 tasks of 48 tokens), on gfx950's scaled MFMA.
   EXPECT_NE(r1->find("task < 1;"), std::string::npos);
   EXPECT_NE(r48->find("task < 48;"), std::string::npos);
   EXPECT_NE(r1->find("task < 12;"), std::string::npos);
-  EXPECT_NE(r1->find("mono_gemv_rows_run<1, 32, 512, 1,"), std::string::npos);
+  EXPECT_NE(r1->find("mono_gemv_mfma_run<1, 32, 512, 1, 0>"), std::string::npos);
   EXPECT_NE(r48->find("task < 12;"), std::string::npos);
-  EXPECT_NE(r48->find("mono_gemv_rows_run<6, 32, 512, 48, 8, 0, 0>"), std::string::npos);
-  EXPECT_EQ(r48->find("mono_gemv_rows_run<1, 16, 512, 6,"), std::string::npos);
+  EXPECT_NE(r48->find("mono_gemv_mfma_run<6, 32, 512, 48, 0>"), std::string::npos);
+  EXPECT_EQ(r48->find("mono_gemv_mfma_run<1, 16, 512, 6,"), std::string::npos);
 }
 
 TEST(Emitter, CudaStagesAreFunctionsOfTheirOwn) {

@@ -29,7 +29,7 @@ namespace {
 using monodc::cli::fail;
 
 struct BuildCommand {
-  std::string arch = "gfx950";
+  std::string arch = std::string(monodc::runtime::kDefaultTarget);
   std::string config = "dsv41";
   std::string launch = "all";
   std::string out = "out";
@@ -226,7 +226,8 @@ int runBuild(const BuildCommand &cmd) {
 void monodc::cli::addBuildCommand(CLI::App &app) {
   auto build = std::make_shared<BuildCommand>();
   CLI::App *sub = app.add_subcommand("build", "build the launches of a layer");
-  sub->add_option("--arch", build->arch, "target: gfx950, gfx942, gfx90a, sm_90 (hip only)")
+  sub->add_option("--arch", build->arch,
+                  "target: " + monodc::runtime::targetNames() + " (NVIDIA: hip only)")
       ->capture_default_str();
   sub->add_option("--config", build->config, "model config: dsv41, tiny or moe16 (DSV41 with 16 experts, for validation)")->capture_default_str();
   sub->add_option("--launch", build->launch, "launch to build, or all")->capture_default_str();

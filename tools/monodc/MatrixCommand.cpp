@@ -26,7 +26,7 @@ using monodc::cli::fail;
 struct MatrixCommand {
   std::string cache;
   std::string config = "dsv41";
-  std::string archs = "gfx950";
+  std::string archs = std::string(monodc::runtime::kDefaultTarget);
   std::string launches = "all";
   std::string rows = "1-48";
   std::string tps = "2,4";
@@ -184,7 +184,7 @@ void monodc::cli::addMatrixCommand(CLI::App &app) {
                 "serving)");
   sub->add_option("--cache", cmd->cache, "cache directory to fill")->required();
   sub->add_option("--config", cmd->config, "model config: dsv41, tiny or moe16 (DSV41 with 16 experts, for validation)")->capture_default_str();
-  sub->add_option("--arch", cmd->archs, "targets, comma-separated")->capture_default_str();
+  sub->add_option("--arch", cmd->archs, "targets, comma-separated: " + monodc::runtime::targetNames())->capture_default_str();
   sub->add_option("--launch", cmd->launches, "launches, comma-separated, or all")
       ->capture_default_str();
   sub->add_option("--rows", cmd->rows, "step widths: N, A-B or a list")->capture_default_str();

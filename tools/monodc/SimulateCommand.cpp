@@ -91,7 +91,8 @@ int runSimulate(const SimulateCommand &cmd) {
     fail("--schedules must be at least 1");
   mlir::MLIRContext context;
   monodc::DiagnosticText diagnostics(context);
-  monodc::stages::BuildParams params{"gfx950", cmd.grid, 256, cmd.rows, cmd.tp};
+  monodc::stages::BuildParams params{std::string(monodc::runtime::kDefaultTarget), cmd.grid, 256,
+                                      cmd.rows, cmd.tp};
   auto module = monodc::stages::buildLaunch(context, cmd.launch, *config, params);
   if (!module)
     fail(llvm::toString(module.takeError()));
@@ -208,17 +209,19 @@ int runSimulate(const SimulateCommand &cmd) {
         for (const std::string &name : scratch)
           writeBytes(dir / (stem + ".scratch." + rankTag(r) + name + ".bin"), kept[r]->bytes(name));
     }
-    // The same launch for sm_90: a fresh build, since the grid differs; the
-    // ranks of a TP launch share one GPU, each with its share of the SMs.
+    // The same launch for the validation target: a fresh build, since the
+    // grid differs; the ranks of a TP launch share one GPU, each with its
+    // share of the SMs.
     mlir::MLIRContext gpuContext;
-    monodc::stages::BuildParams gpuParams{"sm_90", monodc::stages::defaultGrid("sm_90") / ranks,
+    const std::string gpuArch(monodc::runtime::kValidationTarget);
+    monodc::stages::BuildParams gpuParams{gpuArch, monodc::stages::defaultGrid(gpuArch) / ranks,
                                           256, cmd.rows, cmd.tp};
     auto gpuModule = monodc::stages::buildLaunch(gpuContext, cmd.launch, *config, gpuParams);
     if (!gpuModule)
       fail(llvm::toString(gpuModule.takeError()));
     auto hip = monodc::emit::emitHip(**gpuModule);
     if (mlir::failed(hip))
-      fail("emitting the sm_90 source failed");
+      fail("emitting the " + gpuArch + " source failed");
     std::ofstream(dir / (stem + ".hip")) << *hip;
     std::ofstream(dir / (stem + ".manifest"))
         << monodc::emit::kernelManifest(*(*gpuModule)->getOps<mono::LaunchOp>().begin());

@@ -118,7 +118,15 @@ private:
                        (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr") +
                        ", " + std::to_string(scaled ? ws.getCols() : 0) + ", " + nameOf(g.getRow());
     const std::string rowsAndK = std::to_string(g.getOutputs()) + ", " + std::to_string(k);
-    if (gemvRowsUsesMma(g, block, launch.getArch())) {
+    if (g.getLowering() == GemvLowering::ScaledMfma) {
+      // Scaled matrix cores (gemv_mfma.h): rows, k, tokens, kind.
+      shape.args = rowsAndK + ", " + std::to_string(g.getTokens()) + ", " + std::to_string(wkind);
+      shape.sliceType = "mono_gemv_mfma_weights<" + rowsAndK + ", " + std::to_string(wkind) + ">";
+      shape.run = "mono_gemv_mfma_run";
+      shape.whole = "mono_gemv_mfma";
+      return shape;
+    }
+    if (g.getLowering() == GemvLowering::WarpMma) {
       // Tensor cores (gemv_mma.h): rows, k, tokens, tokens a pass, kind.
       shape.args = rowsAndK + ", " + std::to_string(g.getTokens()) + ", " +
                    std::to_string(gemvRowsMmaPassTokens(g, block)) + ", " + std::to_string(wkind);
@@ -272,7 +280,7 @@ private:
   /// read in the lanes that hold it; a one-value result is every thread's,
   /// so it still goes through shared memory.
   bool inWarp0(Value in, Value out) {
-    const int64_t warp = isCudaArch(launch.getArch()) ? 32 : 64;
+    const int64_t warp = targetOf(launch.getArch()).waveSize;
     return block >= warp && sizeOf(in) <= warp && sizeOf(out) > 1 && sizeOf(out) <= warp;
   }
   /// The least recently used area that nobody has read since the last
@@ -506,8 +514,9 @@ LogicalResult LaunchPrinter::print() {
   // On CUDA each fused stage is a function of its own that is not inlined:
   // ptxas then allocates its registers as for the stage alone, instead of
   // for one body holding every stage (the fused K2 spilled where no stage's
-  // own kernel does). gfx950 keeps one body: a call there needs scratch.
-  const bool stageFunctions = !options.unfused && isCudaArch(launch.getArch());
+  // own kernel does). The AMD targets keep one body: a call there needs
+  // scratch.
+  const bool stageFunctions = !options.unfused && targetOf(launch.getArch()).isNvidia();
   auto openKernel = [&](const std::string &name) {
     os << "MONO_KERNEL void " << name << "(";
     printKernelParameters([](RegionOp) { return true; });

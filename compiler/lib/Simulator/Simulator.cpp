@@ -9,11 +9,14 @@
 #include "monodc/Simulator/Simulator.h"
 
 #include "monodc/formats/AiterShuffle.h"
+#include "monodc/formats/ExactSum.h"
 #include "monodc/formats/NumberFormats.h"
 #include "monodc/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include "gemv_shape.h"
 
 #include <cmath>
 #include <limits>
@@ -93,6 +96,8 @@ private:
   LogicalResult attendChunk(AttendChunkOp op);
   TileValues gemvRows(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0, int64_t t0,
                       int64_t count);
+  TileValues gemvRowsScaledMfma(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0,
+                                int64_t t0, int64_t count);
 
   /// Index of value `i` of copy (parity, source) of a peer region.
   int64_t peerIndex(const RegionStorage &r, int64_t source, int64_t i) const {
@@ -367,6 +372,8 @@ TileValues TaskInterpreter::gemv(GemvOp op, RegionOp weight, int64_t row0) {
 // in order.
 TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xRegion,
                                      int64_t row0, int64_t t0, int64_t count) {
+  if (op.getLowering() == GemvLowering::ScaledMfma)
+    return gemvRowsScaledMfma(op, weight, xRegion, row0, t0, count);
   // Tokens from `count` on are neither read nor summed: their results stay 0.
   const int64_t n = op.getOutputs(), tokens = count, k = weight.getCols();
   const int64_t parts = block / n, chunks = k / 16;
@@ -414,6 +421,61 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
           acc = std::fma(chunkSum, blockScale[chunk / 2], acc);
         }
         sum += acc;
+      }
+      out[t * n + j] = sum;
+    }
+  }
+  return out;
+}
+
+// Mirrors mono_gemv_mfma: the codes and scales as they are (tokens not
+// rounded), each 128-k step of an output the scaled MFMA's modelled step
+// (formats::scaledMfmaStep: the accumulator and the four scaled block sums
+// summed exactly, rounded once), the steps in order; where a tile's steps
+// are split over waves (mono_gemv_mfma_split), each wave's sum over its
+// steps, then the waves' sums added in order in f32.
+TileValues TaskInterpreter::gemvRowsScaledMfma(GemvRowsOp op, RegionOp weight, RegionOp xRegion,
+                                               int64_t row0, int64_t t0, int64_t count) {
+  const int64_t n = op.getOutputs(), k = weight.getCols(), steps = k / 128;
+  const int64_t split = mono_gemv_mfma_split(static_cast<int>(n), static_cast<int>(block));
+  const RegionStorage &w = memory.region(weight.getSymName().str());
+  const RegionStorage &x = memory.region(xRegion.getSymName().str());
+  const RegionStorage &ws = memory.region(op.getWeightScalesAttr().getValue().str());
+  const RegionStorage &xs = memory.region(op.getXScalesAttr().getValue().str());
+  const bool mxfp4 = isa<Float4E2M1FNType>(weight.getElementType());
+  TileValues out(op.getTokens() * n, 0.0f);
+  std::vector<double> decoded(k), blockScale(k / 32);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t row = row0 + j;
+    for (int64_t c = 0; c < k; ++c) {
+      if (mxfp4) {
+        const uint8_t byte =
+            w.bytes[fmts::shuffledWeightOffset(0, row, c / 2, weight.getRows(), k / 2)];
+        decoded[c] = fmts::e2m1Value(c % 2 ? byte >> 4 : byte & 15);
+      } else {
+        decoded[c] = w.get(row * k + c);
+      }
+    }
+    for (int64_t b = 0; b < k / 32; ++b)
+      blockScale[b] = mxfp4 ? fmts::e8m0Value(ws.bytes[fmts::shuffledScaleOffset(row, b, ws.cols)])
+                            : ws.get((row / 32) * ws.cols + b);
+    for (int64_t t = 0; t < count; ++t) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < split; ++p) {
+        float acc = 0.0f;
+        for (int64_t s = p * steps / split; s < (p + 1) * steps / split; ++s) {
+          double scaledBlocks[4];
+          for (int64_t b = 0; b < 4; ++b) {
+            const int64_t block32 = 4 * s + b;
+            double blockSum = 0.0;  // exact: 32 products of e4m3/e2m1 codes
+            for (int64_t q = 0; q < 32; ++q)
+              blockSum += double(x.get((t0 + t) * k + block32 * 32 + q)) * decoded[block32 * 32 + q];
+            scaledBlocks[b] =
+                blockSum * blockScale[block32] * xs.get((t0 + t) * (k / 32) + block32);
+          }
+          acc = fmts::scaledMfmaStep(acc, scaledBlocks);
+        }
+        sum = split == 1 ? acc : sum + acc;
       }
       out[t * n + j] = sum;
     }

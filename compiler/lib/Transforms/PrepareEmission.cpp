@@ -1,7 +1,7 @@
 //===- PrepareEmission.cpp - make a launch ready for the HIP printer ------===//
 #include "monodc/Transforms/Passes.h"
 
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 
 // The device library's gemv_rows slice and attention chunk shapes (runtime/device).
 #include "attend_shape.h"
@@ -16,17 +16,20 @@ using namespace mlir;
 using namespace monodc::mono;
 
 bool monodc::mono::isSupportedArch(llvm::StringRef arch) {
-  return llvm::StringSwitch<bool>(arch)
-      .Cases({"gfx950", "gfx942", "gfx90a", "sm_90"}, true)
-      .Default(false);
+  return monodc::runtime::findTarget(std::string_view(arch.data(), arch.size())) != nullptr;
+}
+
+const monodc::runtime::Target &monodc::mono::targetOf(llvm::StringRef arch) {
+  const monodc::runtime::Target *target =
+      monodc::runtime::findTarget(std::string_view(arch.data(), arch.size()));
+  if (!target)
+    llvm::report_fatal_error(llvm::Twine("no target description for '") + arch +
+                             "' (the verifier refuses such a launch first)");
+  return *target;
 }
 
 int64_t monodc::mono::maxSharedBytes(llvm::StringRef arch) {
-  // sm_90: 227 KB a CTA (dynamic, opted in); gfx950: the CU's 160 KB of LDS.
-  return llvm::StringSwitch<int64_t>(arch)
-      .Case("sm_90", 227 * 1024)
-      .Case("gfx950", 160 * 1024)
-      .Default(64 * 1024);
+  return targetOf(arch).sharedBytesPerBlock;
 }
 
 int64_t monodc::mono::gemvRowsWeightKind(GemvRowsOp g) {
@@ -37,7 +40,9 @@ int64_t monodc::mono::gemvRowsWeightKind(GemvRowsOp g) {
 }
 
 bool monodc::mono::gemvRowsUsesMma(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
-  if (arch != "sm_90") // the arches with MONO_HAS_MMA_F16 and MONO_HAS_E4M3_TO_F16
+  // gemv_mma.h is written on the 16x8x16 f16 warp mma (MONO_HAS_MMA_F16).
+  using monodc::runtime::MatrixOperand;
+  if (!targetOf(arch).findMatrix(16, 8, 16, MatrixOperand::F16, MatrixOperand::F16))
     return false;
   const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
   return mono_gemv_mma_chosen(static_cast<int>(g.getOutputs()), static_cast<int>(k),
@@ -45,7 +50,9 @@ bool monodc::mono::gemvRowsUsesMma(GemvRowsOp g, int64_t block, llvm::StringRef 
 }
 
 bool monodc::mono::attendChunkUsesMma(AttendChunkOp a, int64_t block, llvm::StringRef arch) {
-  if (arch != "sm_90") // the arches whose device layer has MONO_HAS_MMA_BF16
+  // attend_mma.h is written on the 16x8x16 bf16 warp mma (MONO_HAS_MMA_BF16).
+  using monodc::runtime::MatrixOperand;
+  if (!targetOf(arch).findMatrix(16, 8, 16, MatrixOperand::Bf16, MatrixOperand::Bf16))
     return false;
   return mono_attend_mma_fits(static_cast<int>(a.getHeads()), static_cast<int>(a.getHeadDim()),
                               static_cast<int>(a.getNope()), static_cast<int>(a.getKeys()),
@@ -59,9 +66,9 @@ int64_t monodc::mono::gemvRowsMmaPassTokens(GemvRowsOp g, int64_t block) {
 }
 
 int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
-  if (arch != "sm_90") // the arches whose device layer has MONO_HAS_ASYNC_COPY
+  if (!targetOf(arch).asyncCopy) // the ring is written on cp.async (MONO_HAS_ASYNC_COPY)
     return 0;
-  if (gemvRowsUsesMma(g, block, arch))
+  if (g.getLowering() != GemvLowering::FmaChains)
     return 0;
   // One token only: with several, the loop already waits on shared memory
   // (each of a warp's threads reads its own token words) and the ring's
@@ -139,7 +146,10 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
     return inAnArea(size(q.getInput()) + size(q.getScales()));
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
-    if (gemvRowsUsesMma(g, block, arch))
+    if (g.getLowering() == GemvLowering::ScaledMfma)
+      return mono_gemv_mfma_shared_bytes(static_cast<int>(g.getOutputs()),
+                                         static_cast<int>(g.getTokens()), static_cast<int>(block));
+    if (g.getLowering() == GemvLowering::WarpMma)
       return mono_gemv_mma_shared_bytes(static_cast<int>(g.getOutputs()), static_cast<int>(k),
                                         static_cast<int>(g.getTokens()),
                                         static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
@@ -174,7 +184,7 @@ struct PrepareEmission
     getOperation().walk([&](LaunchOp launch) {
       if (!isSupportedArch(launch.getArch())) {
         launch.emitOpError() << "unsupported arch '" << launch.getArch()
-                             << "' (supported: gfx950, gfx942, gfx90a, sm_90)";
+                             << "' (supported: " << monodc::runtime::targetNames() << ")";
         failed = true;
         return;
       }
@@ -199,6 +209,12 @@ struct PrepareEmission
                              "block ("
                           << block << ")";
           failed = true;
+        }
+        if (auto g = dyn_cast<GemvRowsOp>(op); g && !g.getLowering()) {
+          g.emitOpError() << "has no lowering: mono-lower-tiles chooses its building block "
+                             "before the emission is prepared";
+          failed = true;
+          return;
         }
         if (auto g = dyn_cast<GemvRowsOp>(op))
           if (int64_t ring = gemvRowsRingBytes(g, block, launch.getArch()))

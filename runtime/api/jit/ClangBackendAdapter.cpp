@@ -18,7 +18,7 @@ public:
     if (backends::isClangBackendArch(arch))
       return Status::success();
     return makeError("the in-process clang backend cannot build for arch '" + arch +
-                     "' (it builds gfx950, gfx942, gfx90a)");
+                     "' (it builds " + targetNames(TargetVendor::Amd) + ")");
   }
   Result<std::vector<char>> compile(const std::string &source,
                                     const BackendCompileOptions &options) const override {

@@ -1,4 +1,5 @@
 //===- ClangBackend.cpp - HIP -> AMDGPU code object, in process -----------===//
+#include "monodc/runtime/Target.h"
 #include "monodc/backends/ClangBackend.h"
 
 #include "clang/Basic/Diagnostic.h"
@@ -132,16 +133,16 @@ llvm::Expected<std::string> readFile(const std::string &path) {
 llvm::Error checkArch(const std::string &arch) {
   if (!isClangBackendArch(arch))
     return llvm::createStringError(
-        "the in-process clang backend cannot build for arch '%s' (it builds "
-        "gfx950, gfx942, gfx90a)",
-        arch.c_str());
+        "the in-process clang backend cannot build for arch '%s' (it builds %s)", arch.c_str(),
+        monodc::runtime::targetNames(monodc::runtime::TargetVendor::Amd).c_str());
   return llvm::Error::success();
 }
 
 } // namespace
 
 bool monodc::backends::isClangBackendArch(const std::string &arch) {
-  return llvm::StringSwitch<bool>(arch).Cases({"gfx950", "gfx942", "gfx90a"}, true).Default(false);
+  const monodc::runtime::Target *target = monodc::runtime::findTarget(arch);
+  return target && target->isAmd();
 }
 
 llvm::Expected<std::string>

@@ -1,4 +1,4 @@
-// RUN: monodc-opt %s -split-input-file -mono-prepare-emission -verify-diagnostics | FileCheck %s
+// RUN: monodc-opt %s -split-input-file -mono-lower-tiles -mono-prepare-emission -verify-diagnostics | FileCheck %s
 // The prepare pass records the shared memory a launch needs and refuses what
 // the printer cannot serve.
 
@@ -137,10 +137,29 @@ mono.launch @tokens attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i6
 
 // -----
 
-// gfx950 has no such copies: no ring, only the gemv's own bytes.
+// gfx950 has no such copies: no ring, only the gemv's own bytes (bf16
+// weights take fma chains: 128 x 2 token bytes + 256 partials + 32 outputs).
 // CHECK: mono.launch @noring attributes {{{.*}}mono.lds_bytes = 1408 : i64
 // CHECK-NOT: mono.ring_bytes
 mono.launch @noring attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : bf16 [32, 128]
+  mono.region @x input : bf16 [1, 128]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %y = mono.gemv_rows @w[%c0], @x[%c0] tokens 1 : !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+// An MXFP4 GEMV on gfx950 takes the scaled MFMA (gemv_shape.h): 32 rows are
+// two tiles for four waves, so each tile's k is split over two waves, whose
+// partial sums take 4 x 16 x 16 f32 (one token tile), then 32 outputs:
+// 4224 bytes. No ring.
+// CHECK: mono.launch @mfma attributes {{{.*}}mono.lds_bytes = 4224 : i64
+// CHECK-NOT: mono.ring_bytes
+mono.launch @mfma attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   mono.region @w weight : f4E2M1FN [32, 128]
   mono.region @ws weight : f8E8M0FNU [256, 8]
   mono.region @x input : f8E4M3FN [1, 128]

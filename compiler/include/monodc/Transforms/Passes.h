@@ -5,6 +5,7 @@
 #include "monodc/Dialect/Mono/MonoDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "monodc/runtime/Target.h"
 
 namespace monodc::mono {
 
@@ -14,8 +15,11 @@ namespace monodc::mono {
 #define GEN_PASS_REGISTRATION
 #include "monodc/Transforms/Passes.h.inc"
 
-/// The architectures the HIP printer and the device library serve.
+/// The architectures the HIP printer and the device library serve: those
+/// of the target description (monodc/runtime/Target.h).
 bool isSupportedArch(llvm::StringRef arch);
+/// The description of a supported arch (a launch's arch is verified first).
+const monodc::runtime::Target &targetOf(llvm::StringRef arch);
 
 /// Number of values of a `size`-value tile one thread of `block` holds.
 inline int64_t slotsPerThread(int64_t size, int64_t block) {
@@ -111,7 +115,7 @@ int64_t gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch);
 /// doubled bytes make the loop wait on shared memory (the H200 measured
 /// wo_a 101 -> 152 us with f32 staging, routed.down 189 -> 172).
 inline bool gemvRowsStagesF32(int64_t outputs, int64_t block, llvm::StringRef arch) {
-  return arch == "sm_90" && outputs == block;
+  return targetOf(arch).isNvidia() && outputs == block;
 }
 
 /// Shared memory (bytes) the building block of `op` needs on `arch`, 0 for
@@ -142,13 +146,11 @@ mlir::Value rearrangedTile(mlir::Operation *op, int64_t block);
 /// The most shared memory one CTA of `arch` may have.
 int64_t maxSharedBytes(llvm::StringRef arch);
 
-/// NVIDIA targets (sm_90), reached through the device library's CUDA layer.
-inline bool isCudaArch(llvm::StringRef arch) { return arch.starts_with("sm_"); }
-
 /// Whether a launch with `bytes` of shared memory takes it as dynamic shared
-/// memory: on sm_90, past CUDA's 48 KB of static shared memory.
+/// memory: past the target's static limit (CUDA's 48 KB), where it has one.
 inline bool usesDynamicShared(llvm::StringRef arch, int64_t bytes) {
-  return arch == "sm_90" && bytes > 48 * 1024;
+  const int64_t limit = targetOf(arch).staticSharedLimit;
+  return limit > 0 && bytes > limit;
 }
 
 } // namespace monodc::mono

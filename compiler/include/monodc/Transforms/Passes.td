@@ -18,6 +18,21 @@ def PrepareEmission : Pass<"mono-prepare-emission", "::mlir::ModuleOp"> {
   ];
 }
 
+def LowerTiles : Pass<"mono-lower-tiles", "::mlir::ModuleOp"> {
+  let summary = "Chooses each GEMV's building block on the launch's target";
+  let description = [{
+    Sets `lowering` on every `mono.gemv_rows` from the target description
+    (monodc/runtime/Target.h): `scaled_mfma` where the target has the
+    16x16x128 scaled MFMA and the GEMV is MX data on both sides (e2m1 or
+    e4m3 weights with E8M0 scales, MXFP8 tokens) whose rows are whole
+    16-row tiles and whose k is whole 128-wide steps; `warp_mma` where the
+    target has the 16x8x16 f16 warp mma and the device's rule chooses it
+    (gemv_shape.h, mono_gemv_mma_chosen); `fma_chains` otherwise. A lowering
+    already set is kept if the target can run it and refused otherwise. The
+    printer and the simulator follow the attribute; they decide nothing.
+  }];
+}
+
 def CheckHandoffs : Pass<"mono-check-handoffs", "::mlir::ModuleOp"> {
   let summary = "Refuses a launch whose stages read what no earlier stage writes";
   let description = [{

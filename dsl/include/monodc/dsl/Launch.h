@@ -2,6 +2,7 @@
 #ifndef MONODC_DSL_LAUNCH_H
 #define MONODC_DSL_LAUNCH_H
 
+#include "monodc/runtime/Target.h"
 #include "monodc/dsl/DType.h"
 #include "monodc/dsl/Task.h"
 
@@ -17,7 +18,7 @@
 namespace monodc::dsl {
 
 struct LaunchOptions {
-  std::string arch = "gfx950";
+  std::string arch = std::string(runtime::kDefaultTarget);
   int64_t grid = 256;  ///< CTAs: the device's compute units
   int64_t block = 256; ///< threads per CTA
   int64_t rows = 1;    ///< tokens in the step

@@ -2,6 +2,7 @@
 #ifndef MONODC_KERNELREQUEST_H
 #define MONODC_KERNELREQUEST_H
 
+#include "monodc/runtime/Target.h"
 #include "monodc/runtime/BuildKey.h"
 
 namespace monodc {
@@ -12,7 +13,7 @@ namespace monodc {
 struct KernelRequest {
   std::string model = "dsv41";
   std::string launch = "attention_front";
-  std::string arch = "gfx950";
+  std::string arch = std::string(runtime::kDefaultTarget);
   std::string features;
   int64_t tp = 2;
   int64_t rows = 6;

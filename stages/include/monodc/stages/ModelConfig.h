@@ -2,6 +2,7 @@
 #ifndef MONODC_STAGES_MODELCONFIG_H
 #define MONODC_STAGES_MODELCONFIG_H
 
+#include "monodc/runtime/Target.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -84,7 +85,7 @@ llvm::Expected<ModelConfig> configByName(const std::string &name);
 
 /// What one build serves: arch, grid, step width and tensor parallelism.
 struct BuildParams {
-  std::string arch = "gfx950";
+  std::string arch = std::string(runtime::kDefaultTarget);
   int64_t grid = 0;  ///< 0: the arch's compute-unit count
   int64_t block = 256;
   int64_t rows = 6;

@@ -48,6 +48,14 @@ def Mono_Mxfp8Variant : I32EnumAttr<"Mxfp8Variant", "MXFP8 activation quantizer 
   let cppNamespace = "::monodc::mono";
 }
 
+def Mono_GemvLowering : I32EnumAttr<"GemvLowering",
+    "the building block a gemv_rows becomes on its target (mono-lower-tiles)", [
+    I32EnumAttrCase<"FmaChains", 0, "fma_chains">,
+    I32EnumAttrCase<"WarpMma", 1, "warp_mma">,
+    I32EnumAttrCase<"ScaledMfma", 2, "scaled_mfma">]> {
+  let cppNamespace = "::monodc::mono";
+}
+
 def Mono_Predicate : I32EnumAttr<"Predicate", "a comparison for mono.select", [
     I32EnumAttrCase<"Gt", 0, "gt">,
     I32EnumAttrCase<"Lt", 1, "lt">,

@@ -480,15 +480,23 @@ def Mono_GemvRowsOp : Mono_Op<"gemv_rows"> {
     [0, count): the others' results are 0, their rows of `x` are not read,
     and a count of 0 reads no weights (a task over fewer tokens than its
     tile, or none). The handoff still covers all `tokens` rows.
+
+    `lowering` (set by mono-lower-tiles from the target description) names
+    the building block it becomes: `fma_chains` (mono_gemv_rows, any
+    target), `warp_mma` (mono_gemv_mma, the 16x8x16 f16 warp mma),
+    `scaled_mfma` (mono_gemv_mfma, the 16x16x128 scaled MFMA with the E8M0
+    scales in hardware).
   }];
   let arguments = (ins FlatSymbolRefAttr:$weight,
                        OptionalAttr<FlatSymbolRefAttr>:$weightScales, Index:$row,
                        FlatSymbolRefAttr:$x, OptionalAttr<FlatSymbolRefAttr>:$xScales,
-                       Index:$firstToken, I64Attr:$tokens, Optional<Index>:$count);
+                       Index:$firstToken, I64Attr:$tokens, Optional<Index>:$count,
+                       OptionalAttr<Mono_GemvLowering>:$lowering);
   let results = (outs Mono_AnyTile:$result);
   let assemblyFormat = [{
     $weight (`scaled` $weightScales^)? `[` $row `]` `,` $x (`scaled` $xScales^)?
-    `[` $firstToken `]` `tokens` $tokens (`count` $count^)? attr-dict `:` type($result)
+    `[` $firstToken `]` `tokens` $tokens (`count` $count^)? (`lowered` `to` $lowering^)?
+    attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

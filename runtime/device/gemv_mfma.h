@@ -1,0 +1,242 @@
+// monodc device library: gemv_rows on gfx950's scaled matrix cores.
+//
+// v_mfma_scale_f32_16x16x128_f8f6f4 (mono_mfma_scale_16x16x128, arch_gfx950.h;
+// docs/gfx950-matrix-cores.md) takes the quantized codes and their E8M0
+// scales as they are: weights are its A operand (a tile of 16 rows), tokens
+// its B operand (a tile of 16 tokens, zero codes past `count`), 128 k an
+// instruction. Nothing is dequantized per value: a lane loads its codes
+// (16-byte loads) and one scale byte a tile, and the instruction applies
+// both blocks' scales. The result is the sum of the exact products, each
+// instruction's 128 scaled terms added to the f32 accumulator with one
+// rounding (the host model's assumption; docs/gfx950-matrix-cores.md).
+// mono_gemv_rows rounds the tokens to bf16 first, so the two agree within
+// the stage bounds, not bit for bit.
+//
+// Lane l (g = l / 16, r = l % 16) of a tile holds for each 128-k step:
+//   e4m3 weights (row-major, 32x32 block scales): row r, k 16 g .. 16 g + 15
+//     and 64 + 16 g .. 64 + 16 g + 15 (two 16-byte loads); scale of block g;
+//   MXFP4 weights (AITER's (16, 16) shuffle): row r's k block g, 32 codes,
+//     which the shuffle keeps as 16 contiguous bytes (one load, no reshuffle);
+//     scale of block g (one byte of AITER's shuffled scales);
+//   tokens (MXFP8): token r, the k of the e4m3 rule above, scale of block g.
+// Its four results are rows 4 g .. 4 g + 3 of the tile, token r.
+
+// Its shape (gemv_shape.h: mono_gemv_mfma_fits and the rest) is planned by
+// the compiler too.
+
+#if defined(MONO_HAS_SCALED_MFMA)
+
+// A lane's share of the weights: its row of each of its tiles for the steps
+// in flight, with the scale bytes. `prefetch` loads the first DEPTH steps
+// (a task issues it before it polls for its tokens).
+template <int N, int K, int WKIND>
+struct mono_gemv_mfma_weights {
+  static_assert(mono_gemv_mfma_fits(N, K, WKIND, MONO_BLOCK), "no matrix-core shape for this gemv");
+  static constexpr int WAVES = MONO_BLOCK / 64, TILES = N / 16, STEPS = K / 128;
+  static constexpr int TPW = mono_gemv_mfma_tiles_a_wave(N, MONO_BLOCK);
+  static constexpr int SPLIT = mono_gemv_mfma_split(N, MONO_BLOCK);  // waves a tile
+  static constexpr bool FP4 = WKIND == 3;
+  static constexpr int WORDS = FP4 ? 4 : 8;  // a lane's operand words a tile and step
+  // Steps in flight: 128 weight bytes a lane (as gemv_mma.h's e4m3 path), at
+  // most the steps of a split.
+  static constexpr int MOST = (STEPS + SPLIT - 1) / SPLIT;
+  static constexpr int WANT = 128 / (TPW * 4 * WORDS) > 0 ? 128 / (TPW * 4 * WORDS) : 1;
+  static constexpr int DEPTH = WANT < MOST ? WANT : MOST;
+  struct step_t {
+    mono_u32 q[TPW][WORDS];
+    mono_u32 s[TPW];  // the scale byte, in bits 0..7
+  };
+  step_t held[DEPTH];
+  const mono_u8 *row[TPW];       // the lane's codes at step 0
+  const mono_u8 *scaleRow[TPW];  // its scale byte at step 0
+
+  MONO_DEV static int wave() { return mono_tid() / 64; }
+  MONO_DEV static int firstTile() { return TILES >= WAVES ? wave() * TPW : wave() / SPLIT; }
+  MONO_DEV static int stepBegin() { return (wave() % SPLIT) * STEPS / SPLIT; }
+  MONO_DEV static int stepEnd() { return (wave() % SPLIT + 1) * STEPS / SPLIT; }
+
+  MONO_DEV void locate(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0) {
+    const int lane = mono_tid() % 64, g = lane / 16, r = lane % 16;
+#pragma unroll
+    for (int i = 0; i < TPW; ++i) {
+      const mono_i64 rw = n0 + 16 * (firstTile() + i) + r;
+      if (FP4) {
+        // Block g's 16 bytes; block 4 s + g is 1024 s bytes on.
+        row[i] = w + mono_aiter_weight_offset(rw, 16 * g, K / 2);
+        scaleRow[i] = ws + mono_aiter_scale_row(rw, wsCols) + mono_aiter_scale_col((unsigned)g);
+      } else {
+        row[i] = w + rw * K + 16 * g;
+        scaleRow[i] = ws + mono_block_scale_offset(rw, 0, wsCols) + g;
+      }
+    }
+  }
+  MONO_DEV void load(step_t &b, int s) const {
+#pragma unroll
+    for (int i = 0; i < TPW; ++i) {
+      if (FP4) {
+        const mono_u32x4 v = *(const mono_u32x4 *)(row[i] + 1024 * s);
+        b.q[i][0] = v.x, b.q[i][1] = v.y, b.q[i][2] = v.z, b.q[i][3] = v.w;
+        // Column 4 s + g: mono_aiter_scale_col(4 s + g) - mono_aiter_scale_col(g).
+        b.s[i] = scaleRow[i][256 * (s / 2) + 2 * (s % 2)];
+      } else {
+        const mono_u32x4 lo = *(const mono_u32x4 *)(row[i] + 128 * s);
+        const mono_u32x4 hi = *(const mono_u32x4 *)(row[i] + 128 * s + 64);
+        b.q[i][0] = lo.x, b.q[i][1] = lo.y, b.q[i][2] = lo.z, b.q[i][3] = lo.w;
+        b.q[i][WORDS - 4] = hi.x, b.q[i][WORDS - 3] = hi.y;
+        b.q[i][WORDS - 2] = hi.z, b.q[i][WORDS - 1] = hi.w;
+        b.s[i] = scaleRow[i][4 * s];
+      }
+    }
+  }
+  MONO_DEV void prefetch(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0) {
+    locate(w, ws, wsCols, n0);
+    const int first = stepBegin(), end = stepEnd();
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d)
+      if (first + d < end) load(held[d], first + d);
+  }
+};
+
+// result[t * N + j] = sum_k x[t0 + t][k] * W[n0 + j][k] for TOKENS tokens,
+// dealt to the lanes as mono_gemv_rows deals them (out[s] is value
+// s * MONO_BLOCK + tid). With a runtime `count` (0 .. TOKENS, block-uniform)
+// only the first `count` tokens are read and summed, the others' results
+// are 0, and a count of 0 reads no weights past those `weights` holds.
+// `lds` holds mono_gemv_mfma_shared_bytes(N, TOKENS, MONO_BLOCK).
+template <int SO, int N, int K, int TOKENS, int WKIND>
+MONO_DEV void mono_gemv_mfma_run(mono_gemv_mfma_weights<N, K, WKIND> &weights, const mono_u8 *w,
+                                 const mono_u8 *ws, int wsCols, mono_i64 n0, const void *x,
+                                 const mono_u8 *xs, mono_i64 t0, float (&out)[SO], float *lds,
+                                 int count = TOKENS) {
+  typedef mono_gemv_mfma_weights<N, K, WKIND> slice_t;
+  typedef typename slice_t::step_t step_t;
+  constexpr int TPW = slice_t::TPW, SPLIT = slice_t::SPLIT, DEPTH = slice_t::DEPTH,
+                WORDS = slice_t::WORDS, KB = K / 32;
+  constexpr int FA = WKIND == 3 ? 4 : 0;  // the instruction's A format: e2m1 or e4m3
+  constexpr int TTP = mono_gemv_mfma_pass_tiles(N, TOKENS, MONO_BLOCK);  // token tiles a pass
+  constexpr int PT = 16 * TTP;
+  float *partial = lds;
+  // A constant here: called at run time, the function is not always inlined.
+  constexpr int RESULT_AT = mono_gemv_mfma_result_at(N, TOKENS, MONO_BLOCK);
+  float *result = (float *)((mono_u8 *)lds + RESULT_AT);
+  const int tid = mono_tid(), lane = tid % 64, g = lane / 16, r = lane % 16;
+  const int begin = slice_t::stepBegin(), end = slice_t::stepEnd();
+  for (int tc0 = 0; tc0 < count; tc0 += PT) {
+    const int tcn = count - tc0 < PT ? count - tc0 : PT;
+    if (tc0 > 0) weights.prefetch(w, ws, wsCols, n0);  // the weights again
+    // The lane's token of each tile, and whether it is one: lanes past the
+    // pass read its first token (no branch) and give zero codes instead.
+    const mono_u8 *tok[TTP];
+    const mono_u8 *tokScale[TTP];
+    mono_u32 live[TTP];  // all ones or 0
+#pragma unroll
+    for (int j = 0; j < TTP; ++j) {
+      const int t = 16 * j + r;
+      live[j] = t < tcn ? ~0u : 0u;
+      const mono_i64 at = t0 + tc0 + (t < tcn ? t : 0);
+      tok[j] = (const mono_u8 *)x + at * K + 16 * g;
+      tokScale[j] = xs + at * KB + g;
+    }
+    float acc[TPW][TTP][4];
+#pragma unroll
+    for (int i = 0; i < TPW; ++i)
+#pragma unroll
+      for (int j = 0; j < TTP; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    // One step: the token tiles' codes and scales, then an instruction for
+    // each (row tile, token tile) that holds a token.
+    auto step = [&](const step_t &cur, int s) {
+      mono_u32 b[TTP][8];
+      int bs[TTP];
+#pragma unroll
+      for (int j = 0; j < TTP; ++j) {
+        if (j == 0 || 16 * j < tcn) {
+          const mono_u32x4 lo = *(const mono_u32x4 *)(tok[j] + 128 * s);
+          const mono_u32x4 hi = *(const mono_u32x4 *)(tok[j] + 128 * s + 64);
+          bs[j] = tokScale[j][4 * s];  // a dead lane's scales only its dropped column
+          b[j][0] = lo.x & live[j], b[j][1] = lo.y & live[j];
+          b[j][2] = lo.z & live[j], b[j][3] = lo.w & live[j];
+          b[j][4] = hi.x & live[j], b[j][5] = hi.y & live[j];
+          b[j][6] = hi.z & live[j], b[j][7] = hi.w & live[j];
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < TPW; ++i) {
+        mono_u32 a[8];
+#pragma unroll
+        for (int q = 0; q < 8; ++q) a[q] = q < WORDS ? cur.q[i][q < WORDS ? q : 0] : 0u;
+#pragma unroll
+        for (int j = 0; j < TTP; ++j)
+          if (j == 0 || 16 * j < tcn)
+            mono_mfma_scale_16x16x128<FA, 0>(a, b[j], acc[i][j], (int)cur.s[i], bs[j]);
+      }
+    };
+    // Groups of DEPTH steps: the next group's weights are loaded while the
+    // current one is computed. Groups whose next group is whole take no
+    // guard, so that a group is one basic block the scheduler can overlap;
+    // the last one or two are guarded.
+    int base = begin;
+#pragma unroll 1
+    for (; base + 2 * DEPTH <= end; base += DEPTH) {
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d) {
+        const step_t cur = weights.held[d];
+        weights.load(weights.held[d], base + DEPTH + d);
+        step(cur, base + d);
+      }
+    }
+#pragma unroll 1
+    for (; base < end; base += DEPTH) {
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d) {
+        if (base + d < end) {
+          const step_t cur = weights.held[d];
+          if (base + DEPTH + d < end) weights.load(weights.held[d], base + DEPTH + d);
+          step(cur, base + d);
+        }
+      }
+    }
+    // Lane (g, r) holds rows 4 g + e of each tile, token 16 j + r.
+#pragma unroll
+    for (int i = 0; i < TPW; ++i)
+#pragma unroll
+      for (int j = 0; j < TTP; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int rowInTile = 4 * g + e, t = 16 * j + r;
+          if (t < tcn) {
+            if (SPLIT == 1)
+              result[(tc0 + t) * N + 16 * (slice_t::firstTile() + i) + rowInTile] = acc[i][j][e];
+            else
+              partial[(slice_t::wave() * 16 + rowInTile) * PT + t] = acc[i][j][e];
+          }
+        }
+    if (SPLIT > 1) {
+      mono_block_sync();
+      // Wave v holds split v % SPLIT of tile v / SPLIT: the splits in order.
+      for (int q = tid; q < N * tcn; q += MONO_BLOCK) {
+        const int rowOfSlice = q / tcn, t = q % tcn, tile = rowOfSlice / 16, rowInTile = rowOfSlice % 16;
+        float sum = 0.0f;
+        for (int p = 0; p < SPLIT; ++p) sum += partial[((tile * SPLIT + p) * 16 + rowInTile) * PT + t];
+        result[(tc0 + t) * N + rowOfSlice] = sum;
+      }
+    }
+    mono_block_sync();
+  }
+  mono_gemv_zero_past<N, TOKENS>(result, count);
+  mono_gemv_deal<SO, TOKENS * N>(result, out);
+}
+
+// The whole GEMV when nothing is waited for in between.
+template <int SO, int N, int K, int TOKENS, int WKIND>
+MONO_DEV void mono_gemv_mfma(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
+                             const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
+                             float *lds, int count = TOKENS) {
+  mono_gemv_mfma_weights<N, K, WKIND> weights;
+  if (count > 0) weights.prefetch(w, ws, wsCols, n0);
+  mono_gemv_mfma_run<SO, N, K, TOKENS, WKIND>(weights, w, ws, wsCols, n0, x, xs, t0, out, lds,
+                                              count);
+}
+
+#endif

@@ -1,0 +1,96 @@
+// A sum of doubles kept exact and rounded once to f32, and the one step of
+// gfx950's scaled MFMA that the project models with it: the four scaled
+// 32-k block sums and the accumulator C summed exactly, rounded once
+// (docs/gfx950-matrix-cores.md; CDNA4's internal rounding is not public,
+// so this is the modelled behaviour). Used by the host model of the
+// instruction (tests/device/HostMfma.h) and by the simulator's scaled-MFMA
+// GEMVs, so the two apply the same assumption.
+#ifndef MONODC_FORMATS_EXACTSUM_H
+#define MONODC_FORMATS_EXACTSUM_H
+
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace monodc::formats {
+
+/// An exact sum of doubles as a nonoverlapping expansion, smallest part
+/// first (Shewchuk's grow-expansion over Knuth's two-sum). Exact while no
+/// part overflows, which the terms here (|x| < 2^278) never approach.
+class ExactSum {
+public:
+  void add(double x) {
+    double q = x;
+    for (double &part : parts_) {
+      const double s = q + part, bv = s - q;
+      const double err = (q - (s - bv)) + (part - bv);
+      part = err;
+      q = s;
+    }
+    parts_.push_back(q);
+    ieee_ = count_++ == 0 ? x : ieee_ + x;
+  }
+  /// The sign of the exact sum: its largest nonzero part's.
+  int sign() const {
+    for (auto it = parts_.rbegin(); it != parts_.rend(); ++it)
+      if (*it != 0)
+        return *it > 0 ? 1 : -1;
+    return 0;
+  }
+  /// The sign of (sum - m), exactly.
+  int compare(double m) const {
+    ExactSum d = *this;
+    d.add(-m);
+    return d.sign();
+  }
+  /// The sum rounded once to f32, to nearest even.
+  float toFloat() const {
+    if (sign() == 0)
+      return float(ieee_);  // a zero: IEEE's sign rule, as the terms' plain sum
+    double approx = 0;
+    for (double part : parts_)
+      approx += part;
+    float f = float(approx);  // the rounded result or a neighbour of it
+    if (std::isinf(f))
+      f = std::copysign(FLT_MAX, f);
+    const double past = std::ldexp(1.0, 128);  // the step past FLT_MAX
+    for (;;) {
+      const double up = f == FLT_MAX ? past : double(std::nextafter(f, INFINITY));
+      const double down = f == -FLT_MAX ? -past : double(std::nextafter(f, -INFINITY));
+      const bool odd = (std::bit_cast<uint32_t>(f) & 1u) != 0;
+      const int above = compare((double(f) + up) / 2), below = compare((double(f) + down) / 2);
+      if (above > 0 || (above == 0 && odd)) {
+        if (up == past)
+          return INFINITY;
+        f = float(up);
+      } else if (below < 0 || (below == 0 && odd)) {
+        if (down == -past)
+          return -INFINITY;
+        f = float(down);
+      } else {
+        return f;
+      }
+    }
+  }
+
+private:
+  std::vector<double> parts_;
+  double ieee_ = 0;
+  int count_ = 0;
+};
+
+/// One scaled-MFMA step for one output: C plus the four scaled block sums
+/// (each exact in double), summed exactly and rounded once to f32.
+inline float scaledMfmaStep(float c, const double (&scaledBlocks)[4]) {
+  ExactSum sum;
+  sum.add(double(c));
+  for (double b : scaledBlocks)
+    sum.add(b);
+  return sum.toFloat();
+}
+
+} // namespace monodc::formats
+
+#endif

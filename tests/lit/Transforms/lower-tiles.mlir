@@ -1,0 +1,141 @@
+// RUN: monodc-opt %s -split-input-file -mono-lower-tiles -verify-diagnostics | FileCheck %s
+
+// gfx950 has the 16x16x128 scaled MFMA: e4m3 weights with 32x32 scales
+// over MXFP8 tokens, 32 rows (two 16-row tiles) of k 2048 (16 steps of 128),
+// take it; so do MXFP4 weights. bf16 weights are not MX data: fma chains.
+// CHECK-LABEL: mono.launch @amd
+// CHECK: mono.gemv_rows @w scaled @ws[{{.*}}] tokens 2 lowered to scaled_mfma
+// CHECK: mono.gemv_rows @w4 scaled @ws4[{{.*}}] tokens 2 lowered to scaled_mfma
+// CHECK: mono.gemv_rows @wb[{{.*}}], @xb[{{.*}}] tokens 2 lowered to fma_chains
+mono.launch @amd attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @w4 weight : f4E2M1FN [32, 2048]
+  mono.region @ws4 weight : f8E8M0FNU [256, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.region @wb weight : bf16 [32, 2048]
+  mono.region @xb input : bf16 [2, 2048]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<64, f32>
+    %b = mono.gemv_rows @w4 scaled @ws4[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<64, f32>
+    %c = mono.gemv_rows @wb[%c0], @xb[%c0] tokens 2 : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+// 8 rows are half a tile and k 64 half a step: fma chains on gfx950 too.
+// CHECK-LABEL: mono.launch @partial
+// CHECK: tokens 1 lowered to fma_chains
+// CHECK: tokens 1 lowered to fma_chains
+mono.launch @partial attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : f8E4M3FN [8, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @k weight : f8E4M3FN [32, 64]
+  mono.region @ks weight : f8E8M0FNU [1, 2]
+  mono.region @x input : f8E4M3FN [1, 2048]
+  mono.region @xs input : f8E8M0FNU [1, 64]
+  mono.region @y input : f8E4M3FN [1, 64]
+  mono.region @ys input : f8E8M0FNU [1, 2]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<8, f32>
+    %b = mono.gemv_rows @k scaled @ks[%c0], @y scaled @ys[%c0] tokens 1 : !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+// gfx942 has no scaled MFMA and sm_90 no MFMA: the same GEMV takes fma
+// chains there, and the warp mma on sm_90 where its rule chooses it.
+// CHECK-LABEL: mono.launch @cdna3
+// CHECK: lowered to fma_chains
+// CHECK-LABEL: mono.launch @hopper
+// CHECK: lowered to warp_mma
+mono.launch @cdna3 attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<64, f32>
+  }
+}
+mono.launch @hopper attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+// A lowering already set is kept where the target runs it, refused where
+// it does not.
+// CHECK-LABEL: mono.launch @kept
+// CHECK: lowered to fma_chains
+mono.launch @kept attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 lowered to fma_chains : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @nompma attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to scaled_mfma: sm_90 has no scaled matrix instruction}}
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 lowered to scaled_mfma : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @notmx attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @wb weight : bf16 [32, 2048]
+  mono.region @xb input : bf16 [2, 2048]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to scaled_mfma: scaled MFMA needs MX data on both sides}}
+    %a = mono.gemv_rows @wb[%c0], @xb[%c0] tokens 2 lowered to scaled_mfma : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @nowarpmma attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to warp_mma: the 16x8x16 f16 warp mma path does not serve this GEMV on gfx950}}
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 lowered to warp_mma : !mono.tile<64, f32>
+  }
+}
