@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Configures and builds monodc into build/ (Ninja, both cores, ccache when present).
+# Configures and builds monodc into build/ (Ninja, both cores, ccache when
+# present). With target names (e.g. `build.sh monodc`) builds only those;
+# with none builds everything (scripts/run-tests.sh relies on that).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${MONODC_BUILD_DIR:-$ROOT/build}"
@@ -10,4 +12,6 @@ if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}"
 fi
-cmake --build "$BUILD" -j "$(nproc)"
+TARGETS=()
+for target in "$@"; do TARGETS+=(--target "$target"); done
+cmake --build "$BUILD" -j "$(nproc)" "${TARGETS[@]}"

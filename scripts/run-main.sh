@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The main job: set up, build, then compile the default DSV41 kernels for gfx950 with a report.
+# The main job: set up, build the monodc CLI only (not the tests and
+# benchmarks), then compile the default DSV41 kernels for gfx950 with a report.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${MONODC_BUILD_DIR:-$ROOT/build}"
-"$ROOT/scripts/build.sh"
+"$ROOT/scripts/build.sh" monodc
 OUT="${MONODC_OUT:-$ROOT/out}"
 "$BUILD/bin/monodc" build --arch gfx950 --out "$OUT" --emit obj "$@"
