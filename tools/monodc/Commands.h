@@ -21,6 +21,7 @@ void addSimulateCommand(CLI::App &app);
 void addCacheCommand(CLI::App &app);
 void addInspectCommand(CLI::App &app);
 void addMatrixCommand(CLI::App &app);
+void addReportCommand(CLI::App &app);
 
 } // namespace monodc::cli
 

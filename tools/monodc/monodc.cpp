@@ -24,6 +24,7 @@ int main(int argc, char **argv) {
   monodc::cli::addCacheCommand(app);
   monodc::cli::addInspectCommand(app);
   monodc::cli::addMatrixCommand(app);
+  monodc::cli::addReportCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {

@@ -1,0 +1,86 @@
+//===- StageCost.cpp - what a stage costs on MI355X, by the ISA's rates ---===//
+#include "monodc/Analysis/StageCost.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace mlir;
+using namespace monodc::mono;
+
+namespace {
+
+/// Storage bytes of one weight value, its E8M0 scales included: e4m3 has a
+/// scale per 32x32 block, MXFP4 one per 32 values.
+double bytesPerWeight(Type element, bool scaled) {
+  if (isa<Float4E2M1FNType>(element))
+    return 0.5 + (scaled ? 1.0 / 32 : 0.0);
+  const double bytes = element.getIntOrFloatBitWidth() / 8.0;
+  return bytes + (scaled ? 1.0 / 1024 : 0.0);
+}
+
+} // namespace
+
+std::vector<StageCost> monodc::mono::estimateStageCosts(LaunchOp launch, const IssueModel &model) {
+  std::vector<StageCost> costs;
+  for (StageOp stage : launch.getOps<StageOp>()) {
+    StageCost cost;
+    cost.stage = stage.getSymName().str();
+    cost.tasks = static_cast<int64_t>(stage.getTasks());
+    std::set<std::string> lowerings;
+    double mfmaCycles = 0, valuMacs = 0;
+    const double tasks = static_cast<double>(cost.tasks);
+    stage.walk([&](Operation *op) {
+      if (auto g = dyn_cast<GemvRowsOp>(op)) {
+        RegionOp weight = lookupRegion(g, g.getWeightAttr());
+        const double n = static_cast<double>(g.getOutputs()), k = weight.getCols();
+        const double t = static_cast<double>(g.getTokens());
+        cost.weightBytes +=
+            tasks * n * k * bytesPerWeight(weight.getElementType(), bool(g.getWeightScales()));
+        cost.macs += tasks * n * k * t;
+        const GemvLowering lowering = g.getLowering().value_or(GemvLowering::FmaChains);
+        lowerings.insert(stringifyGemvLowering(lowering).str());
+        if (lowering == GemvLowering::ScaledMfma) {
+          // A 16-row tile by a 16-token tile, 128 k an instruction.
+          const double instructions = (n / 16) * std::ceil(t / 16) * (k / 128);
+          cost.mfmaInstructions += tasks * instructions;
+          mfmaCycles += tasks * instructions * static_cast<double>(model.scaledMfmaCycles);
+        } else {
+          valuMacs += tasks * n * k * t;
+        }
+      } else if (auto g = dyn_cast<GemvOp>(op)) {
+        RegionOp weight = lookupRegion(g, g.getWeightAttr());
+        const double n = cast<TileType>(g.getResult().getType()).getSize(), k = weight.getCols();
+        cost.weightBytes +=
+            tasks * n * k * bytesPerWeight(weight.getElementType(), bool(g.getWeightScales()));
+        cost.macs += tasks * n * k;
+        valuMacs += tasks * n * k;
+        lowerings.insert("fma_chains");
+      } else if (auto a = dyn_cast<AttendChunkOp>(op)) {
+        // Scores and values over every key slot of the chunk: q . k and p k.
+        const double keys = static_cast<double>(a.getKeys());
+        const double macs = 2.0 * static_cast<double>(a.getHeads()) * keys *
+                            static_cast<double>(a.getHeadDim());
+        cost.macs += tasks * macs;
+        valuMacs += tasks * macs;
+        RegionOp cache = lookupRegion(a, a.getCacheAttr());
+        // A key record: the cache row's bytes over its page's tokens.
+        cost.kvBytes += tasks * keys * (static_cast<double>(cache.getCols()) /
+                                        static_cast<double>(a.getPageTokens()));
+        lowerings.insert("attention_fma");
+      }
+    });
+    // The CUs the stage occupies share the HBM rate and issue in parallel.
+    const double cus = static_cast<double>(std::min(cost.tasks, model.computeUnits));
+    const double share = model.hbmBytesPerSecond * cus / static_cast<double>(model.computeUnits);
+    cost.hbmMicros = cus > 0 ? 1e6 * (cost.weightBytes + cost.kvBytes) / share : 0;
+    const double cuCycles =
+        mfmaCycles / static_cast<double>(model.simdsPerCu) +
+        valuMacs / static_cast<double>(model.valuMacsPerCuCycle);
+    cost.issueMicros = cus > 0 ? 1e6 * cuCycles / (cus * model.clockHz) : 0;
+    cost.lowering = lowerings.empty() ? "-" : llvm::join(lowerings, "+");
+    costs.push_back(std::move(cost));
+  }
+  return costs;
+}
