@@ -28,6 +28,11 @@ bool isTemporaryName(const std::string &name) {
   return name[0] == '.' && name.find(".mco.") != std::string::npos;
 }
 
+/// `.<hash>.lock`: a key's build lock (CodeObjectCache::lockPathFor()).
+bool isLockName(const std::string &name) {
+  return name.size() == 1 + 32 + 5 && name[0] == '.' && endsWith(name, ".lock");
+}
+
 /// The names in `directory` that `keep` accepts, sorted; none if it is missing.
 Result<std::vector<std::string>> namesIn(const std::string &directory,
                                          bool (*keep)(const std::string &)) {
@@ -100,6 +105,11 @@ Result<ClearedFiles> monodc::runtime::clearCacheFiles(const std::string &directo
   if (!names)
     return names.error();
   ClearedFiles cleared;
+  // Lock files go too, except those a builder holds now (removing one of
+  // those would let a second builder in); they are not counted as entries.
+  if (Result<std::vector<std::string>> locks = namesIn(directory, isLockName); locks)
+    for (const std::string &name : *locks)
+      (void)fileio::removeLockFileIfFree(directory + "/" + name);
   for (const std::string &name : *names) {
     std::string path = directory + "/" + name;
     struct stat info;

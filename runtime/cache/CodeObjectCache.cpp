@@ -27,12 +27,32 @@ CodeObjectCache::CodeObjectCache(CacheOptions options)
     : options_(std::move(options)), diskWritable_(!options_.directory.empty()) {
   if (!options_.warn)
     options_.warn = [](const std::string &line) { std::cerr << line << "\n"; };
+  if (options_.lockTimeout.count() <= 0) {
+    options_.lockTimeout = kDefaultLockTimeout;
+    if (const char *text = std::getenv("MONODC_CACHE_LOCK_TIMEOUT"); text && *text) {
+      char *end = nullptr;
+      double seconds = std::strtod(text, &end);
+      if (end && *end == '\0' && seconds > 0 && seconds < 1e6)
+        options_.lockTimeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+      else
+        options_.warn("monodc: warning: MONODC_CACHE_LOCK_TIMEOUT='" + std::string(text) +
+                      "' is not a number of seconds; waiting at most " +
+                      std::to_string(kDefaultLockTimeout.count()) + " s for cache locks");
+    }
+  }
 }
 
 std::string CodeObjectCache::pathFor(const std::string &keyText) const {
   if (options_.directory.empty())
     return {};
   return options_.directory + "/" + cacheFileNameForKeyText(keyText);
+}
+
+std::string CodeObjectCache::lockPathFor(const std::string &keyText) const {
+  if (options_.directory.empty())
+    return {};
+  std::string entry = cacheFileNameForKeyText(keyText); // <hash>.mco
+  return options_.directory + "/." + entry.substr(0, entry.size() - 4) + ".lock";
 }
 
 std::shared_ptr<const CacheEntry>
@@ -114,6 +134,30 @@ CodeObjectCache::getOrBuild(const std::string &keyText,
   Lookup lookup = find(keyText);
   if (lookup.entry)
     return lookup.entry;
+  // One builder per key across processes: take the key's lock, then look
+  // again, since the holder we waited for has usually stored it meanwhile.
+  fileio::FileLock lock;
+  if (diskWritable_ && fileio::makeDirectories(options_.directory)) {
+    std::string lockPath = lockPathFor(keyText);
+    fileio::LockAttempt attempt = fileio::lockExclusive(lockPath, options_.lockTimeout);
+    if (attempt.timedOut) {
+      auto ms = options_.lockTimeout.count();
+      std::string waited = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s"
+                                          : std::to_string(ms) + " ms";
+      return makeError("timed out after " + waited + " waiting for cache lock " + lockPath +
+                       " (held by " + (attempt.holder.empty() ? "another process" : attempt.holder) +
+                       ", building key '" + keyText +
+                       "'); if that build is legitimately slow, raise MONODC_CACHE_LOCK_TIMEOUT "
+                       "(seconds); a holder that died would have released it");
+    }
+    // A lock file that cannot be made (a read-only directory): build without
+    // it; store() then says in its one warning why the directory is unusable.
+    if (attempt.lock.held()) {
+      lock = std::move(attempt.lock);
+      if (Lookup again = find(keyText); again.entry)
+        return again.entry;
+    }
+  }
   Result<CacheEntry> built = build();
   if (!built)
     return built.error();

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace monodc::runtime;
@@ -102,6 +104,13 @@ Status fileio::writeFileAtomically(const std::string &directory, const std::stri
     }
     done += static_cast<size_t>(n);
   }
+  // On disk before the rename: a crash then leaves the old entry or the new
+  // one whole, never a renamed file whose blocks were not yet written.
+  if (::fsync(file.fd) != 0) {
+    int error = errno;
+    ::unlink(temporary.c_str());
+    return systemError("cannot sync", temporary, error);
+  }
   if (::close(file.fd) != 0) {
     file.fd = -1;
     int error = errno;
@@ -115,5 +124,108 @@ Status fileio::writeFileAtomically(const std::string &directory, const std::stri
     ::unlink(temporary.c_str());
     return systemError("cannot rename a new entry to", target, error);
   }
+  // The rename itself is durable once the directory is.
+  return syncDirectory(directory);
+}
+
+Status fileio::syncDirectory(const std::string &directory) {
+  FileDescriptor dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (dir.fd < 0)
+    return systemError("cannot open directory", directory, errno);
+  // Some file systems cannot sync a directory (EINVAL): nothing more to do there.
+  if (::fsync(dir.fd) != 0 && errno != EINVAL)
+    return systemError("cannot sync directory", directory, errno);
   return Status::success();
+}
+
+fileio::FileLock &fileio::FileLock::operator=(FileLock &&other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+void fileio::FileLock::release() {
+  if (fd_ < 0)
+    return;
+  // Nobody holds it any more: the holder text goes, then the lock (on close).
+  (void)!::ftruncate(fd_, 0);
+  ::close(fd_);
+  fd_ = -1;
+}
+
+namespace {
+
+/// Whether `fd` is still the file at `path` (not removed or replaced).
+bool isStillAt(int fd, const std::string &path) {
+  struct stat opened, named;
+  return ::fstat(fd, &opened) == 0 && ::stat(path.c_str(), &named) == 0 &&
+         opened.st_dev == named.st_dev && opened.st_ino == named.st_ino;
+}
+
+std::string holderText(int fd) {
+  char text[64];
+  ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  std::string holder(text, n > 0 ? static_cast<size_t>(n) : 0);
+  while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0'))
+    holder.pop_back();
+  return holder;
+}
+
+} // namespace
+
+fileio::LockAttempt fileio::lockExclusive(const std::string &path,
+                                          std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + timeout;
+  LockAttempt attempt;
+  for (;;) {
+    FileDescriptor file{::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
+    if (file.fd < 0) {
+      attempt.error = systemError("cannot open lock file", path, errno).message;
+      return attempt;
+    }
+    // flock() cannot time out by itself: poll, 1 ms at first, then up to 50 ms.
+    std::chrono::microseconds pause(1000);
+    for (;;) {
+      if (::flock(file.fd, LOCK_EX | LOCK_NB) == 0)
+        break;
+      if (errno == EINTR)
+        continue;
+      if (errno != EWOULDBLOCK) {
+        attempt.error = systemError("cannot lock", path, errno).message;
+        return attempt;
+      }
+      Clock::time_point now = Clock::now();
+      if (now >= deadline) {
+        attempt.timedOut = true;
+        attempt.holder = holderText(file.fd);
+        return attempt;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
+      std::this_thread::sleep_for(std::min(pause, left));
+      pause = std::min(pause * 2, std::chrono::microseconds(50000));
+    }
+    // Removed by a `cache clear` between our open and our lock: lock the new one.
+    if (!isStillAt(file.fd, path))
+      continue;
+    std::string holder = "pid " + std::to_string(::getpid()) + "\n";
+    (void)!::ftruncate(file.fd, 0);
+    (void)!::pwrite(file.fd, holder.data(), holder.size(), 0);
+    attempt.lock = FileLock(file.fd);
+    file.fd = -1;
+    return attempt;
+  }
+}
+
+bool fileio::removeLockFileIfFree(const std::string &path) {
+  FileDescriptor file{::open(path.c_str(), O_RDWR | O_CLOEXEC)};
+  if (file.fd < 0)
+    return false;
+  if (::flock(file.fd, LOCK_EX | LOCK_NB) != 0 || !isStillAt(file.fd, path))
+    return false;
+  // Unlinked while we hold it: a waiter that gets it next sees it is gone.
+  return ::unlink(path.c_str()) == 0;
 }

@@ -34,8 +34,9 @@ struct ClearedFiles {
   uint64_t bytes = 0;
 };
 
-/// Removes every entry and every leftover temporary file of `directory`;
-/// other files are left alone.
+/// Removes every entry and every leftover temporary file of `directory`, and
+/// the build lock files no process holds (not counted in the result); other
+/// files are left alone.
 Result<ClearedFiles> clearCacheFiles(const std::string &directory);
 
 } // namespace monodc::runtime
