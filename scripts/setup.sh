@@ -7,6 +7,9 @@ PACKAGES=(
   build-essential cmake ninja-build ccache python3
   llvm-22-dev llvm-22-tools clang-22 lld-22 libclang-22-dev libclang-cpp22-dev liblld-22-dev
   libmlir-22-dev mlir-22-tools
+  # compiler-rt for clang-22: libFuzzer and the ASan/UBSan/TSan runtimes
+  # (scripts/sanitize.sh, tests/fuzz).
+  libclang-rt-22-dev
   libfmt-dev libcli11-dev libgtest-dev
   zlib1g-dev libzstd-dev
   # ROCm 5.2's hiprtc (inside libamdhip64) and its headers: the hiprtc

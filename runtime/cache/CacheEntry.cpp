@@ -15,7 +15,7 @@ constexpr uint32_t kFormatVersion = 1;
 
 // Header layout (little endian):
 //   0  magic[8]   8 version u32   12 key bytes u32   16 metadata bytes u32
-//  20  zero u32   24 code object bytes u64           32 SHA-256[32]
+//  20  zero u32 (refused otherwise)   24 code object bytes u64   32 SHA-256[32]
 // The checksum covers bytes 0..31, then the key, metadata and code object.
 struct Header {
   uint32_t version = 0, keyBytes = 0, metadataBytes = 0;
@@ -54,6 +54,11 @@ Result<Header> readHeader(std::string_view bytes, size_t fileBytes) {
   if (header.version != kFormatVersion)
     return makeError("entry format version " + std::to_string(header.version) +
                      ", this library reads version " + std::to_string(kFormatVersion));
+  // Written as zero; anything else is not an entry this library wrote (found
+  // by fuzzing: it decoded, and re-encoded to other bytes).
+  if (uint32_t reserved = get<uint32_t>(bytes.data() + 20); reserved != 0)
+    return makeError("bad header: reserved field is " + std::to_string(reserved) +
+                     ", not 0");
   if (fileBytes < header.totalBytes())
     return makeError("truncated: " + std::to_string(fileBytes) + " bytes, the header says " +
                      std::to_string(header.totalBytes()));

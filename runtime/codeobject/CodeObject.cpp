@@ -165,16 +165,27 @@ Result<std::vector<NoteRange>> noteRanges(std::string_view bytes) {
   return ranges;
 }
 
-/// The executable sections' sizes summed, from the section headers.
+/// The executable sections' sizes summed, from the section headers. Each
+/// must lie inside the file (found by fuzzing: a huge sh_size made the sum
+/// negative, and a larger one overflowed), so the sum is at most 65535 times
+/// the file's size.
 Result<int64_t> codeBytes(std::string_view bytes) {
   Result<std::vector<uint64_t>> headers = sectionHeaders(bytes);
   if (!headers)
     return headers.error();
   int64_t total = 0;
-  for (uint64_t at : *headers)
-    if (read<uint32_t>(bytes, at + 4) != kSectionNoBits &&
-        (read<uint64_t>(bytes, at + 8) & kFlagExecute))
-      total += int64_t(read<uint64_t>(bytes, at + 32));
+  for (size_t i = 0; i < headers->size(); ++i) {
+    uint64_t at = (*headers)[i];
+    if (read<uint32_t>(bytes, at + 4) == kSectionNoBits ||
+        !(read<uint64_t>(bytes, at + 8) & kFlagExecute))
+      continue;
+    uint64_t offset = read<uint64_t>(bytes, at + 24), size = read<uint64_t>(bytes, at + 32);
+    if (!fits(bytes, offset, size))
+      return makeError("executable section " + std::to_string(i) + " (offset " +
+                       std::to_string(offset) + ", " + std::to_string(size) +
+                       " bytes) lies outside the file");
+    total += static_cast<int64_t>(size);
+  }
   return total;
 }
 

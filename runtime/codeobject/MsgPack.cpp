@@ -7,6 +7,13 @@
 using namespace monodc::runtime;
 using namespace monodc::runtime::msgpack;
 
+Value::Value() = default;
+Value::Value(const Value &) = default;
+Value::Value(Value &&) noexcept = default;
+Value &Value::operator=(const Value &) = default;
+Value &Value::operator=(Value &&) noexcept = default;
+Value::~Value() = default;
+
 namespace {
 
 constexpr int kMaxDepth = 64;

@@ -104,6 +104,7 @@ const Corruption kCorruptions[] = {
     {"TrailingBytes", [](auto &g, auto &) { return g + "junk"; }, "trailing bytes"},
     {"NotAnEntry", [](auto &, auto &) { return std::string(200, 'x'); }, "bad magic"},
     {"AnotherFormatVersion", [](auto &g, auto &) { return flipAt(g, 9); }, "format version"},
+    {"ReservedHeaderFieldSet", [](auto &g, auto &) { return flipAt(g, 20); }, "reserved field"},
     {"WrongKeyText", [](auto &, auto &f) { return f; }, "foreign entry"},
 };
 

@@ -30,6 +30,16 @@ struct Value {
   std::vector<Value> items;
   std::vector<std::pair<Value, Value>> entries;
 
+  // Out of line (MsgPack.cpp): inside this class std::pair<Value, Value> is
+  // still incomplete, and clang with libstdc++ refuses to instantiate the
+  // implicit destructor of `entries` here.
+  Value();
+  Value(const Value &);
+  Value(Value &&) noexcept;
+  Value &operator=(const Value &);
+  Value &operator=(Value &&) noexcept;
+  ~Value();
+
   /// The value of `key` in a map whose keys are strings; null when absent.
   const Value *find(std::string_view key) const;
   /// An integer as int64 (false when not an integer or out of range).
