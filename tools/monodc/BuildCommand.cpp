@@ -1,6 +1,8 @@
 //===- BuildCommand.cpp - monodc build ------------------------------------===//
 //
 // DSL launch -> mono IR -> HIP -> AMDGPU code object, with a resource report.
+// Launches build side by side (-j); one that fails does not stop the others,
+// and report.txt describes whatever was built.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -17,12 +19,18 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 namespace {
 
@@ -34,9 +42,11 @@ struct BuildCommand {
   std::string launch = "all";
   std::string out = "out";
   std::string emit = "obj";
+  std::string options = "-O3";
   int64_t rows = 6;
   int64_t tp = 2;
-  int64_t grid = 0;
+  std::optional<int64_t> grid; ///< none: the arch's compute units
+  int jobs = 1;
   bool unfused = false;
 };
 
@@ -45,11 +55,16 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-void writeFile(const std::filesystem::path &path, const std::string &bytes) {
-  std::ofstream file(path, std::ios::binary);
-  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!file)
-    fail("cannot write " + path.string());
+/// The file name of a launch's outputs: every key field that changes the
+/// code and is not the default (the optimization level today).
+std::string outputStem(const monodc::stages::ModelConfig &config,
+                       const monodc::stages::BuildParams &resolved, const std::string &launch,
+                       int optLevel) {
+  std::string stem = fmt::format("{}.{}.{}.r{}.tp{}", launch, config.name, resolved.arch,
+                                 resolved.rows, resolved.tp);
+  if (optLevel != 3)
+    stem += fmt::format(".O{}", optLevel);
+  return stem;
 }
 
 /// One row of the build report: the launch, its times (ms) and its code
@@ -111,113 +126,219 @@ std::string describeLayout(monodc::mono::LaunchOp launch) {
   return text;
 }
 
+/// What one launch came to: its report lines (or layout text) and, when it
+/// failed, why.
+struct LaunchResult {
+  std::vector<ReportRow> rows;
+  std::vector<monodc::runtime::KernelInfo> kernels; ///< rows point here
+  std::string text;  ///< --emit layout
+  std::string error; ///< empty: the launch was built
+  double wallMs = 0;
+};
+
+/// Builds one launch to what --emit asks for. Errors end up in the result,
+/// never in an exit, so that the other launches and the report survive.
+void buildOne(const BuildCommand &cmd, const monodc::stages::ModelConfig &config,
+              const monodc::stages::BuildParams &resolved, const std::string &name,
+              int optLevel, LaunchResult &result) {
+  auto launchStart = std::chrono::steady_clock::now();
+  auto finish = [&](std::string error = {}) {
+    result.error = std::move(error);
+    result.wallMs = millisecondsSince(launchStart);
+  };
+  auto write = [&](const std::string &path, const std::string &bytes) {
+    if (auto problem = monodc::cli::writeFile(path, bytes)) {
+      finish(*problem);
+      return false;
+    }
+    return true;
+  };
+  mlir::MLIRContext context;
+  monodc::DiagnosticText diagnostics(context);
+  auto start = std::chrono::steady_clock::now();
+  auto module = monodc::stages::buildLaunch(context, name, config, resolved);
+  if (!module)
+    return finish(llvm::toString(module.takeError()));
+  double dslMs = millisecondsSince(start);
+  std::string base = (std::filesystem::path(cmd.out) / outputStem(config, resolved, name,
+                                                                   optLevel))
+                         .string();
+  if (cmd.emit == "layout") {
+    if (mlir::failed(monodc::mono::runFusionPipeline(**module)))
+      return finish("planning " + name + " failed: " + diagnostics.str());
+    result.text = describeLayout(*(*module)->getOps<monodc::mono::LaunchOp>().begin());
+    if (write(base + ".layout.txt", result.text))
+      finish();
+    return;
+  }
+  if (cmd.emit == "mlir") {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    (*module)->print(os);
+    result.rows.push_back({name, dslMs, {}, {}, nullptr, 0, base + ".mlir"});
+    if (write(base + ".mlir", text))
+      finish();
+    return;
+  }
+  start = std::chrono::steady_clock::now();
+  auto hip = monodc::emit::emitHip(**module);
+  if (mlir::failed(hip))
+    return finish("emitting HIP for " + name + " failed: " + diagnostics.str());
+  double emitMs = millisecondsSince(start);
+  if (cmd.emit == "hip") {
+    if (!write(base + ".hip", *hip))
+      return;
+    auto launchOp = *(*module)->getOps<monodc::mono::LaunchOp>().begin();
+    if (!write(base + ".manifest", monodc::emit::kernelManifest(launchOp)))
+      return;
+    if (cmd.unfused) {
+      std::string unfused;
+      llvm::raw_string_ostream os(unfused);
+      if (mlir::failed(monodc::emit::printHip(launchOp, os, {/*unfused=*/true})))
+        return finish("emitting the unfused baseline of " + name +
+                      " failed: " + diagnostics.str());
+      if (!write(base + ".unfused.hip", unfused))
+        return;
+    }
+    result.rows.push_back({name, dslMs, emitMs, {}, nullptr, 0, base + ".hip"});
+    return finish();
+  }
+  monodc::backends::ClangCompileOptions options;
+  options.arch = resolved.arch;
+  options.sourceName = std::filesystem::path(base).filename().string() + ".hip";
+  options.optLevel = optLevel;
+  start = std::chrono::steady_clock::now();
+  if (cmd.emit == "asm") {
+    auto assembly = monodc::backends::compileHipToAssembly(*hip, options);
+    if (!assembly)
+      return finish(llvm::toString(assembly.takeError()));
+    result.rows.push_back(
+        {name, dslMs, emitMs, millisecondsSince(start), nullptr, 0, base + ".s"});
+    if (write(base + ".s", *assembly))
+      finish();
+    return;
+  }
+  auto object = monodc::backends::compileHipToCodeObject(*hip, options);
+  if (!object)
+    return finish(llvm::toString(object.takeError()));
+  double buildMs = millisecondsSince(start);
+  std::string bytes(object->begin(), object->end());
+  auto info = monodc::runtime::readCodeObject(bytes);
+  if (!info)
+    return finish("reading the code object of " + name + ": " + info.message());
+  result.kernels = info->kernels;
+  for (const auto &k : result.kernels)
+    result.rows.push_back({name, dslMs, emitMs, buildMs, &k, info->codeBytes, base + ".co"});
+  // The rule matrix and the JIT library apply: a refused kernel is reported
+  // with its resources but not written, so no one loads it by mistake.
+  for (const auto &k : result.kernels)
+    if (auto problem = monodc::cli::persistentProblem("", k)) {
+      for (ReportRow &row : result.rows)
+        row.file = "(refused, not written)";
+      return finish(*problem);
+    }
+  if (write(base + ".co", bytes))
+    finish();
+}
+
 int runBuild(const BuildCommand &cmd) {
+  using monodc::cli::kUsageError;
+  using monodc::cli::plural;
   auto config = monodc::stages::configByName(cmd.config);
   if (!config)
-    fail(llvm::toString(config.takeError()));
-  monodc::stages::BuildParams params{cmd.arch, cmd.grid, 256, cmd.rows, cmd.tp};
+    fail(llvm::toString(config.takeError()), kUsageError);
+  if (cmd.grid)
+    if (auto problem = monodc::cli::gridProblem(cmd.arch, *cmd.grid))
+      fail(*problem, kUsageError);
+  monodc::stages::BuildParams params{cmd.arch, cmd.grid.value_or(0), 256, cmd.rows, cmd.tp};
   auto resolved = monodc::stages::resolveBuildParams(*config, params);
   if (!resolved)
-    fail(llvm::toString(resolved.takeError()));
+    fail(llvm::toString(resolved.takeError()), kUsageError);
   if (cmd.emit == "obj" || cmd.emit == "asm")
     if (!monodc::backends::isClangBackendArch(cmd.arch))
       fail("--emit " + cmd.emit + " for arch '" + cmd.arch +
-           "' needs the nvrtc backend, which this build lacks; use --emit hip");
+               "' needs the nvrtc backend, which this build lacks; use --emit hip",
+           kUsageError);
+  std::string optionsProblem;
+  std::optional<int> optLevel = monodc::cli::clangOptLevel(cmd.options, optionsProblem);
+  if (!optLevel)
+    fail(optionsProblem, kUsageError);
+  if (cmd.jobs < 1)
+    fail(fmt::format("-j must be at least 1, got {}", cmd.jobs), kUsageError);
 
   std::vector<std::string> launches = monodc::stages::launchNames();
   if (cmd.launch != "all") {
     if (std::find(launches.begin(), launches.end(), cmd.launch) == launches.end())
-      fail("unknown launch '" + cmd.launch + "'");
+      fail(fmt::format("unknown launch '{}' (known: {}, or all)", cmd.launch,
+                       fmt::join(launches, ", ")),
+           kUsageError);
     launches = {cmd.launch};
   }
-  std::error_code ec;
-  std::filesystem::create_directories(cmd.out, ec);
-  if (ec)
-    fail("cannot create output directory " + cmd.out + ": " + ec.message());
+  if (auto problem = monodc::cli::checkWritableDirectory(cmd.out))
+    fail(*problem, kUsageError);
 
-  std::string report = fmt::format("monodc build: config {}, arch {}, grid {}, rows {}, TP {}\n",
+  std::string header = fmt::format("monodc build: config {}, arch {}, grid {}, rows {}, TP {}\n",
                                    config->name, resolved->arch, resolved->grid,
                                    resolved->rows, resolved->tp);
-  report += reportHeader();
-  bool scratchUsed = false;
-  for (const std::string &name : launches) {
-    mlir::MLIRContext context;
-    monodc::DiagnosticText diagnostics(context);
-    auto start = std::chrono::steady_clock::now();
-    auto module = monodc::stages::buildLaunch(context, name, *config, *resolved);
-    if (!module)
-      fail(llvm::toString(module.takeError()));
-    double dslMs = millisecondsSince(start);
-    std::string stem = fmt::format("{}.{}.{}.r{}.tp{}", name, config->name, cmd.arch,
-                                   resolved->rows, resolved->tp);
-    std::filesystem::path base = std::filesystem::path(cmd.out) / stem;
-    if (cmd.emit == "layout") {
-      if (mlir::failed(monodc::mono::runFusionPipeline(**module)))
-        fail("planning " + name + " failed: " + diagnostics.str());
-      std::string text = describeLayout(*(*module)->getOps<monodc::mono::LaunchOp>().begin());
-      writeFile(base.string() + ".layout.txt", text);
-      report += text;
-      continue;
-    }
-    if (cmd.emit == "mlir") {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      (*module)->print(os);
-      writeFile(base.string() + ".mlir", text);
-      report += reportLine({name, dslMs, {}, {}, nullptr, 0, base.string() + ".mlir"});
-      continue;
-    }
-    start = std::chrono::steady_clock::now();
-    auto hip = monodc::emit::emitHip(**module);
-    if (mlir::failed(hip))
-      fail("emitting HIP for " + name + " failed: " + diagnostics.str());
-    double emitMs = millisecondsSince(start);
-    if (cmd.emit == "hip") {
-      writeFile(base.string() + ".hip", *hip);
-      auto launchOp = *(*module)->getOps<monodc::mono::LaunchOp>().begin();
-      writeFile(base.string() + ".manifest", monodc::emit::kernelManifest(launchOp));
-      if (cmd.unfused) {
-        std::string unfused;
-        llvm::raw_string_ostream os(unfused);
-        if (mlir::failed(monodc::emit::printHip(launchOp, os, {/*unfused=*/true})))
-          fail("emitting the unfused baseline of " + name + " failed: " + diagnostics.str());
-        writeFile(base.string() + ".unfused.hip", unfused);
+  if (cmd.emit != "layout")
+    header += reportHeader();
+  std::cout << header;
+  std::cout.flush();
+
+  // Launches build side by side with -j; each prints its lines as it ends.
+  std::vector<LaunchResult> results(launches.size());
+  std::atomic<size_t> next{0};
+  std::mutex outputMutex;
+  auto wallStart = std::chrono::steady_clock::now();
+  auto work = [&] {
+    for (size_t i; (i = next++) < launches.size();) {
+      LaunchResult &result = results[i];
+      try {
+        buildOne(cmd, *config, *resolved, launches[i], *optLevel, result);
+      } catch (const std::exception &e) {
+        result.error = launches[i] + ": unexpected exception: " + e.what();
       }
-      report += reportLine({name, dslMs, emitMs, {}, nullptr, 0, base.string() + ".hip"});
-      continue;
+      std::lock_guard<std::mutex> lock(outputMutex);
+      for (const ReportRow &row : result.rows)
+        std::cout << reportLine(row);
+      std::cout << result.text;
+      if (!result.error.empty())
+        std::cout << fmt::format("FAILED {}: {}\n", launches[i], result.error);
+      std::cout.flush();
     }
-    monodc::backends::ClangCompileOptions options;
-    options.arch = cmd.arch;
-    options.sourceName = stem + ".hip";
-    start = std::chrono::steady_clock::now();
-    if (cmd.emit == "asm") {
-      auto assembly = monodc::backends::compileHipToAssembly(*hip, options);
-      if (!assembly)
-        fail(llvm::toString(assembly.takeError()));
-      writeFile(base.string() + ".s", *assembly);
-      report += reportLine(
-          {name, dslMs, emitMs, millisecondsSince(start), nullptr, 0, base.string() + ".s"});
-      continue;
-    }
-    auto object = monodc::backends::compileHipToCodeObject(*hip, options);
-    if (!object)
-      fail(llvm::toString(object.takeError()));
-    double buildMs = millisecondsSince(start);
-    std::string bytes(object->begin(), object->end());
-    auto info = monodc::runtime::readCodeObject(bytes);
-    if (!info)
-      fail("reading the code object of " + name + ": " + info.message());
-    writeFile(base.string() + ".co", bytes);
-    for (const auto &k : info->kernels) {
-      scratchUsed |= k.scratchBytes != 0;
-      report += reportLine(
-          {name, dslMs, emitMs, buildMs, &k, info->codeBytes, base.string() + ".co"});
+  };
+  std::vector<std::thread> workers;
+  for (int j = 1; j < std::min<int>(cmd.jobs, launches.size()); ++j)
+    workers.emplace_back(work);
+  work();
+  for (std::thread &worker : workers)
+    worker.join();
+
+  // The report lists the launches in their order, failures included, and
+  // is written whatever failed: what was built stays described.
+  std::string report = header;
+  int failed = 0;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    for (const ReportRow &row : results[i].rows)
+      report += reportLine(row);
+    report += results[i].text;
+    if (!results[i].error.empty()) {
+      report += fmt::format("FAILED {}: {}\n", launches[i], results[i].error);
+      ++failed;
     }
   }
-  std::cout << report;
-  writeFile(std::filesystem::path(cmd.out) / "report.txt", report);
-  if (scratchUsed)
-    fail("a persistent launch uses scratch memory (spills); it is refused");
+  std::string summary = fmt::format(
+      "{}: {} built, {} failed; wall {:.1f} s with {}\n", plural(launches.size(), "launch", "launches"),
+      launches.size() - failed, failed,
+      millisecondsSince(wallStart) / 1000.0, plural(cmd.jobs, "job"));
+  report += summary;
+  std::cout << summary;
+  std::string reportPath = (std::filesystem::path(cmd.out) / "report.txt").string();
+  if (auto problem = monodc::cli::writeFile(reportPath, report))
+    fail(*problem);
+  if (failed)
+    fail(fmt::format("{} of {} failed (see {})", plural(failed, "launch", "launches"), launches.size(),
+                     reportPath));
   return 0;
 }
 
@@ -237,8 +358,18 @@ void monodc::cli::addBuildCommand(CLI::App &app) {
       ->capture_default_str();
   sub->add_option("--rows", build->rows, "tokens in the step, 1..48")->capture_default_str();
   sub->add_option("--tp", build->tp, "tensor parallelism, 2 or 4")->capture_default_str();
-  sub->add_option("--grid", build->grid, "CTAs (default: the arch's compute units)");
+  auto grid = std::make_shared<int64_t>(0);
+  CLI::Option *gridOption =
+      sub->add_option("--grid", *grid, "CTAs, 1..65536 (default: the arch's compute units)");
+  sub->add_option("--options", build->options,
+                  "clang backend options, -O0..-O3 (write --options=-O0)")
+      ->capture_default_str();
+  sub->add_option("-j,--jobs", build->jobs, "launches built at once")->capture_default_str();
   sub->add_flag("--unfused", build->unfused,
                 "with --emit hip: also write the unfused baseline (one kernel per stage)");
-  sub->callback([build] { std::exit(runBuild(*build)); });
+  sub->callback([build, grid, gridOption] {
+    if (gridOption->count())
+      build->grid = *grid;
+    std::exit(runBuild(*build));
+  });
 }

@@ -2,7 +2,9 @@
 //
 // Builds every key of a build matrix into a cache directory ahead of time, for
 // runtime-only deployments (a serving process without the compiler) and for
-// compile-only CI. Keys already in the cache are checked and kept.
+// compile-only CI. Keys already in the cache are checked and kept. Every
+// input is checked before the first build; a key that fails does not stop
+// the others, and the run ends with a table of every failure.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -12,16 +14,22 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 namespace {
 
 using monodc::cli::fail;
+using monodc::cli::kUsageError;
+using monodc::cli::plural;
 
 struct MatrixCommand {
   std::string cache;
@@ -32,7 +40,7 @@ struct MatrixCommand {
   std::string tps = "2,4";
   std::string backend = "clang";
   std::string options = "-O3";
-  int64_t grid = 0; ///< 0: the arch's compute units
+  std::optional<int64_t> grid; ///< none: the arch's compute units
   int jobs = 1;
 };
 
@@ -59,119 +67,218 @@ std::vector<int64_t> parseNumbers(const std::string &text, const std::string &wh
       for (int64_t n = first; n <= last; ++n)
         numbers.push_back(n);
     } catch (const std::exception &) {
-      fail("--" + what + ": cannot read '" + item + "' (a number, a range A-B, or a list)");
+      fail("--" + what + ": cannot read '" + item + "' (a number, a range A-B, or a list)",
+           kUsageError);
     }
   }
   if (numbers.empty())
-    fail("--" + what + " names no values");
+    fail("--" + what + " names no values", kUsageError);
   return numbers;
 }
 
-int runMatrix(const MatrixCommand &cmd) {
+/// A short name of a request for progress lines and the failure table.
+std::string shortName(const monodc::KernelRequest &r) {
+  std::string name = fmt::format("{} {} {} r{} tp{}", r.model, r.launch, r.arch, r.rows, r.tp);
+  if (r.grid != 0)
+    name += fmt::format(" grid {}", r.grid);
+  return name;
+}
+
+/// The whole matrix, every input checked before anything is built: a wrong
+/// value is one line and exit 2, not a refusal minutes into the run.
+std::vector<monodc::KernelRequest> validatedRequests(const MatrixCommand &cmd,
+                                                     monodc::Session &session) {
+  using monodc::cli::kUsageError;
+  if (cmd.jobs < 1)
+    fail(fmt::format("-j must be at least 1, got {}", cmd.jobs), kUsageError);
+  if (auto config = monodc::stages::configByName(cmd.config); !config)
+    fail(llvm::toString(config.takeError()), kUsageError);
+  std::vector<std::string> known = monodc::stages::launchNames();
+  std::vector<std::string> launches = cmd.launches == "all" ? known : splitList(cmd.launches);
+  if (launches.empty())
+    fail("--launch names no launches", kUsageError);
+  for (const std::string &launch : launches)
+    if (std::find(known.begin(), known.end(), launch) == known.end())
+      fail(fmt::format("unknown launch '{}' (known: {})", launch, fmt::join(known, ", ")),
+           kUsageError);
+  std::vector<std::string> archs = splitList(cmd.archs);
+  if (archs.empty())
+    fail("--arch names no targets", kUsageError);
+  for (const std::string &arch : archs) {
+    if (monodc::stages::defaultGrid(arch) == 0)
+      fail(fmt::format("unsupported arch '{}' (supported: {})", arch,
+                       monodc::runtime::targetNames()),
+           kUsageError);
+    if (cmd.grid)
+      if (auto problem = monodc::cli::gridProblem(arch, *cmd.grid))
+        fail(*problem, kUsageError);
+  }
+  if (cmd.backend == "clang") {
+    std::string problem;
+    if (!monodc::cli::clangOptLevel(cmd.options, problem))
+      fail(problem, kUsageError);
+  }
+  std::vector<int64_t> tps = parseNumbers(cmd.tps, "tp");
+  std::vector<int64_t> rows = parseNumbers(cmd.rows, "rows");
+
   std::vector<monodc::KernelRequest> requests;
-  std::vector<std::string> launches = cmd.launches == "all" ? monodc::stages::launchNames()
-                                                            : splitList(cmd.launches);
-  for (const std::string &arch : splitList(cmd.archs))
+  for (const std::string &arch : archs)
     for (const std::string &launch : launches)
-      for (int64_t tp : parseNumbers(cmd.tps, "tp"))
-        for (int64_t rows : parseNumbers(cmd.rows, "rows")) {
+      for (int64_t tp : tps)
+        for (int64_t r : rows) {
           monodc::KernelRequest request;
           request.model = cmd.config;
           request.launch = launch;
           request.arch = arch;
           request.tp = tp;
-          request.rows = rows;
-          request.grid = cmd.grid;
+          request.rows = r;
+          request.grid = cmd.grid.value_or(0);
           request.backend = cmd.backend;
           request.options = cmd.options;
           requests.push_back(request);
         }
+  // Resolving a key checks rows, TP, grid, backend and arch against the
+  // config without building anything.
+  for (const monodc::KernelRequest &request : requests)
+    if (auto key = session.resolve(request); !key)
+      fail(key.message(), kUsageError);
+  if (auto problem = monodc::cli::checkWritableDirectory(cmd.cache))
+    fail("cannot fill cache directory " + cmd.cache + ": " + *problem, kUsageError);
+  return requests;
+}
 
+/// What one key came to.
+struct Outcome {
+  enum class Kind { Built, Cached, Failed } kind = Kind::Failed;
+  double ms = 0;
+  uint64_t bytes = 0;
+  std::string reason; ///< Failed only
+};
+
+int runMatrix(const MatrixCommand &cmd) {
   monodc::SessionOptions options;
   options.cacheDirectory = cmd.cache;
   options.warn = [](const std::string &) {}; // a failed write is an error here
   auto session = monodc::openJitSession(options);
-  std::cout << fmt::format("monodc matrix: {} keys into {}\n", requests.size(), cmd.cache);
+  std::vector<monodc::KernelRequest> requests = validatedRequests(cmd, *session);
+  std::cout << fmt::format("monodc matrix: {} into {}\n", plural(requests.size(), "key"),
+                           cmd.cache);
+  std::cout.flush();
 
   std::mutex outputMutex;
   std::atomic<size_t> next{0};
-  std::atomic<int> built{0}, cached{0};
-  std::atomic<uint64_t> bytes{0};
-  std::string firstError;
-  double slowestMs = 0;
-  std::string slowest = "none";
-  bool scratchUsed = false;
+  std::vector<Outcome> outcomes(requests.size());
+  std::string cacheError; ///< the cache stopped taking entries: stop
   auto wallStart = std::chrono::steady_clock::now();
+  auto buildOne = [&](size_t i) {
+    const monodc::KernelRequest &request = requests[i];
+    Outcome &outcome = outcomes[i];
+    auto start = std::chrono::steady_clock::now();
+    auto key = session->resolve(request);
+    if (!key) {
+      outcome.reason = key.message();
+      return;
+    }
+    monodc::runtime::CodeObjectCache::Lookup lookup = session->cache().find(key->text());
+    bool wasCached = lookup.entry != nullptr;
+    auto kernel = session->kernel(*key);
+    outcome.ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (!kernel) {
+      outcome.reason = kernel.message();
+      return;
+    }
+    // The compiler applied the persistent-launch rule to what it built;
+    // a cached entry is held to the same rule (it may predate it).
+    std::string resources = "-";
+    if (const auto &r = (*kernel)->resources) {
+      resources = fmt::format("VGPR {} AGPR {} SGPR {} LDS {} scratch {}", r->vgprs, r->agprs,
+                              r->sgprs, r->ldsBytes, r->scratchBytes);
+      if (auto problem = monodc::cli::persistentProblem("cached entry", *r)) {
+        outcome.reason = *problem;
+        return;
+      }
+    }
+    outcome.kind = wasCached ? Outcome::Kind::Cached : Outcome::Kind::Built;
+    outcome.bytes = (*kernel)->codeObject().size();
+    std::lock_guard<std::mutex> lock(outputMutex);
+    if (!lookup.refused.empty())
+      std::cout << "replacing a damaged entry: " << lookup.refused << "\n";
+    std::cout << fmt::format("{:<7} {:>8.1f} ms  {} {} {} r{} tp{} grid {}  {}  {}\n",
+                             wasCached ? "cached" : "built", outcome.ms, (*kernel)->key.model,
+                             (*kernel)->key.launch, (*kernel)->key.arch, (*kernel)->key.rows,
+                             (*kernel)->key.tp, (*kernel)->key.grid, resources,
+                             (*kernel)->key.fileName());
+    std::cout.flush();
+  };
   auto work = [&] {
     for (size_t i; (i = next++) < requests.size();) {
-      const monodc::KernelRequest &request = requests[i];
-      auto start = std::chrono::steady_clock::now();
-      auto key = session->resolve(request);
-      monodc::runtime::CodeObjectCache::Lookup lookup;
-      if (key)
-        lookup = session->cache().find(key->text());
-      bool wasCached = lookup.entry != nullptr;
-      auto kernel = key ? session->kernel(*key)
-                        : monodc::runtime::Result<std::shared_ptr<const monodc::Kernel>>(
-                              key.error());
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                            start)
-                      .count();
+      try {
+        buildOne(i);
+      } catch (const std::exception &e) {
+        outcomes[i].reason = std::string("unexpected exception: ") + e.what();
+      }
       std::lock_guard<std::mutex> lock(outputMutex);
-      if (!kernel) {
-        if (firstError.empty())
-          firstError = request.text() + ": " + kernel.message();
+      if (outcomes[i].kind == Outcome::Kind::Failed) {
+        // One line now, so a long run shows its failures as they happen;
+        // the table at the end repeats them.
+        std::cout << fmt::format("FAILED  {:>8.1f} ms  {}: {}\n", outcomes[i].ms,
+                                 shortName(requests[i]), outcomes[i].reason);
+        std::cout.flush();
+      }
+      // A cache that stops taking entries fails every later key the same
+      // way: stop there instead of building what cannot be kept.
+      if (!session->cache().writesToDisk() && cacheError.empty()) {
+        cacheError = session->cache().writeError();
         next = requests.size();
-        return;
       }
-      if (!session->cache().writesToDisk()) {
-        next = requests.size();
-        return;
-      }
-      (wasCached ? cached : built)++;
-      bytes += (*kernel)->codeObject().size();
-      if (!lookup.refused.empty())
-        std::cout << "replacing a damaged entry: " << lookup.refused << "\n";
-      // Resources as the code object's metadata note states them (none for
-      // cubins); a persistent launch never reaches here with scratch (the
-      // compiler refuses it), so the column shows the check held.
-      std::string resources = "-";
-      if (const auto &r = (*kernel)->resources) {
-        resources = fmt::format("VGPR {} AGPR {} SGPR {} LDS {} scratch {}", r->vgprs, r->agprs,
-                                r->sgprs, r->ldsBytes, r->scratchBytes);
-        scratchUsed |= r->scratchBytes != 0;
-      }
-      if (!wasCached && ms > slowestMs) {
-        slowestMs = ms;
-        slowest = fmt::format("{} r{} tp{} {}", (*kernel)->key.launch, (*kernel)->key.rows,
-                              (*kernel)->key.tp, (*kernel)->key.arch);
-      }
-      std::cout << fmt::format("{:<7} {:>8.1f} ms  {} {} {} r{} tp{} grid {}  {}  {}\n",
-                               wasCached ? "cached" : "built", ms, (*kernel)->key.model,
-                               (*kernel)->key.launch, (*kernel)->key.arch, (*kernel)->key.rows,
-                               (*kernel)->key.tp, (*kernel)->key.grid, resources,
-                               (*kernel)->key.fileName());
-      std::cout.flush();
     }
   };
   std::vector<std::thread> workers;
-  for (int j = 1; j < std::max(cmd.jobs, 1); ++j)
+  for (int j = 1; j < cmd.jobs; ++j)
     workers.emplace_back(work);
   work();
   for (std::thread &worker : workers)
     worker.join();
-  if (!firstError.empty())
-    fail(firstError);
-  if (!session->cache().writesToDisk())
-    fail("cannot fill cache directory " + cmd.cache + ": " + session->cache().writeError());
-  std::cout << fmt::format("{} keys: {} built, {} already cached; {} bytes of code objects\n",
-                           requests.size(), built.load(), cached.load(), bytes.load());
   double wallSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
-  std::cout << fmt::format("wall {:.1f} s with {} jobs; slowest build {:.1f} ms ({})\n",
-                           wallSeconds, std::max(cmd.jobs, 1), slowestMs, slowest);
-  if (scratchUsed)
-    fail("a launch of the matrix uses scratch memory");
+
+  int built = 0, cached = 0, failed = 0, untried = 0;
+  uint64_t bytes = 0;
+  double slowestMs = 0;
+  std::string slowest = "none";
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Outcome &o = outcomes[i];
+    bool tried = o.kind != Outcome::Kind::Failed || !o.reason.empty();
+    untried += !tried;
+    built += o.kind == Outcome::Kind::Built;
+    cached += o.kind == Outcome::Kind::Cached;
+    failed += o.kind == Outcome::Kind::Failed && tried;
+    bytes += o.bytes;
+    if (tried && o.kind != Outcome::Kind::Cached && o.ms > slowestMs) {
+      slowestMs = o.ms;
+      slowest = shortName(requests[i]);
+    }
+  }
+  if (failed) {
+    std::cout << fmt::format("{} failed:\n", plural(failed, "key"));
+    std::cout << fmt::format("  {:<40} {}\n", "key", "reason");
+    for (size_t i = 0; i < requests.size(); ++i)
+      if (outcomes[i].kind == Outcome::Kind::Failed && !outcomes[i].reason.empty())
+        std::cout << fmt::format("  {:<40} {}\n", shortName(requests[i]), outcomes[i].reason);
+  }
+  std::cout << fmt::format("{}: {} built, {} already cached{}{}; {} bytes of code objects\n",
+                           plural(requests.size(), "key"), built, cached,
+                           failed ? fmt::format(", {} failed", failed) : "",
+                           untried ? fmt::format(", {} not tried", untried) : "", bytes);
+  std::cout << fmt::format("wall {:.1f} s with {}; slowest build {:.1f} ms ({})\n", wallSeconds,
+                           plural(cmd.jobs, "job"), slowestMs, slowest);
+  if (!cacheError.empty())
+    fail("cannot fill cache directory " + cmd.cache + ": " + cacheError);
+  if (failed)
+    fail(fmt::format("{} of {} failed (see the table above)", plural(failed, "key"),
+                     requests.size()));
   return 0;
 }
 
@@ -189,13 +296,18 @@ void monodc::cli::addMatrixCommand(CLI::App &app) {
       ->capture_default_str();
   sub->add_option("--rows", cmd->rows, "step widths: N, A-B or a list")->capture_default_str();
   sub->add_option("--tp", cmd->tps, "tensor parallelism: a list")->capture_default_str();
-  sub->add_option("--grid", cmd->grid,
-                  "CTAs of every key (default: the arch's compute units; TP ranks sharing one "
-                  "GPU need a share each)")
-      ->check(CLI::Range(int64_t(1), int64_t(65536)));
+  auto grid = std::make_shared<int64_t>(0);
+  CLI::Option *gridOption = sub->add_option(
+      "--grid", *grid,
+      "CTAs of every key, 1..4 x the arch's compute units (default: its compute units; TP "
+      "ranks sharing one GPU need a share each)");
   sub->add_option("--backend", cmd->backend, "clang, hiprtc or nvrtc")->capture_default_str();
   sub->add_option("--options", cmd->options, "backend options (part of the key)")
       ->capture_default_str();
   sub->add_option("-j,--jobs", cmd->jobs, "builds at once")->capture_default_str();
-  sub->callback([cmd] { std::exit(runMatrix(*cmd)); });
+  sub->callback([cmd, grid, gridOption] {
+    if (gridOption->count())
+      cmd->grid = *grid;
+    std::exit(runMatrix(*cmd));
+  });
 }
