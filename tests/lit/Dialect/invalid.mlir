@@ -413,3 +413,36 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
     mono.store_peer %v, @p[%c0, %c0] to rank 1 : !mono.tile<16, bf16>
   }
 }
+
+// -----
+
+// The attributes the passes record are declared: an unknown mono.* name,
+// a wrong type, a wrong op and a negative size are refused.
+// expected-error @+1 {{unknown attribute 'mono.lds_byte' (the mono dialect declares mono.base,}}
+mono.launch @typo attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64, mono.lds_byte = 4 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'mono.lds_bytes' must be an i64 integer, got "4"}}
+mono.launch @type attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64, mono.lds_bytes = "4"} {
+}
+
+// -----
+
+// expected-error @+1 {{'mono.scratch_bytes' must not be negative, got -256}}
+mono.launch @negative attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64, mono.scratch_bytes = -256 : i64} {
+}
+
+// -----
+
+mono.launch @place attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.base' belongs on mono.stage, not on 'mono.region'}}
+  mono.region @r scratch : f32 [1, 4] {mono.base = 0 : i64}
+}
+
+// -----
+
+// expected-error @+1 {{'mono.advance_epoch' must be true or false}}
+mono.launch @flag attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64, mono.advance_epoch = 1 : i64} {
+}

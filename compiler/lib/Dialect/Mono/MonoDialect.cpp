@@ -25,6 +25,84 @@ void MonoDialect::initialize() {
       >();
 }
 
+namespace {
+
+/// A declared attribute (MonoDialect.td, discardableAttrs): the ops that may
+/// carry it and whether its integer must not be negative.
+struct DeclaredAttribute {
+  llvm::StringLiteral name;
+  enum Kind { Integer, Unit, Bool, StringArray } kind;
+  bool (*carrier)(Operation *);
+  llvm::StringLiteral carriers;
+};
+
+template <typename... Ops>
+bool isOneOf(Operation *op) {
+  return isa<Ops...>(op);
+}
+
+constexpr DeclaredAttribute kDeclared[] = {
+    {"mono.base", DeclaredAttribute::Integer, isOneOf<StageOp>, "mono.stage"},
+    {"mono.claim", DeclaredAttribute::Integer, isOneOf<StageOp>, "mono.stage"},
+    {"mono.regions", DeclaredAttribute::StringArray, isOneOf<WaitOp, WaitPeerOp>,
+     "mono.wait and mono.wait_peer"},
+    {"mono.whole_producer", DeclaredAttribute::Unit, isOneOf<WaitOp, WaitPeerOp>,
+     "mono.wait and mono.wait_peer"},
+    {"mono.tag_offset", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
+    {"mono.advance_epoch", DeclaredAttribute::Bool, isOneOf<LaunchOp>, "mono.launch"},
+    {"mono.step_tag", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
+    {"mono.ends_step", DeclaredAttribute::Bool, isOneOf<LaunchOp>, "mono.launch"},
+    {"mono.scratch_bytes", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
+    {"mono.peer_slot_bytes", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
+    {"mono.lds_bytes", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
+    {"mono.offset", DeclaredAttribute::Integer, isOneOf<RegionOp>, "mono.region"},
+    {"mono.peer_offset", DeclaredAttribute::Integer, isOneOf<RegionOp>, "mono.region"},
+    {"mono.peer", DeclaredAttribute::Unit, isOneOf<RegionOp>, "mono.region"},
+    {"mono.ring_bytes", DeclaredAttribute::Integer, isOneOf<GemvRowsOp>, "mono.gemv_rows"},
+};
+
+} // namespace
+
+LogicalResult MonoDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
+  const StringRef name = attribute.getName().getValue();
+  const DeclaredAttribute *declared = llvm::find_if(
+      kDeclared, [&](const DeclaredAttribute &d) { return d.name == name; });
+  if (declared == std::end(kDeclared)) {
+    std::string known;
+    for (const DeclaredAttribute &d : kDeclared)
+      known += (known.empty() ? "" : ", ") + d.name.str();
+    return op->emitError() << "unknown attribute '" << name << "' (the mono dialect declares "
+                           << known << ")";
+  }
+  if (!declared->carrier(op))
+    return op->emitError() << "'" << name << "' belongs on " << declared->carriers << ", not on '"
+                           << op->getName() << "'";
+  Attribute value = attribute.getValue();
+  switch (declared->kind) {
+  case DeclaredAttribute::Integer: {
+    auto integer = dyn_cast<IntegerAttr>(value);
+    if (!integer || !integer.getType().isInteger(64))
+      return op->emitError() << "'" << name << "' must be an i64 integer, got " << value;
+    if (integer.getInt() < 0)
+      return op->emitError() << "'" << name << "' must not be negative, got " << integer.getInt();
+    return success();
+  }
+  case DeclaredAttribute::Unit:
+    return isa<UnitAttr>(value) ? success()
+                                : op->emitError() << "'" << name << "' is a unit attribute";
+  case DeclaredAttribute::Bool:
+    return isa<BoolAttr>(value) ? success()
+                                : op->emitError() << "'" << name << "' must be true or false";
+  case DeclaredAttribute::StringArray: {
+    auto array = dyn_cast<ArrayAttr>(value);
+    if (!array || !llvm::all_of(array, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError() << "'" << name << "' must be an array of region names";
+    return success();
+  }
+  }
+  return success();
+}
+
 bool monodc::mono::isSupportedElementType(Type type) {
   return type.isF32() || type.isBF16() || isa<Float8E4M3FNType>(type) ||
          isa<Float4E2M1FNType>(type) || isa<Float8E8M0FNUType>(type);

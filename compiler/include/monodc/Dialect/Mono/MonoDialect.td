@@ -18,6 +18,38 @@ def Mono_Dialect : Dialect {
   let summary = "Fused persistent decode-layer launches built from tile programs";
   let useDefaultTypePrinterParser = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+  // What the passes record on ops for later passes, the printer and the
+  // simulator. Each is declared here and verified (MonoDialect.cpp:
+  // verifyOperationAttribute): its type and the ops that may carry it.
+  let discardableAttrs = (ins
+    // mono-place-tasks, on mono.stage: task t runs on CTA (base + t) mod G.
+    "::mlir::IntegerAttr":$base,
+    // mono-materialize-sync, on a dynamic mono.stage: its counter in the step.
+    "::mlir::IntegerAttr":$claim,
+    // mono-materialize-sync, on mono.wait: the regions it guards, and that it
+    // waits on every task of its producer.
+    "::mlir::ArrayAttr":$regions,
+    "::mlir::UnitAttr":$whole_producer,
+    // mono-materialize-sync, on mono.launch: tags 2e + tag_offset; whether it
+    // moves the epoch on. Set by the DSL: step_tag and ends_step.
+    "::mlir::IntegerAttr":$tag_offset,
+    "::mlir::BoolAttr":$advance_epoch,
+    "::mlir::IntegerAttr":$step_tag,
+    "::mlir::BoolAttr":$ends_step,
+    // mono-plan-memory: on mono.launch its scratch and peer-slot bytes; on
+    // mono.region its place in the scratch buffer or the peer slot; a flags
+    // region that lives in peer memory.
+    "::mlir::IntegerAttr":$scratch_bytes,
+    "::mlir::IntegerAttr":$peer_slot_bytes,
+    "::mlir::IntegerAttr":$offset,
+    "::mlir::IntegerAttr":$peer_offset,
+    "::mlir::UnitAttr":$peer,
+    // mono-prepare-emission: on mono.launch the shared memory its building
+    // blocks need; on mono.gemv_rows the bytes of its weight ring.
+    "::mlir::IntegerAttr":$lds_bytes,
+    "::mlir::IntegerAttr":$ring_bytes
+  );
+  let hasOperationAttrVerify = 1;
 }
 
 class Mono_Op<string mnemonic, list<Trait> traits = []>
