@@ -6,6 +6,24 @@
 
 using namespace monodc::runtime;
 
+// The sanitizer runtimes refuse RTLD_DEEPBIND (it would bind the library past
+// their interceptors) and abort the process. A sanitizer build
+// (scripts/sanitize.sh) is runtime-only: no LLVM of its own for comgr to
+// collide with, so it loads without it.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MONODC_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                    \
+    __has_feature(memory_sanitizer)
+#define MONODC_SANITIZED 1
+#endif
+#endif
+#ifdef MONODC_SANITIZED
+constexpr int kDeepBind = 0;
+#else
+constexpr int kDeepBind = RTLD_DEEPBIND;
+#endif
+
 Result<SharedLibrary> SharedLibrary::open(const std::vector<std::string> &candidates,
                                           const std::string &what) {
   std::string tried, lastError;
@@ -16,7 +34,7 @@ Result<SharedLibrary> SharedLibrary::open(const std::vector<std::string> &candid
     // RTLD_NODELETE keeps GPU runtimes mapped after dlclose, as their exit
     // handlers expect.
     if (void *handle = dlopen(candidate.c_str(),
-                              RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND | RTLD_NODELETE))
+                              RTLD_NOW | RTLD_LOCAL | kDeepBind | RTLD_NODELETE))
       return SharedLibrary(handle, candidate);
     if (const char *error = dlerror())
       lastError = error;
