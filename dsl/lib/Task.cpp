@@ -29,19 +29,21 @@ static Index indexOp(Task *task, Value a, Value b) {
   return Index(task, OpTy::create(task->b(), locOf(*task), a, b).getResult());
 }
 
-Index monodc::dsl::operator+(Index a, Index b) {
-  return indexOp<arith::AddIOp>(a.task, a.value, b.value);
-}
-Index monodc::dsl::operator+(Index a, int64_t b) { return a + a.task->index(b); }
-Index monodc::dsl::operator*(Index a, int64_t b) {
+// Defined inside the namespace: the header declares them only as friends of
+// Index, and a qualified definition of a friend-only name warns in GCC.
+namespace monodc::dsl {
+Index operator+(Index a, Index b) { return indexOp<arith::AddIOp>(a.task, a.value, b.value); }
+Index operator+(Index a, int64_t b) { return a + a.task->index(b); }
+Index operator*(Index a, int64_t b) {
   return indexOp<arith::MulIOp>(a.task, a.value, a.task->index(b).get());
 }
-Index monodc::dsl::operator/(Index a, int64_t b) {
+Index operator/(Index a, int64_t b) {
   return indexOp<arith::DivUIOp>(a.task, a.value, a.task->index(b).get());
 }
-Index monodc::dsl::operator%(Index a, int64_t b) {
+Index operator%(Index a, int64_t b) {
   return indexOp<arith::RemUIOp>(a.task, a.value, a.task->index(b).get());
 }
+} // namespace monodc::dsl
 
 Index Task::index(int64_t value) {
   return Index(this, arith::ConstantIndexOp::create(builder, locOf(*this), value));

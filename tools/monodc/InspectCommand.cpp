@@ -37,12 +37,9 @@ void printKernel(const KernelInfo &k) {
 }
 
 int inspect(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail("cannot read " + path);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::string bytes = buffer.str();
+  std::string bytes;
+  if (auto problem = monodc::cli::readFile(path, bytes))
+    fail(*problem);
   std::string codeObject = bytes;
   if (!looksLikeElf(bytes)) {
     auto entry = decodeCacheEntry(bytes);

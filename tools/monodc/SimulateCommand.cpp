@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 
 namespace {
@@ -41,6 +42,7 @@ struct SimulateCommand {
   int64_t rows = 6, tp = 2, grid = 16, schedules = 4;
   unsigned seed = 1;
   std::string dump;
+  std::string memoryLimit; ///< empty: MemAvailable of /proc/meminfo
   bool dumpScratch = false;
 };
 
@@ -77,10 +79,67 @@ std::vector<float> distinctIndices(size_t n, int64_t bound, std::mt19937 &rng) {
 }
 
 void writeBytes(const std::filesystem::path &path, const std::vector<uint8_t> &bytes) {
-  std::ofstream file(path, std::ios::binary);
-  file.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!file)
-    fail("cannot write " + path.string());
+  if (auto problem = monodc::cli::writeFile(path.string(), std::string(bytes.begin(), bytes.end())))
+    fail(*problem);
+}
+
+/// Bytes the host can still give us: MemAvailable of /proc/meminfo, or
+/// nothing where the file does not say.
+std::optional<uint64_t> availableMemory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string name;
+  uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> name >> kib >> unit)
+    if (name == "MemAvailable:")
+      return kib * 1024;
+  return std::nullopt;
+}
+
+/// "16G", "512M", "1000000" (bytes).
+std::optional<uint64_t> parseBytes(const std::string &text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+  std::string suffix = text.substr(used);
+  double scale = suffix.empty() || suffix == "B" ? 1
+                 : suffix == "K" || suffix == "KiB" ? 1024.0
+                 : suffix == "M" || suffix == "MiB" ? 1024.0 * 1024
+                 : suffix == "G" || suffix == "GiB" ? 1024.0 * 1024 * 1024
+                                                    : 0;
+  if (scale == 0 || value <= 0)
+    return std::nullopt;
+  return static_cast<uint64_t>(value * scale);
+}
+
+/// What a simulation holds at its peak, from the planned regions: the random
+/// inputs and weights as floats for every rank, and two launches' memory a
+/// rank (the first schedule's, kept to compare, and the running one).
+/// Peer regions hold a copy per parity and source rank. The simulator's own
+/// state per CTA comes on top: it is small beside the weights.
+uint64_t estimateMemory(mono::LaunchOp launch) {
+  const uint64_t ranks = launch.getRanks();
+  uint64_t inputFloats = 0, launchBytes = 0;
+  for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
+    uint64_t bytes = mono::regionBytes(region);
+    if (region.getKind() == mono::MemoryKind::Peer || region->hasAttr("mono.peer"))
+      bytes *= 2 * ranks;
+    launchBytes += bytes;
+    if (region.getKind() == mono::MemoryKind::Input ||
+        region.getKind() == mono::MemoryKind::Weight)
+      inputFloats += 4 * uint64_t(region.getRows()) * uint64_t(region.getCols());
+  }
+  return ranks * (inputFloats + 2 * launchBytes);
+}
+
+std::string gib(uint64_t bytes) {
+  if (bytes < (1ull << 30))
+    return fmt::format("{:.1f} MiB", bytes / double(1ull << 20));
+  return fmt::format("{:.1f} GiB", bytes / double(1ull << 30));
 }
 
 int runSimulate(const SimulateCommand &cmd) {
@@ -88,7 +147,22 @@ int runSimulate(const SimulateCommand &cmd) {
   if (!config)
     fail(llvm::toString(config.takeError()));
   if (cmd.schedules < 1)
-    fail("--schedules must be at least 1");
+    fail("--schedules must be at least 1", monodc::cli::kUsageError);
+  const std::string arch(monodc::runtime::kDefaultTarget);
+  if (auto problem = monodc::cli::gridProblem(arch, cmd.grid))
+    fail(*problem, monodc::cli::kUsageError);
+  // The dump directory is checked before the run, not after it.
+  if (!cmd.dump.empty())
+    if (auto problem = monodc::cli::checkWritableDirectory(cmd.dump))
+      fail("--dump: " + *problem, monodc::cli::kUsageError);
+  std::optional<uint64_t> limit;
+  if (!cmd.memoryLimit.empty()) {
+    limit = parseBytes(cmd.memoryLimit);
+    if (!limit)
+      fail("--memory-limit: cannot read '" + cmd.memoryLimit + "' (bytes, or a number with K, "
+           "M or G)",
+           monodc::cli::kUsageError);
+  }
   mlir::MLIRContext context;
   monodc::DiagnosticText diagnostics(context);
   monodc::stages::BuildParams params{std::string(monodc::runtime::kDefaultTarget), cmd.grid, 256,
@@ -99,6 +173,16 @@ int runSimulate(const SimulateCommand &cmd) {
   if (mlir::failed(mono::runFusionPipeline(**module)))
     fail("the fusion passes refused " + cmd.launch + ": " + diagnostics.str());
   auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+
+  // Refuse before allocating: a launch of the full config can need more
+  // than the host has, and running out halfway helps no one.
+  uint64_t needed = estimateMemory(launch);
+  std::optional<uint64_t> available = limit ? limit : availableMemory();
+  if (available && needed > *available)
+    fail(fmt::format("simulating {} ({}, rows {}, TP {}) needs about {} of memory; {} {} (try "
+                     "--config tiny, fewer rows, or a larger --memory-limit)",
+                     cmd.launch, config->name, cmd.rows, cmd.tp, gib(needed),
+                     limit ? "--memory-limit allows" : "the host has", gib(*available)));
 
   // Inputs and weights, the same for every schedule; each rank its own.
   const int64_t ranks = launch.getRanks();
@@ -191,10 +275,7 @@ int runSimulate(const SimulateCommand &cmd) {
 
   if (!cmd.dump.empty()) {
     std::filesystem::path dir(cmd.dump);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-      fail("cannot create " + cmd.dump + ": " + ec.message());
+
     std::string stem = fmt::format("{}.{}.r{}.tp{}", cmd.launch, config->name, cmd.rows, cmd.tp);
     // One rank: <stem>.in.<region>.bin; several: <stem>.in.r<k>.<region>.bin.
     auto rankTag = [&](int64_t r) { return ranks > 1 ? fmt::format("r{}.", r) : std::string(); };
@@ -222,9 +303,12 @@ int runSimulate(const SimulateCommand &cmd) {
     auto hip = monodc::emit::emitHip(**gpuModule);
     if (mlir::failed(hip))
       fail("emitting the " + gpuArch + " source failed");
-    std::ofstream(dir / (stem + ".hip")) << *hip;
-    std::ofstream(dir / (stem + ".manifest"))
-        << monodc::emit::kernelManifest(*(*gpuModule)->getOps<mono::LaunchOp>().begin());
+    if (auto problem = monodc::cli::writeFile((dir / (stem + ".hip")).string(), *hip))
+      fail(*problem);
+    if (auto problem = monodc::cli::writeFile(
+            (dir / (stem + ".manifest")).string(),
+            monodc::emit::kernelManifest(*(*gpuModule)->getOps<mono::LaunchOp>().begin())))
+      fail(*problem);
     std::cout << "dumped " << stem << " to " << cmd.dump << "\n";
   }
   return 0;
@@ -240,11 +324,14 @@ void monodc::cli::addSimulateCommand(CLI::App &app) {
   sub->add_option("--launch", cmd->launch, "launch to run")->capture_default_str();
   sub->add_option("--rows", cmd->rows, "tokens in the step, 1..48")->capture_default_str();
   sub->add_option("--tp", cmd->tp, "tensor parallelism, 2 or 4")->capture_default_str();
-  sub->add_option("--grid", cmd->grid, "simulated CTAs")->capture_default_str();
+  sub->add_option("--grid", cmd->grid, "simulated CTAs, 1..65536")->capture_default_str();
   sub->add_option("--seed", cmd->seed, "random inputs and schedules")->capture_default_str();
   sub->add_option("--schedules", cmd->schedules, "schedules to compare")->capture_default_str();
   sub->add_option("--dump", cmd->dump,
                   "write inputs, outputs, the sm_90 source and its manifest to this directory");
+  sub->add_option("--memory-limit", cmd->memoryLimit,
+                  "refuse a run estimated to need more (e.g. 16G; default: the host's available "
+                  "memory)");
   sub->add_flag("--dump-scratch", cmd->dumpScratch,
                 "with --dump: also the scratch regions, what the stages hand each other");
   sub->callback([cmd] { std::exit(runSimulate(*cmd)); });
