@@ -6,4 +6,5 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${MONODC_BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/build.sh" monodc
 OUT="${MONODC_OUT:-$ROOT/out}"
-"$BUILD/bin/monodc" build --arch gfx950 --out "$OUT" --emit obj "$@"
+# Launches build side by side on every core; a -j in "$@" overrides it.
+"$BUILD/bin/monodc" build --arch gfx950 --out "$OUT" --emit obj -j "$(nproc)" "$@"

@@ -1,6 +1,6 @@
 // Runs launches that `monodc simulate --dump` wrote (sm_90 source, manifest,
 // inputs and the simulator's outputs) on the GPU and compares every output
-// region with the simulator: bytes equal, and the DSV41.md stage bounds on
+// region with the simulator: bytes equal, and the docs/numerics.md stage bounds on
 // the decoded values (the transcendental functions differ between the CUDA
 // and C libraries, so a few values may differ in their last bits). Each
 // launch also runs three times to check it is deterministic on the GPU.
@@ -11,7 +11,7 @@
 // an input that is not the simulator's, and where it re-quantizes it
 // (MXFP8: a last-bit difference moves a code by 1/16) its output can pass
 // the stage bounds' relative error. Such a region is held to the whole
-// layer's bound instead (DSV41.md section 6: every token's, i.e. row's,
+// layer's bound instead (docs/numerics.md section 6: every token's, i.e. row's,
 // cosine >= 0.999), and listed as passing on that bound.
 #include "CudaSupport.h"
 #include "RegionCompare.h"

@@ -2,7 +2,7 @@
 // also runs where there is no GPU (LayerReference.cpp): one step of a whole
 // layer at the dims its K1 and K2 manifests give, with random weights in the
 // real formats, the reference layer's outputs, and the comparison of a step's
-// output regions with them (DSV41.md section 6).
+// output regions with them (docs/numerics.md section 6).
 #ifndef MONODC_BENCH_GPU_LAYERCASE_H
 #define MONODC_BENCH_GPU_LAYERCASE_H
 

@@ -3,7 +3,7 @@
 // concurrently on their own streams with their peer buffers in the same
 // memory (as LayerBench), on random weights and inputs in the real formats
 // (LayerCase.h). Outputs are poisoned before the step. What the step writes
-// is compared with the reference (DSV41.md section 6: the seams, the reduced
+// is compared with the reference (docs/numerics.md section 6: the seams, the reduced
 // attention output and the routing weights as stages, the top-6 exactly,
 // every token's x_out cosine >= 0.999, routing near-ties excluded and
 // counted); the compared outputs must be bit-identical on every rank and in a

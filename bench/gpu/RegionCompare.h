@@ -1,5 +1,5 @@
 // One output region of a launch on the GPU against the simulator's bytes:
-// byte records exactly, values within the DSV41.md stage bounds, or, where
+// byte records exactly, values within the docs/numerics.md stage bounds, or, where
 // a stage re-quantizes a tensor-core sum (see LaunchCheck.cpp), within the
 // whole layer's bound (every row's cosine >= 0.999). Shared by the launch
 // check (the harness's own driver calls) and the launcher check (the

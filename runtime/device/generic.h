@@ -152,7 +152,7 @@ MONO_DEV int mono_ceil_log2(float t) {
   return p - 149 + ((m & (m - 1u)) != 0u ? 1 : 0);
 }
 
-// MXFP8 scale code of one group (DSV41.md sections 2 and 4): variant 0 the
+// MXFP8 scale code of one group (docs/numerics.md sections 2 and 4): variant 0 the
 // standard activation quantizer, 1 the routed experts' (amax floored at 1e-10,
 // code >= 1), 2 the KV record's (amax floored at 1e-4).
 MONO_DEV int mono_mxfp8_scale_code(float amax, int variant) {
@@ -713,7 +713,7 @@ MONO_DEV void mono_e4m3x4_values(mono_u32 w, float *v) {
 #endif
 }
 
-// Byte offsets into AITER's shuffled MXFP4 layouts (DSV41.md section 2):
+// Byte offsets into AITER's shuffled MXFP4 layouts (docs/numerics.md section 2):
 // byte kb of a row of KB bytes, inside its 16-row group stored k block (32
 // bytes) by k block, each as two 16-row x 16-byte halves; and the scale
 // (row, col) of scales [rows / 32][2][16][cols / 8][2][4] permuted to

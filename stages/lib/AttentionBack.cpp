@@ -1,6 +1,6 @@
 //===- AttentionBack.cpp - split attention, combine, wo_a, wo_b -----------===//
 //
-// DSV41.md section 4, back steps 1-5. Split-K (flash decoding): each task
+// docs/numerics.md section 4, back steps 1-5. Split-K (flash decoding): each task
 // keeps base-2 (max, sum, values) of up to 8 heads over one chunk of keys;
 // the combine folds the chunks and the sink together per head.
 //

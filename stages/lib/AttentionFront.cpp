@@ -1,6 +1,6 @@
 //===- AttentionFront.cpp - seam norm, wqkv and the q/kv norms ------------===//
 //
-// DSV41.md section 3 step 6 (seam norm) and section 4, front steps 1-2.
+// docs/numerics.md section 3 step 6 (seam norm) and section 4, front steps 1-2.
 //
 //===----------------------------------------------------------------------===//
 #include "monodc/stages/AttentionFront.h"

@@ -149,7 +149,7 @@ namespace {
 // w13 interleaves gate and up in 16-row tiles; a routed.ug task takes four of
 // each (128 weight rows: 64 ran routed.ug's busiest CTA 20% slower on the
 // H200, each task's wait, staging and publish; docs/gpu-validation.md). The
-// per-rank intermediate is padded to a multiple of 128 (DSV41.md), so a
+// per-rank intermediate is padded to a multiple of 128 (docs/numerics.md), so a
 // slot's 64-column parts tile it, and each part is two whole MXFP8 blocks of
 // h.
 constexpr int64_t kGateUpTile = 16;

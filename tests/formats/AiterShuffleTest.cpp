@@ -1,5 +1,5 @@
 // e2m1 packing, the MXFP4 test-data quantizer and AITER's weight and scale
-// shuffles (DSV41.md section 2). The shuffles are byte moves, so every check is
+// shuffles (docs/numerics.md section 2). The shuffles are byte moves, so every check is
 // exact. Hand-checked offsets come from the view/permute definition on paper:
 //   weight (e, n = 16 g + r, kb = 32 j + 16 h + t) -> e N Kb + 16 g Kb + 512 j +
 //     256 h + 16 r + t;

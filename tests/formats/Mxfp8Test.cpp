@@ -1,4 +1,4 @@
-// MXFP8 scale codes and group quantization (DSV41.md section 2), both variants.
+// MXFP8 scale codes and group quantization (docs/numerics.md section 2), both variants.
 // Scale codes are hand-computed: c = ceil(log2(max(amax, floor) / 448)) + 127.
 #include <array>
 #include <cmath>

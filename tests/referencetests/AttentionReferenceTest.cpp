@@ -1,5 +1,5 @@
 // The KV record, the KV insert and the attention back of the CPU reference
-// (DSV41.md section 4). Hand-worked bytes where the format is the point;
+// (docs/numerics.md section 4). Hand-worked bytes where the format is the point;
 // closed forms (one key, equal scores) where the softmax is.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// compare() and the stage bounds of DSV41.md section 6 (relative error <= 1e-2,
+// compare() and the stage bounds of docs/numerics.md section 6 (relative error <= 1e-2,
 // cosine >= 0.9999), including cases that must fail: a bound that cannot fail
 // proves nothing.
 #include <cmath>

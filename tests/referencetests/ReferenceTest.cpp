@@ -1,5 +1,5 @@
 // Small hand-checked cases of the CPU reference: every expected value below is
-// worked out on paper from DSV41.md, not produced by the code under test.
+// worked out on paper from docs/numerics.md, not produced by the code under test.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Numerics of the attention back (split-K attention with the sink, combine,
 // inverse RoPE, wo_a, wo_b) executed by the simulator, against the independent
-// CPU reference (tests/reference/Attention.h) with the bounds of DSV41.md
+// CPU reference (tests/reference/Attention.h) with the bounds of docs/numerics.md
 // section 6. Caches hold real fp8_ds_mla records; key lists mask with -1.
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/Transforms/Passes.h"

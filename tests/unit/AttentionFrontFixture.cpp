@@ -103,7 +103,7 @@ std::vector<uint8_t> referenceCache(const stages::ModelConfig &c, int rows, cons
   return cache.bytes;
 }
 
-/// The reference chain, from DSV41.md, on the reference's own intermediates.
+/// The reference chain, from docs/numerics.md, on the reference's own intermediates.
 FrontOutputs referenceFront(const stages::ModelConfig &c, int rows, const FrontInputs &in) {
   FrontOutputs out;
   const int h = int(c.hidden), qr = int(c.qRank), kv = int(c.kvDim), w = int(c.qkvWidth());

@@ -36,7 +36,7 @@ FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontIn
 /// The cache after the reference inserts keys k at the input's slots.
 std::vector<uint8_t> referenceCache(const stages::ModelConfig &c, int rows, const FrontInputs &in,
                                     const std::vector<float> &k);
-/// The reference chain, from DSV41.md, on the reference's own intermediates.
+/// The reference chain, from docs/numerics.md, on the reference's own intermediates.
 FrontOutputs referenceFront(const stages::ModelConfig &c, int rows, const FrontInputs &in);
 
 } // namespace monodc::testing

@@ -1,7 +1,7 @@
 // Numerics of the first stages (seam norm, wqkv, q/kv norms, key RoPE, KV
 // insert) executed by the
 // simulator, against the independent CPU reference (tests/reference) with the
-// bounds of DSV41.md section 6. MXFP8 codes and scales are checked exactly.
+// bounds of docs/numerics.md section 6. MXFP8 codes and scales are checked exactly.
 #include "AttentionFrontFixture.h"
 
 #include "monodc/Simulator/Simulator.h"

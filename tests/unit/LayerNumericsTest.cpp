@@ -149,7 +149,7 @@ ref::LayerOutputs simulateLayer(LayerRig &rig, const TestLayer &layer, const ref
   return ref::layerOutputs([&](const std::string &name) { return backs[0]->values(name); });
 }
 
-/// Every token's output cosine >= 0.999 (DSV41.md section 6, a whole layer),
+/// Every token's output cosine >= 0.999 (docs/numerics.md section 6, a whole layer),
 /// tokens with routing near-ties excluded and counted; the seam's streams and
 /// gates within the stage bounds.
 int compareLayer(const ref::LayerDims &d, const ref::LayerOutputs &got,

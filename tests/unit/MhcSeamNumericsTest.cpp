@@ -1,7 +1,7 @@
 // The mHC seam stages (fold, mix, gate, norm) through the fusion passes and
 // the simulator, against the independent reference (tests/reference/Mhc):
 // R' and u bit for bit (the contract fixes their f32 order), the gates,
-// Sinkhorn comb and y within the DSV41.md section 6 bounds.
+// Sinkhorn comb and y within the docs/numerics.md section 6 bounds.
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/formats/NumberFormats.h"

@@ -1,6 +1,6 @@
 // The MoE router, routing and shared expert through the fusion passes and
 // the simulator, against the independent reference (tests/reference/Moe):
-// logits, weights and the shared expert within the DSV41.md section 6
+// logits, weights and the shared expert within the docs/numerics.md section 6
 // bounds; the top-k selection exact except for counted near-ties.
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/Transforms/Passes.h"

@@ -1,5 +1,5 @@
 // The query path (MXFP8(qn) -> wq_b -> per-head RoPE) through the fusion
-// passes and the simulator, against the reference: q within the DSV41.md
+// passes and the simulator, against the reference: q within the docs/numerics.md
 // bounds, the RoPE of every head exact on the simulator's own wq_b output.
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/Transforms/Passes.h"

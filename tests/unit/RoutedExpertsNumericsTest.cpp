@@ -1,4 +1,4 @@
-// The routed MXFP4 experts of the `moe` launch (DSV41.md section 5, a8w4)
+// The routed MXFP4 experts of the `moe` launch (docs/numerics.md section 5, a8w4)
 // through the fusion passes and the simulator, against the independent
 // reference (reference::routedExperts) fed with the simulator's own routing
 // and shared-expert output: each stage on its own input. The weights reach

@@ -1,4 +1,4 @@
-// The DSV41.md section 6 stage bound as a GoogleTest expectation, shared by
+// The docs/numerics.md section 6 stage bound as a GoogleTest expectation, shared by
 // the numerics tests: relative error <= 1e-2, cosine >= 0.9999, all finite.
 #ifndef MONODC_TESTS_STAGEBOUNDS_H
 #define MONODC_TESTS_STAGEBOUNDS_H

@@ -364,7 +364,11 @@ void monodc::cli::addBuildCommand(CLI::App &app) {
   sub->add_option("--options", build->options,
                   "clang backend options, -O0..-O3 (write --options=-O0)")
       ->capture_default_str();
-  sub->add_option("-j,--jobs", build->jobs, "launches built at once")->capture_default_str();
+  // The last -j wins, so that scripts/run-main.sh can pass its default
+  // ahead of the user's flags.
+  sub->add_option("-j,--jobs", build->jobs, "launches built at once")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->capture_default_str();
   sub->add_flag("--unfused", build->unfused,
                 "with --emit hip: also write the unfused baseline (one kernel per stage)");
   sub->callback([build, grid, gridOption] {

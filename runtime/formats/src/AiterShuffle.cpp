@@ -23,7 +23,7 @@ void require(bool condition, const char* function, const std::string& what) {
 
 std::string str(size_t v) { return std::to_string(v); }
 
-// The view and permutation of DSV41.md, written as data so the code reads as
+// The view and permutation of docs/numerics.md, written as data so the code reads as
 // the definition.
 std::vector<size_t> weightDims(size_t experts, size_t rows, size_t rowBytes) {
   return {experts, rows / kShuffleRows, kShuffleRows, rowBytes / kShuffleBlockBytes,

@@ -1,4 +1,4 @@
-// The mHC seam (DSV41.md section 3), written from the contract.
+// The mHC seam (docs/numerics.md section 3), written from the contract.
 #include "monodc/reference/Mhc.h"
 
 #include "monodc/reference/Reference.h"

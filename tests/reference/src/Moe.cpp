@@ -1,4 +1,4 @@
-// The MoE router, routing, shared and routed experts (DSV41.md section 5).
+// The MoE router, routing, shared and routed experts (docs/numerics.md section 5).
 #include "monodc/reference/Moe.h"
 
 #include "monodc/formats/AiterShuffle.h"

@@ -9,7 +9,7 @@
 
 namespace monodc::dsl {
 
-/// The number formats a tile or region may hold (DSV41.md section 2). Byte
+/// The number formats a tile or region may hold (docs/numerics.md section 2). Byte
 /// is for regions only: records that mix formats (the KV cache), read and
 /// written as tiles of the formats they hold.
 enum class DType { F32, BF16, E4M3, E2M1, E8M0, Byte };

@@ -134,7 +134,7 @@ Tile sum(const Tile &x);
 Tile maxOf(const Tile &x);
 Tile absMax(const Tile &x);
 
-/// Standard and Routed quantize 32-value groups (DSV41.md section 2);
+/// Standard and Routed quantize 32-value groups (docs/numerics.md section 2);
 /// KvRecord 64-value groups with amax floored at 1e-4 (the KV record).
 enum class Mxfp8Flavour { Standard, Routed, KvRecord };
 

@@ -1,6 +1,6 @@
 //===- AllReduce.h - the exact tensor-parallel all-reduce -------*- C++ -*-===//
 //
-// DSV41.md section 4.6: every rank pushes its bf16 partial to every rank's
+// docs/numerics.md section 4.6: every rank pushes its bf16 partial to every rank's
 // peer buffer (system scope); each rank then sums the partials in rank order
 // in f32 and rounds once to bf16, so all ranks hold bit-identical results.
 //

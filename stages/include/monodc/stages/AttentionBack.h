@@ -7,7 +7,7 @@
 
 namespace monodc::stages {
 
-/// The attention back of one rank (DSV41.md section 4, back steps 1-5) for
+/// The attention back of one rank (docs/numerics.md section 4, back steps 1-5) for
 /// `heads` local heads: split-K attention over the window keys and the
 /// compressed keys (chunks of kAttentionChunk keys, 8 heads a task), the
 /// combine with the sink folded in (o = bf16), the inverse RoPE (f32),

@@ -37,7 +37,7 @@ struct RowNormRegions {
 void addRowNorm(dsl::Launch &launch, const ModelConfig &config, const std::string &name,
                 const RowNormRegions &regions);
 
-/// The key's RoPE (DSV41.md 4, front 3): dims [kvDim - ropeDim, kvDim) of kn
+/// The key's RoPE (docs/numerics.md 4, front 3): dims [kvDim - ropeDim, kvDim) of kn
 /// rotated as interleaved pairs by the token's row of the cos/sin table, in
 /// f32 with one bf16 rounding; the other dims unchanged. One task a token.
 struct KeyRopeRegions {
@@ -48,7 +48,7 @@ struct KeyRopeRegions {
 };
 void addKeyRope(dsl::Launch &launch, const ModelConfig &config, const KeyRopeRegions &regions);
 
-/// The KV insert (DSV41.md 4, front 4): each token's rotated key as one
+/// The KV insert (docs/numerics.md 4, front 4): each token's rotated key as one
 /// fp8_ds_mla record into its cache slot; slot -1 (a pad row) is skipped.
 /// The host keeps the step's slots distinct. One task a token.
 struct KvInsertRegions {
@@ -58,7 +58,7 @@ struct KvInsertRegions {
 };
 void addKvInsert(dsl::Launch &launch, const ModelConfig &config, const KvInsertRegions &regions);
 
-/// The query (DSV41.md 4, front 5): q = bf16(MXFP8(qn) . wq_b^T) viewed as
+/// The query (docs/numerics.md 4, front 5): q = bf16(MXFP8(qn) . wq_b^T) viewed as
 /// [heads, headDim], then RoPE on each head's last ropeDim dims as for the key.
 struct QueryRegions {
   dsl::Region qn, positions, cosSin; ///< bf16 [rows, qRank]; as KeyRopeRegions

@@ -1,6 +1,6 @@
 //===- MhcSeam.h - the mHC seam between sublayers ---------------*- C++ -*-===//
 //
-// DSV41.md section 3 as four stages: fold (R', u and the sums of squares per
+// docs/numerics.md section 3 as four stages: fold (R', u and the sums of squares per
 // column slice), mix (the 24 mixes of R' for all tokens), gate (pre, post and
 // the Sinkhorn comb per token) and the seam norm (AttentionFront.h). The
 // norm needs only the fold; mix and gate feed the next seam alone.

@@ -11,7 +11,7 @@
 
 namespace monodc::stages {
 
-/// The dimensions the stage library is parameterized by (DSV41.md section 1).
+/// The dimensions the stage library is parameterized by (docs/numerics.md section 1).
 struct ModelConfig {
   std::string name;
   int64_t hidden;      ///< H
@@ -33,7 +33,7 @@ struct ModelConfig {
   /// address pages by the row stride only; this sizes the simulator's and
   /// the harnesses' buffers.
   int64_t kvCachePages = 64;
-  /// The attention back (DSV41.md section 4): heads per output group and the
+  /// The attention back (docs/numerics.md section 4): heads per output group and the
   /// group's low rank, window keys, compressed keys (the index top-k).
   int64_t headsPerGroup = 8;
   int64_t groupRank = 1024;
@@ -42,14 +42,14 @@ struct ModelConfig {
   /// The routed experts' intermediate (all ranks).
   int64_t routedIntermediate = 2304;
 
-  // mHC (DSV41.md section 3): the same for every config.
+  // mHC (docs/numerics.md section 3): the same for every config.
   static constexpr int64_t kStreams = 4;
   static constexpr int64_t kMixes = 24;
   static constexpr int64_t kSinkhornIterations = 20;
   static constexpr float kHcEps = 1e-6f;
   static constexpr float kPostMultiplier = 2.0f;
 
-  // The KV record (fp8_ds_mla, DSV41.md section 4): pages of 32 tokens laid
+  // The KV record (fp8_ds_mla, docs/numerics.md section 4): pages of 32 tokens laid
   // out as [32 x data][32 x 8 scale bytes]; data = the nope dims in e4m3
   // (64-dim groups, one scale byte each), then the rope dims in bf16.
   static constexpr int64_t kKvPageTokens = 32;

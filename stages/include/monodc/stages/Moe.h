@@ -1,6 +1,6 @@
 //===- Moe.h - MoE router, routing and the shared expert --------*- C++ -*-===//
 //
-// DSV41.md section 5: the router GEMV (bf16 weights, f32 logits), the routing
+// docs/numerics.md section 5: the router GEMV (bf16 weights, f32 logits), the routing
 // (sqrt(softplus) + bias, stable top-k, weights renormalized from the
 // unbiased scores) and the shared expert (MXFP8 GEMVs, clamped SiLU with its
 // two bf16 roundings).
@@ -45,7 +45,7 @@ void addSharedExpertAct(dsl::Launch &launch, const ModelConfig &config, int64_t 
 void addSharedExpertDown(dsl::Launch &launch, const ModelConfig &config,
                          const SharedExpertRegions &regions);
 
-/// The routed experts (DSV41.md §5, a8w4) for the step's tokens and their
+/// The routed experts (docs/numerics.md §5, a8w4) for the step's tokens and their
 /// top-k: xr = MXFP8r(x); for each (token, k) with expert e: g, u = xr .
 /// W1_e^T, xr . W3_e^T in f32; h = bf16(g' sigmoid(g') clamp(u)), g' =
 /// min(g, limit); d = MXFP8r(h) . W2_e^T in f32; then per token routed =

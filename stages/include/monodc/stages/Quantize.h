@@ -6,7 +6,7 @@
 
 namespace monodc::stages {
 
-/// codes, scales = MXFP8(x) for every row of x, one task a row (DSV41.md
+/// codes, scales = MXFP8(x) for every row of x, one task a row (docs/numerics.md
 /// §2): the activation a following e4m3 or e2m1 GEMV reads.
 void addMxfp8Rows(dsl::Launch &launch, const std::string &name, const dsl::Region &x,
                   const dsl::Region &codes, const dsl::Region &scales,

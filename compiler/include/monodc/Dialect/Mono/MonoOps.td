@@ -471,7 +471,7 @@ def Mono_GemvRowsOp : Mono_Op<"gemv_rows"> {
     are streamed once for all the step's tokens. An e4m3 weight (32x32 E8M0
     blocks in `weightScales`) takes an MXFP8 activation (`x` e4m3, `xScales`
     e8m0 [rows, k/32]); a bf16 weight takes a bf16 or f32 activation. An
-    e2m1 weight (MXFP4) is read in AITER's shuffled layouts (DSV41.md
+    e2m1 weight (MXFP4) is read in AITER's shuffled layouts (docs/numerics.md
     section 2): its bytes permuted per 16-row group, and its scales (one E8M0
     per 32 along k, [rows padded to 256, k/32 padded to 8]) permuted too; it
     takes an MXFP8 activation.

@@ -1,5 +1,5 @@
 // MXFP4 routed-expert weights as the checkpoint loader leaves them on ROCm
-// (DSV41.md section 2): e2m1 codes packed two a byte, one E8M0 scale per 32
+// (docs/numerics.md section 2): e2m1 codes packed two a byte, one E8M0 scale per 32
 // along K, and AITER's shuffled layouts of both the weight bytes and the scales.
 //
 // Everything here is exact byte movement (or, for the quantizer, exact

@@ -1,4 +1,4 @@
-// Exact conversions between f32 and the narrow number formats of DSV41.md
+// Exact conversions between f32 and the narrow number formats of docs/numerics.md
 // section 2: bf16, e4m3 (OCP "fn"), e2m1 (FP4), E8M0 scale bytes and MXFP8.
 //
 // Every function here is exact: results are defined bit for bit, and the tests

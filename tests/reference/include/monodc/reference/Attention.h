@@ -1,4 +1,4 @@
-// The KV record, the KV insert and the attention back of one rank (DSV41.md
+// The KV record, the KV insert and the attention back of one rank (docs/numerics.md
 // section 4), written from the contract in double precision.
 //
 // Every shape is a parameter, so the real config (head dim 512 = 448 nope + 64
@@ -8,7 +8,7 @@
 // Roundings, in order (nothing else is rounded; sums accumulate in double):
 //   1. o_h = bf16(sum_k e^(s_k - m) k_k / Z): one rounding, straight from double.
 //   2. Inverse RoPE of dims nope.. of the bf16 o, computed in double and rounded
-//      once to f32, NOT to bf16: DSV41.md 4.3 says f32, and vLLM's mono combine
+//      once to f32, NOT to bf16: docs/numerics.md 4.3 says f32, and vLLM's mono combine
 //      (vllm/models/deepseek_v41/amd/mono/attention/back.py, stage_combine)
 //      rounds o to bf16 first, rotates those bf16 values in f32 and feeds the
 //      f32 result straight into MXFP8.

@@ -1,4 +1,4 @@
-// A whole decode layer composed from the reference's stages (DSV41.md
+// A whole decode layer composed from the reference's stages (docs/numerics.md
 // sections 3-5) on every TP rank: the attention seam, the front (the key
 // inserted into the window cache), the attention back per rank, the
 // all-reduce, the FFN seam, the router, the shared and the routed experts per
@@ -35,7 +35,7 @@ struct LayerDims {
   int experts = 0;
   int topK = 0;
   int sharedPerRank = 0;
-  int routedPerRank = 0;  // padded (DSV41.md section 1)
+  int routedPerRank = 0;  // padded (docs/numerics.md section 1)
   int ropePositions = 0;  // rows of the cos/sin table
   int cachePages = 0;     // of the window and of the compressed cache
   int pageTokens = 32;
@@ -84,7 +84,7 @@ struct StepInputs {
 
 // What a layer step produces (the same on every rank): x_out and the FFN
 // seam's streams and gates, and per token whether its routing is a near-tie
-// (DSV41.md section 6: excluded from comparisons after the router). The
+// (docs/numerics.md section 6: excluded from comparisons after the router). The
 // reference also gives the attention seam, the reduced attention output and
 // the routing.
 struct LayerOutputs {

@@ -1,4 +1,4 @@
-// A layer step's outputs against the reference layer (DSV41.md section 6):
+// A layer step's outputs against the reference layer (docs/numerics.md section 6):
 // every token's x_out cosine (a whole layer: >= 0.999) and the FFN seam's
 // streams and gates (stage bounds). Tokens whose routing is a near-tie are
 // excluded from x_out and counted, never silently passed.

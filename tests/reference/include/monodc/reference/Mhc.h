@@ -1,4 +1,4 @@
-// The mHC seam between sublayers (DSV41.md section 3), for checking the
+// The mHC seam between sublayers (docs/numerics.md section 3), for checking the
 // seam stages. Written from the contract: the fold and the collapse follow
 // its f32 rounding order exactly; the mixes, gates, Sinkhorn and the norm are
 // computed in double and rounded once where the contract rounds.

@@ -1,4 +1,4 @@
-// The MoE router, routing, the shared and the routed experts (DSV41.md section
+// The MoE router, routing, the shared and the routed experts (docs/numerics.md section
 // 5), written from the contract: sums in double, roundings where the contract
 // puts them.
 #ifndef MONODC_REFERENCE_MOE_H
@@ -46,7 +46,7 @@ struct Mxfp4Weights {
 /// data; the value of a code is exactly code * 2^(scale - 127)).
 Mxfp4Weights quantizeMxfp4Weights(const std::vector<float> &w, int experts, int n, int k);
 
-/// One routed expert on one token (DSV41.md section 5, a8w4).
+/// One routed expert on one token (docs/numerics.md section 5, a8w4).
 struct RoutedExpertOutput {
   std::vector<float> hidden; // h [I], bf16 values
   std::vector<float> down;   // d [H], f32

@@ -1,4 +1,4 @@
-// The CPU reference for the DSV41 decode layer, written from DSV41.md alone
+// The CPU reference for the DSV41 decode layer, written from docs/numerics.md alone
 // (it shares nothing with the stages it checks except the number formats).
 //
 // Tensors are row-major std::vector<float>; a tensor of a narrow format holds
@@ -67,11 +67,11 @@ Comparison compare(const std::vector<float>& got, const std::vector<float>& want
 // every value finite.
 bool withinStageBounds(const Comparison& c);
 
-// The all-reduce of DSV41.md 4.6: the ranks' partials (bf16 values) summed in
+// The all-reduce of docs/numerics.md 4.6: the ranks' partials (bf16 values) summed in
 // rank order in f32, then rounded once to bf16. Exact.
 std::vector<float> allReduce(const std::vector<std::vector<float>>& partials);
 
-// The key RoPE of DSV41.md section 4 (front 3): for each row, dims
+// The key RoPE of docs/numerics.md section 4 (front 3): for each row, dims
 // [dim - ropeDim, dim) of kn rotated as interleaved pairs (e, o) by
 // c = cosSin[p][j], s = cosSin[p][ropeDim / 2 + j]: e' = e c - o s,
 // o' = e s + o c in f32, one bf16 rounding; the other dims unchanged.
