@@ -153,8 +153,9 @@ private:
     shape.sliceType = "mono_gemv_weights<" + rowsAndK + ", " + std::to_string(wkind) + ">";
     return shape;
   }
-  /// Before the first of a run of waits that a gemv_rows follows, when its
-  /// weight rows are known already: its weights are loaded before the poll.
+  /// Before the first of a run of waits that a gemv_rows marked
+  /// `mono.prefetched` (mono-plan-waits) follows: its weights are loaded
+  /// before the poll.
   void prefetchBefore(Operation &wait, Value skipCount) {
     if (wait.getPrevNode() && isa<WaitOp, WaitPeerOp>(wait.getPrevNode()))
       return;
@@ -162,13 +163,8 @@ private:
     while (next && isa<WaitOp, WaitPeerOp>(next))
       next = next->getNextNode();
     auto g = dyn_cast_or_null<GemvRowsOp>(next);
-    if (!g)
+    if (!g || !g->hasAttr("mono.prefetched"))
       return;
-    for (Value known : {g.getRow(), g.getCount()}) {
-      Operation *def = known ? known.getDefiningOp() : nullptr;
-      if (def && (def->getBlock() != wait.getBlock() || !def->isBeforeInBlock(&wait)))
-        return;
-    }
     std::string slice = "w" + std::to_string(nextId++);
     GemvRowsShape shape = gemvRowsShape(g);
     // A counted gemv of no tokens reads no weights, not even these (inside
@@ -181,16 +177,13 @@ private:
     prefetched[g] = slice;
   }
 
-  /// A wait whose flags do not depend on the task (constant first and
-  /// count: a whole producer stage, or one fixed flag) is polled by a CTA's
-  /// first task of the stage only: the flags carry this step's tag from then
-  /// on, and that first wait's acquire already orders every later read of
-  /// the CTA after the producers' stores. Declares the CTA's "seen" flag.
+  /// A wait marked `mono.polled_once` (mono-plan-waits: its flags do not
+  /// depend on the task) is polled by a CTA's first task of the stage only.
+  /// Declares the CTA's "seen" flag.
   void declareOnceWaits(StageOp stage) {
     for (Operation &op : stage.getBodyBlock()) {
       auto wait = dyn_cast<WaitOp>(op);
-      if (!wait || !wait.getFirst().getDefiningOp<arith::ConstantOp>() ||
-          !wait.getCount().getDefiningOp<arith::ConstantOp>())
+      if (!wait || !wait->hasAttr("mono.polled_once"))
         continue;
       std::string seen = "mono_waited" + std::to_string(nextId++);
       os << "  bool " << seen << " = false;  // a task-independent wait, polled once\n";

@@ -14,6 +14,7 @@
 #include "monodc/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include "gemv_shape.h"
@@ -56,6 +57,9 @@ struct CtaState {
   int64_t task = -1; ///< -1: between tasks
   bool done = false;
   Block::iterator pc;
+  /// The waits marked polled once that this CTA has passed in this step:
+  /// its later tasks of the stage do not poll them again (as on the GPU).
+  llvm::DenseSet<Operation *> waitsPassed;
   llvm::DenseMap<Value, int64_t> indices;
   llvm::DenseMap<Value, TileValues> tiles;
 };
@@ -138,7 +142,14 @@ StepResult TaskInterpreter::resume(CtaState &cta, StageOp stage, Waiter *waiter)
       while (skips && cta.pc != body.end() && !isa<PublishOp>(*cta.pc));
       continue;
     }
+    const bool pollsOnce = isa<WaitOp>(*cta.pc) && cta.pc->hasAttr("mono.polled_once");
+    if (pollsOnce && cta.waitsPassed.contains(&*cta.pc)) {
+      ++cta.pc;
+      continue;
+    }
     OpResult r = step(*cta.pc, waiter);
+    if (r == OpResult::Done && pollsOnce)
+      cta.waitsPassed.insert(&*cta.pc);
     if (r == OpResult::Blocked) {
       result = StepResult::Blocked;
       break;

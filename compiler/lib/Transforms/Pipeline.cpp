@@ -16,6 +16,7 @@ void monodc::mono::addFusionPipeline(OpPassManager &pm, const FusionOptions &opt
   sync.testOmitPublish = options.testOmitPublish;
   pm.addPass(createMaterializeSync(sync));
   pm.addPass(createHoistLoads());
+  pm.addPass(createPlanWaits());
   pm.addPass(createLowerTiles());
   pm.addPass(createPrepareEmission());
 }

@@ -18,6 +18,21 @@ def PrepareEmission : Pass<"mono-prepare-emission", "::mlir::ModuleOp"> {
   ];
 }
 
+def PlanWaits : Pass<"mono-plan-waits", "::mlir::ModuleOp"> {
+  let summary = "Marks the waits polled once and the GEMVs loaded before their polls";
+  let description = [{
+    Sets `mono.polled_once` on every `mono.wait` whose first flag and count
+    are constants (a whole producer stage, or one fixed flag): a CTA polls it
+    for its first task of the stage only, since the flags keep this step's
+    tag from then on and that first wait's acquire orders the CTA's later
+    reads. Sets `mono.prefetched` on a `mono.gemv_rows` that directly follows
+    a run of waits when its weight row and count are known before the first
+    of them: its weights are loaded before the poll. An attribute already
+    set where its condition does not hold is refused. The printer and the
+    simulator follow the attributes.
+  }];
+}
+
 def LowerTiles : Pass<"mono-lower-tiles", "::mlir::ModuleOp"> {
   let summary = "Chooses each GEMV's building block on the launch's target";
   let description = [{

@@ -48,6 +48,8 @@ constexpr DeclaredAttribute kDeclared[] = {
      "mono.wait and mono.wait_peer"},
     {"mono.whole_producer", DeclaredAttribute::Unit, isOneOf<WaitOp, WaitPeerOp>,
      "mono.wait and mono.wait_peer"},
+    {"mono.polled_once", DeclaredAttribute::Unit, isOneOf<WaitOp>, "mono.wait"},
+    {"mono.prefetched", DeclaredAttribute::Unit, isOneOf<GemvRowsOp>, "mono.gemv_rows"},
     {"mono.tag_offset", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
     {"mono.advance_epoch", DeclaredAttribute::Bool, isOneOf<LaunchOp>, "mono.launch"},
     {"mono.step_tag", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},

@@ -30,6 +30,11 @@ def Mono_Dialect : Dialect {
     // waits on every task of its producer.
     "::mlir::ArrayAttr":$regions,
     "::mlir::UnitAttr":$whole_producer,
+    // mono-plan-waits: a mono.wait a CTA polls for its first task of the
+    // stage only; a mono.gemv_rows whose weights are loaded before the waits
+    // in front of it.
+    "::mlir::UnitAttr":$polled_once,
+    "::mlir::UnitAttr":$prefetched,
     // mono-materialize-sync, on mono.launch: tags 2e + tag_offset; whether it
     // moves the epoch on. Set by the DSL: step_tag and ends_step.
     "::mlir::IntegerAttr":$tag_offset,
