@@ -239,7 +239,8 @@ Status monodc::runtime::checkPersistentKernel(const KernelInfo &k) {
     return Status::success();
   return makeError("kernel " + k.name + " needs scratch memory (" +
                    std::to_string(k.scratchBytes) + " bytes per work-item, " +
-                   std::to_string(k.vgprSpills) + " VGPR spills" +
+                   std::to_string(k.vgprSpills) + " VGPR spills, " +
+                   std::to_string(k.sgprSpills) + " SGPR spills into VGPR lanes" +
                    (k.usesDynamicStack ? ", a dynamic stack" : "") +
                    "); a persistent launch that needs scratch is refused");
 }

@@ -72,6 +72,7 @@ TEST(CodeObject, ReadsTheMetadataOfEveryKernel) {
   TestKernel b = makeKernelFor("mono_b", {});
   b.scratch = 16;
   b.vgprSpills = 3;
+  b.sgprSpills = 49;
   std::string elf = makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {a, b});
   auto info = readCodeObject(elf);
   ASSERT_TRUE(info.ok()) << info.message();
@@ -98,7 +99,7 @@ TEST(CodeObject, ReadsTheMetadataOfEveryKernel) {
   Status refused = checkPersistentKernel(*info->kernel("mono_b"));
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find("kernel mono_b needs scratch memory (16 bytes per "
-                                   "work-item, 3 VGPR"),
+                                   "work-item, 3 VGPR spills, 49 SGPR spills into VGPR lanes)"),
             std::string::npos)
       << refused.message();
 }
