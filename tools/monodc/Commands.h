@@ -62,6 +62,7 @@ void addCacheCommand(CLI::App &app);
 void addInspectCommand(CLI::App &app);
 void addMatrixCommand(CLI::App &app);
 void addReportCommand(CLI::App &app);
+void addLayersCommand(CLI::App &app);
 
 } // namespace monodc::cli
 

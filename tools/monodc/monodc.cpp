@@ -123,6 +123,7 @@ int run(int argc, char **argv) {
   monodc::cli::addInspectCommand(app);
   monodc::cli::addMatrixCommand(app);
   monodc::cli::addReportCommand(app);
+  monodc::cli::addLayersCommand(app);
   if (argc <= 1)
     monodc::cli::fail("no command given; `monodc --help` lists the commands",
                       monodc::cli::kUsageError);
