@@ -8,6 +8,8 @@
 //
 //   layer_bench DIR CONFIG TP LAYERS WIDTH...
 //
+// BENCH_ROUTING=uniform (default) or skewed sets the router's bias
+// (setRoutingBias); the experts the tokens chose are printed with the floor.
 // BENCH_ROUNDS=K times every width K more times in the same process.
 // K2_PREFIX=N launches only the unfused K2's first N stage kernels (then its
 // _end), beside a fused K2 that bench/gpu/patch_k2_prefix.py cut to the same
@@ -56,6 +58,19 @@ struct RankLaunch {
 };
 
 bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
+
+/// The router's bias decides the routing setting. Uniform: no bias, so each
+/// token's top-6 follows its own logits (synthetic values, independent
+/// across tokens). Skewed: a bias of 4 on 12 experts, far above the scores'
+/// spread, so every token picks 6 of those 12 and tokens share experts.
+constexpr int kSkewedExperts = 12;
+void setRoutingBias(CUdeviceptr bias, const Region &reg, const std::string &routing) {
+  std::vector<float> values(reg.bytes / 4, 0.0f);
+  if (routing == "skewed")
+    for (size_t e = 0; e < values.size() && e < size_t(kSkewedExperts); ++e)
+      values[e] = 4.0f;
+  check(cuMemcpyHtoD(bias, values.data(), values.size() * 4), "routing bias");
+}
 
 /// A CTA's record of a stage in the profiled kernel (instrument_stages.py's
 /// PROFILE_WORDS): enter and leave (global ns), then ns in polls, GEMVs,
@@ -305,6 +320,11 @@ int main(int argc, char **argv) {
   std::vector<int> widths;
   for (int a = 5; a < argc; ++a)
     widths.push_back(std::atoi(argv[a]));
+  // BENCH_ROUTING: uniform (the default) or skewed, refused before any timing.
+  const char *routingValue = std::getenv("BENCH_ROUTING");
+  const std::string routing = routingValue ? routingValue : "uniform";
+  if (routing != "uniform" && routing != "skewed")
+    die("BENCH_ROUTING=" + routing + ": needs uniform or skewed");
   // BENCH_MIX=1 (below): refused before any timing when it is neither 0 nor 1.
   const char *mixValue = std::getenv("BENCH_MIX");
   const bool mix = mixValue && std::string(mixValue) == "1";
@@ -324,7 +344,7 @@ int main(int argc, char **argv) {
   // and the HBM peak.
   const gpu::Bandwidth bandwidth = gpu::measureBandwidth(device, streams[0]);
   const double readRate = bandwidth.readRate;
-  std::printf("device: %d SMs\n", sms);
+  std::printf("device: %d SMs; routing %s\n", sms, routing.c_str());
   gpu::printBandwidth(bandwidth);
   std::printf("%-6s %12s %12s %9s %10s %9s %s\n", "rows", "fused us", "unfused us", "speed-up",
               "floor us", "of floor", "experts used");
@@ -378,6 +398,8 @@ int main(int argc, char **argv) {
             for (int layer = 0; layer < layers; ++layer) {
               CUdeviceptr p = alloc(reg.bytes);
               fill.values(p, reg.bytes, reg.format);
+              if (reg.name == "gate_bias")
+                setRoutingBias(p, reg, routing);
               l.weights[layer][reg.name] = p;
             }
             continue;
