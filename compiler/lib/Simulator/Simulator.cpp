@@ -102,6 +102,8 @@ private:
                       int64_t count);
   TileValues gemvRowsScaledMfma(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0,
                                 int64_t t0, int64_t count);
+  void decodeWeightRow(GemvRowsOp op, RegionOp weight, int64_t row, std::vector<float> &decoded,
+                       std::vector<float> &blockScale);
 
   /// Index of value `i` of copy (parity, source) of a peer region.
   int64_t peerIndex(const RegionStorage &r, int64_t source, int64_t i) const {
@@ -376,6 +378,31 @@ TileValues TaskInterpreter::gemv(GemvOp op, RegionOp weight, int64_t row0) {
   return out;
 }
 
+// Weight row `row` of a gemv_rows decoded exactly (MXFP4 read from AITER's
+// shuffled layouts, the same offsets the project's shuffle uses) and, for a
+// scaled weight, its block scales; an unscaled weight leaves them as given.
+void TaskInterpreter::decodeWeightRow(GemvRowsOp op, RegionOp weight, int64_t row,
+                                      std::vector<float> &decoded, std::vector<float> &blockScale) {
+  const int64_t k = weight.getCols();
+  const RegionStorage &w = memory.region(weight.getSymName().str());
+  const bool mxfp4 = isa<Float4E2M1FNType>(weight.getElementType());
+  for (int64_t c = 0; c < k; ++c) {
+    if (mxfp4) {
+      const uint8_t byte =
+          w.bytes[fmts::shuffledWeightOffset(0, row, c / 2, weight.getRows(), k / 2)];
+      decoded[c] = fmts::e2m1Value(c % 2 ? byte >> 4 : byte & 15);
+    } else {
+      decoded[c] = w.get(row * k + c);
+    }
+  }
+  if (!op.getWeightScales())
+    return;
+  const RegionStorage &ws = memory.region(op.getWeightScalesAttr().getValue().str());
+  for (int64_t b = 0; b < k / 32; ++b)
+    blockScale[b] = mxfp4 ? fmts::e8m0Value(ws.bytes[fmts::shuffledScaleOffset(row, b, ws.cols)])
+                          : ws.get((row / 32) * ws.cols + b);
+}
+
 // Mirrors mono_gemv_rows: activations rounded to bf16 as staged, weights
 // decoded exactly; per (output, thread part, token) each 16-value chunk of
 // p, p + TP, ... is summed unscaled in its own fma chain and joins the
@@ -389,10 +416,7 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
   const int64_t n = op.getOutputs(), tokens = count, k = weight.getCols();
   const int64_t parts = block / n, chunks = k / 16;
   const bool scaled = static_cast<bool>(op.getWeightScales());
-  const RegionStorage &w = memory.region(weight.getSymName().str());
   const RegionStorage &x = memory.region(xRegion.getSymName().str());
-  const RegionStorage *ws =
-      scaled ? &memory.region(op.getWeightScalesAttr().getValue().str()) : nullptr;
   const RegionStorage *xs =
       scaled ? &memory.region(op.getXScalesAttr().getValue().str()) : nullptr;
   std::vector<float> staged(tokens * k);
@@ -406,21 +430,8 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
   TileValues out(op.getTokens() * n, 0.0f);
   // One scale a 32-wide block; an unscaled weight may end in half a block.
   std::vector<float> decoded(k), blockScale((k + 31) / 32, 1.0f);
-  const bool mxfp4 = isa<Float4E2M1FNType>(weight.getElementType());
   for (int64_t j = 0; j < n; ++j) {
-    const int64_t row = row0 + j;
-    for (int64_t c = 0; c < k; ++c) {
-      if (mxfp4) {
-        // AITER's shuffled layouts: the same offsets the project's shuffle uses.
-        const uint8_t byte = w.bytes[fmts::shuffledWeightOffset(0, row, c / 2, weight.getRows(), k / 2)];
-        decoded[c] = fmts::e2m1Value(c % 2 ? byte >> 4 : byte & 15);
-      } else {
-        decoded[c] = w.get(row * k + c);
-      }
-    }
-    for (int64_t b = 0; scaled && b < k / 32; ++b)
-      blockScale[b] = mxfp4 ? fmts::e8m0Value(ws->bytes[fmts::shuffledScaleOffset(row, b, ws->cols)])
-                            : ws->get((row / 32) * ws->cols + b);
+    decodeWeightRow(op, weight, row0 + j, decoded, blockScale);
     for (int64_t t = 0; t < tokens; ++t) {
       float sum = 0.0f;
       for (int64_t p = 0; p < parts; ++p) {
@@ -449,27 +460,13 @@ TileValues TaskInterpreter::gemvRowsScaledMfma(GemvRowsOp op, RegionOp weight, R
                                                int64_t row0, int64_t t0, int64_t count) {
   const int64_t n = op.getOutputs(), k = weight.getCols(), steps = k / 128;
   const int64_t split = mono_gemv_mfma_split(static_cast<int>(n), static_cast<int>(block));
-  const RegionStorage &w = memory.region(weight.getSymName().str());
   const RegionStorage &x = memory.region(xRegion.getSymName().str());
-  const RegionStorage &ws = memory.region(op.getWeightScalesAttr().getValue().str());
   const RegionStorage &xs = memory.region(op.getXScalesAttr().getValue().str());
-  const bool mxfp4 = isa<Float4E2M1FNType>(weight.getElementType());
   TileValues out(op.getTokens() * n, 0.0f);
-  std::vector<double> decoded(k), blockScale(k / 32);
+  // Codes and powers of two: exact in f32.
+  std::vector<float> decoded(k), blockScale(k / 32);
   for (int64_t j = 0; j < n; ++j) {
-    const int64_t row = row0 + j;
-    for (int64_t c = 0; c < k; ++c) {
-      if (mxfp4) {
-        const uint8_t byte =
-            w.bytes[fmts::shuffledWeightOffset(0, row, c / 2, weight.getRows(), k / 2)];
-        decoded[c] = fmts::e2m1Value(c % 2 ? byte >> 4 : byte & 15);
-      } else {
-        decoded[c] = w.get(row * k + c);
-      }
-    }
-    for (int64_t b = 0; b < k / 32; ++b)
-      blockScale[b] = mxfp4 ? fmts::e8m0Value(ws.bytes[fmts::shuffledScaleOffset(row, b, ws.cols)])
-                            : ws.get((row / 32) * ws.cols + b);
+    decodeWeightRow(op, weight, row0 + j, decoded, blockScale);
     for (int64_t t = 0; t < count; ++t) {
       float sum = 0.0f;
       for (int64_t p = 0; p < split; ++p) {
@@ -481,8 +478,8 @@ TileValues TaskInterpreter::gemvRowsScaledMfma(GemvRowsOp op, RegionOp weight, R
             double blockSum = 0.0;  // exact: 32 products of e4m3/e2m1 codes
             for (int64_t q = 0; q < 32; ++q)
               blockSum += double(x.get((t0 + t) * k + block32 * 32 + q)) * decoded[block32 * 32 + q];
-            scaledBlocks[b] =
-                blockSum * blockScale[block32] * xs.get((t0 + t) * (k / 32) + block32);
+            scaledBlocks[b] = blockSum * double(blockScale[block32]) *
+                              double(xs.get((t0 + t) * (k / 32) + block32));
           }
           acc = fmts::scaledMfmaStep(acc, scaledBlocks);
         }
