@@ -1,4 +1,4 @@
-// Speed of a whole decode layer on the H200: K1 then K2 of every TP rank,
+// Speed of a whole decode layer on an H100 or H200: K1 then K2 of every TP rank,
 // the ranks concurrently on one GPU (each with its share of the SMs, peer
 // buffers in the same memory), fused against the same stages as separate
 // kernels (the unfused baseline), over several layers each with its own
@@ -12,7 +12,7 @@
 // (setRoutingBias); the experts the tokens chose are printed with the floor.
 // BENCH_ROUNDS=K times every width K more times in the same process.
 // K2_PREFIX=N launches only the unfused K2's first N stage kernels (then its
-// _end), beside a fused K2 that bench/gpu/patch_k2_prefix.py cut to the same
+// _end), beside a fused K2 that bench/gpu/experiments/patch_k2_prefix.py cut to the same
 // N stages: where in K2 the fused launch gains or loses, without timers.
 //
 // reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,unfused.hip,manifest}.
@@ -468,7 +468,7 @@ int main(int argc, char **argv) {
           k2Prefix > k2[0].manifest.stages.size() || k1[0].profiled)
         die(std::string("K2_PREFIX=") + prefix + ": needs a stage count from 1 to " +
             std::to_string(k2[0].manifest.stages.size()) +
-            " and sources without timers (bench/gpu/patch_k2_prefix.py)");
+            " and sources without timers (bench/gpu/experiments/patch_k2_prefix.py)");
     }
     if (const char *ncuStages = std::getenv("NCU_STAGES")) {
       profileUnderNcu(k1, k2, streams, ncuStages, k2Prefix);
@@ -525,8 +525,8 @@ int main(int argc, char **argv) {
     }
     // BENCH_MIX=1: K1 alone, and each launch fused beside the other
     // unfused. Does a launch cost the same in the layer as alone, and does
-    // that depend on how the other launch ran? (At rows 48 on an H100 the
-    // best layer was K1 fused and K2 unfused: docs/gpu-validation.md.)
+    // that depend on how the other launch ran? (docs/results.md, "Which
+    // launches to fuse".)
     if (mix) {
       if (k2Prefix)
         die("BENCH_MIX=1 times whole layers: leave K2_PREFIX out");
@@ -542,8 +542,8 @@ int main(int argc, char **argv) {
     // Where the time goes: one step of the timed fused kernels, and beside
     // it one step of the unfused baseline's kernels with the same timers. The
     // profiled steps are one graph of the ranks' streams forked, as the
-    // timed layers are: enqueued rank after rank, rank 1 started K1 about
-    // 12 us after rank 0, which then waited for it in both all-reduces.
+    // timed layers are: enqueued rank after rank, rank 1 started K1 late
+    // and rank 0 then waited for it in both all-reduces.
     if (k1[0].profiled) {
       // Three steps of the profiled kernels (fused, or the unfused baseline
       // with the same timers), one graph of the ranks' streams forked,

@@ -8,7 +8,7 @@
 # config moe16 (DSV41 dims, 16 experts), whose routed GEMVs take the paths
 # of the full size (sm_90's tensor cores), with its scratch regions (--dump-scratch); `layer` K1 and K2 of the full config at
 # TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with their unfused
-# baselines and a copy with per-stage timers (instrument_stages.py), for the
+# baselines and a copy with per-stage timers (experiments/instrument_stages.py), for the
 # layer benchmark and the layer check (emitted/layer; LAYER_WIDTHS, default
 # "6 12 24 48"); `stress` K1 and K2 of config tiny at TP 2 (grid 66) for rows
 # 6 and 48, fused only, for the race stress of the whole layer
@@ -63,7 +63,7 @@ emit_layer() {
   [ "${PROFILE:-calls}" = spans ] && spans=(--spans)
   for source in "$OUT"/layer/k[12].*.hip; do
     case "$source" in *.prof.hip) continue ;; esac
-    python3 "$ROOT/bench/gpu/instrument_stages.py" "${spans[@]}" "$source" "${source%.hip}.prof.hip"
+    python3 "$ROOT/bench/gpu/experiments/instrument_stages.py" "${spans[@]}" "$source" "${source%.hip}.prof.hip"
   done
 }
 
@@ -124,9 +124,9 @@ for mode in "${MODES[@]}"; do
     moe16 | rings)
       # The moe launch at DSV41's dims with 16 experts (config moe16), TP 4:
       # routed.ug and routed.down run as at full size (the MXFP4 tensor-core
-      # path; until the eighth session weight rings, hence the old name
-      # `rings`), and the launch check compares the scratch they write
-      # (routed_hq, routed_down) with the simulator's. About 42 MiB.
+      # path; it once ran weight rings, hence the old name `rings`), and
+      # the launch check compares the scratch they write (routed_hq,
+      # routed_down) with the simulator's. About 42 MiB.
       "$MONODC" simulate --config moe16 --rows 6 --tp 4 --launch moe --schedules 2 \
         --dump "$OUT/sim" --dump-scratch > /dev/null ;;
     layer) emit_layer ;;

@@ -7,7 +7,7 @@
 # profiles those stages' own kernels under Nsight Compute (NCU_SET, default
 # full; NCU_METRICS="a,b" adds metrics to it); SASS="stem ..."
 # summarises the tensor-core loops of those layer sources' SASS (nvcc,
-# sass_loops.py). ONLY="bench ..." runs only the named phases of those whose
+# experiments/sass_loops.py). ONLY="bench ..." runs only the named phases of those whose
 # sources are there (launcher, check, tiny, bench, stress, sass, launches),
 # e.g. a benchmark-only run of a tree that was emitted for every check.
 set -euo pipefail
@@ -177,11 +177,11 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
       for launch in k1 k2; do
         stem="$layer/$launch.dsv41.sm_90.r${widths[0]}.tp2"
         if [[ " $NCU_STAGES " == *" mono_$launch "* ]]; then
-          python3 "$ROOT/bench/gpu/ncu_stalls.py" "$OUT/ncu_sass.csv" "mono_$launch" "$stem.hip" \
+          python3 "$ROOT/bench/gpu/experiments/ncu_stalls.py" "$OUT/ncu_sass.csv" "mono_$launch" "$stem.hip" \
             >> "$OUT/ncu_stalls.txt" 2>&1 || status=1
         fi
         for kernel in $(grep -oE "\(mono_${launch}_s[0-9]+\)" "$OUT/ncu.log" | tr -d '()' | sort -u); do
-          python3 "$ROOT/bench/gpu/ncu_stalls.py" "$OUT/ncu_sass.csv" "$kernel" "$stem.unfused.hip" \
+          python3 "$ROOT/bench/gpu/experiments/ncu_stalls.py" "$OUT/ncu_sass.csv" "$kernel" "$stem.unfused.hip" \
             >> "$OUT/ncu_stalls.txt" 2>&1 || status=1
         done
       done
@@ -202,7 +202,7 @@ if [ -n "${SASS:-}" ] && wanted sass; then
     echo "== $stem" >> "$OUT/sass.log"
     if "$CUDA/bin/nvcc" -cubin -arch=sm_90 -std=c++17 --fmad=false -x cu "$source" -o "$BIN/$stem.cubin" \
          >> "$OUT/sass.log" 2>&1; then
-      "$CUDA/bin/cuobjdump" -sass "$BIN/$stem.cubin" | python3 "$ROOT/bench/gpu/sass_loops.py" - \
+      "$CUDA/bin/cuobjdump" -sass "$BIN/$stem.cubin" | python3 "$ROOT/bench/gpu/experiments/sass_loops.py" - \
         >> "$OUT/sass.log" 2>&1 || status=1
     else
       status=1

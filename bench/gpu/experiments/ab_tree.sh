@@ -11,7 +11,7 @@
 #   LAUNCHES=small ab_tree.sh .devrunAB B launches stress layer
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: ab_tree.sh DIR NAME MODE..." >&2; exit 2; }
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../../.." && pwd)"
 DIR="$1" NAME="$2"
 shift 2
 MONODC="${MONODC:-$ROOT/build/bin/monodc}"

@@ -14,8 +14,7 @@ it has, instructions per HMMA, and its most frequent opcodes a HMMA
 unfused baseline: one kernel a stage) is read kernel by kernel, each line
 then starting with its kernel's name. The GEMV loops of gemv_mma.h
 issue two HMMA a block step and a token tile, so for one token tile twice
-the per-HMMA figures are a block step's (docs/gpu-validation.md, fifteenth
-session). An instruction the disassembler printed without a name (its
+the per-HMMA figures are a block step's. An instruction the disassembler printed without a name (its
 encoding alone) counts as `?`.
 """
 import argparse

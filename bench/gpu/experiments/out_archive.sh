@@ -2,8 +2,8 @@
 # k2_prefix_run.sh): the device tool brings back only a few files from
 # $OUT, so each run's folder goes into one archive, $OUT/logs.tar, as soon
 # as the run ends. A call cut short by the time limit then still brings
-# back every finished run's logs (the twenty-ninth and thirtieth sessions
-# lost them to the file count when their archive was to be made last).
+# back every finished run's logs (an archive made last would be lost with
+# the rest, and loose files run into the device tool's file count).
 #   archive_into_out NAME...   appends $OUT/NAME... to $OUT/logs.tar, removes them
 archive_into_out() {
   local name

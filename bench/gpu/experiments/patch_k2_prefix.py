@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""An attribution experiment on emitted sm_90 sources (an ab_tree.sh tree's
-`layer`): the fused K2 keeps only its first N stages, so that layer_bench
+"""A diagnostic on emitted sm_90 sources (an ab_tree.sh tree's `layer`; not
+product, not in CI): the fused K2 keeps only its first N stages, so that layer_bench
 run with K2_PREFIX=N (which launches only the unfused K2's first N stage
 kernels, then its _end) times fused against unfused K2 up to that stage,
 cold weights and no timers. Differences between prefixes say where the
@@ -15,13 +15,11 @@ import os
 import re
 import sys
 
-from source_patch import options, patch_layer
-
 USAGE = 'usage: patch_k2_prefix.py TREE stages=N (N >= 1: the stages the fused K2 keeps)'
 if len(sys.argv) != 3 or not re.fullmatch(r'stages=[1-9]\d*', sys.argv[2]):
     sys.exit(USAGE)
 tree = sys.argv[1]
-keep = int(options(sys.argv[2:])['stages'])
+keep = int(sys.argv[2].split('=')[1])
 if not glob.glob(tree + '/bench/gpu/emitted/layer/k2.*.hip'):
     sys.exit('patch_k2_prefix.py: no K2 sources in %s/bench/gpu/emitted/layer (an ab_tree.sh tree?)' % tree)
 CALL = re.compile(r'^  mono_k2_stage(\d+)\(')
@@ -40,4 +38,8 @@ def patch(text):
 
 for path in glob.glob(tree + '/bench/gpu/emitted/layer/*.prof.hip'):
     os.remove(path)
-patch_layer(tree, 'k2.*.sm_90.r*.tp[0-9].hip', '', lambda path, text: patch(text), unit='stage calls')
+for path in sorted(glob.glob(tree + '/bench/gpu/emitted/layer/k2.*.sm_90.r*.tp[0-9].hip')):
+    text, dropped = patch(open(path).read())
+    if dropped:
+        open(path, 'w').write(text)
+    print(os.path.basename(path), 'patched %d stage calls' % dropped)

@@ -7,7 +7,7 @@
 # first N stages fused and unfused, cold weights. The first tree builds the
 # harness (its bench/ must know K2_PREFIX), the others reuse it. WIDTHS as
 # run_h200.sh (default 48).
-#   run: bash bench/gpu/k2_prefix_run.sh .devrunAB P3:3 P5:5 P7:7 P15:15 X:0   (carry .devrunAB)
+#   run: bash bench/gpu/experiments/k2_prefix_run.sh .devrunAB P3:3 P5:5 P7:7 P15:15 X:0   (carry .devrunAB)
 set -uo pipefail
 . "$(dirname "$0")/out_archive.sh"
 [ $# -ge 2 ] || { echo "usage: k2_prefix_run.sh DIR NAME:N..." >&2; exit 2; }

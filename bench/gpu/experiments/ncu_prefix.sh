@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # There (the GPU machine): Nsight Compute on a K2 cut after N stages, fused
 # against its stage kernels, rank 0 alone, with the SM's and the GPC's
-# instruction caches' counters (the twenty-ninth session found the fused
-# attention back waiting for instructions: docs/gpu-validation.md).
+# instruction caches' counters (the fused K2 waits for instructions where
+# its stage kernels do not: docs/results.md).
 #   ncu_prefix.sh TREE N WIDTH     (K1=1 adds K1, fused and its stage kernels)
 # TREE is an ab_tree.sh tree whose fused K2 patch_k2_prefix.py cut to N
 # stages (k2_prefix_trees.sh makes them), with WIDTH among its rows
@@ -28,7 +28,7 @@ if [ "${K1:-0}" = 1 ]; then
 fi
 echo "ncu_prefix.sh: profiling $stages"
 [ "${PLAN:-0}" = 1 ] && exit 0
-. "$(dirname "$0")/find_ncu.sh"
+. "$(dirname "$0")/../find_ncu.sh"
 NCU="$(find_ncu)"
 [ -n "$NCU" ] || { echo "ncu_prefix.sh: no ncu on this machine" >&2; exit 1; }
 # The counters this ncu knows of those wanted (an unknown name fails the whole run).

@@ -10,7 +10,7 @@
 # 48"). No attention-front harness (CONFIGS=" "). CHECKS=0: the candidate
 # runs its benchmark only too (a first look at an experiment, about 90 s a
 # run at widths 6 and 48; its trees need only `layer`).
-#   run: bash bench/gpu/ab_run.sh .devrunAB B A     (carry .devrunAB)
+#   run: bash bench/gpu/experiments/ab_run.sh .devrunAB B A     (carry .devrunAB)
 set -uo pipefail
 . "$(dirname "$0")/out_archive.sh"
 [ $# -ge 2 ] || { echo "usage: ab_run.sh DIR CANDIDATE [BASE...]" >&2; exit 2; }

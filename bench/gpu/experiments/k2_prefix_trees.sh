@@ -5,7 +5,7 @@
 # LAYER_WIDTHS, default 48) without its timed (.prof) sources, and for each
 # N a copy DIR/P<N> whose fused K2 patch_k2_prefix.py cut to N stages; then
 # prints the call to make there.
-#   ./bench/gpu/k2_prefix_trees.sh .devrunAB 3 5 7 15
+#   ./bench/gpu/experiments/k2_prefix_trees.sh .devrunAB 3 5 7 15
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: k2_prefix_trees.sh DIR N..." >&2; exit 2; }
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -25,4 +25,4 @@ for n in "$@"; do
   trees+=("P$n:$n")
 done
 du -sh "$DIR"
-echo "there (carry $DIR): WIDTHS=\"${LAYER_WIDTHS:-48}\" bash bench/gpu/k2_prefix_run.sh $DIR ${trees[*]} X:0"
+echo "there (carry $DIR): WIDTHS=\"${LAYER_WIDTHS:-48}\" bash bench/gpu/experiments/k2_prefix_run.sh $DIR ${trees[*]} X:0"

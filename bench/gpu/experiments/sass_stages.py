@@ -12,7 +12,7 @@ Each line: the code's size in KB, its instructions, and how many are HMMA,
 block barriers (BAR), global loads (LDG) and `?` (an instruction the
 disassembler printed as its encoding alone). A stage's code is fetched
 from memory the first time a CTA runs it, so its size is what instruction
-fetch pays (docs/gpu-validation.md, eighteenth session). With the
+fetch pays. With the
 launch's manifest (`stage N NAME TASKS` lines), stages are named.
 """
 import argparse

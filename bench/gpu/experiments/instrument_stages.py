@@ -18,9 +18,9 @@ are kept the same way, so that the two can be set side by side.
 
 --spans: only when each CTA enters and leaves each stage (and its tasks),
 no timers around the calls inside (their counters stay 0). The call timers
-slow the unfused baseline more than the fused kernel: in one H100 call they
-added about 105 us to the unfused K2 at rows 48 and 40 to the fused one
-(docs/gpu-validation.md). A likely reason: they read the clock with a
+slow the unfused baseline more than the fused kernel (by more than twice
+as much at rows 48), so compare fused against unfused without them (K2
+prefixes: patch_k2_prefix.py). A likely reason: they read the clock with a
 "memory" clobber, so the compiler cannot move loads across them, which
 costs more where a stage's code is inlined (the unfused kernels) than in
 the fused kernel's stage functions. Spans cost a clock read as a CTA
