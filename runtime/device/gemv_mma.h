@@ -5,15 +5,15 @@
 // are e4m3 or MXFP4 and whose tokens are MXFP8 fit this path
 // (gemv_shape.h, mono_gemv_mma_fits), and the compiler gives it every one
 // that fits (mono_gemv_mma_chosen). The fma chains of mono_gemv_rows cost
-// about ten instructions a weight (the H200 issued 4e9 of them for the
-// routed experts' 4e8 weights at rows 6); the e4m3 stages ran 2 to 2.5 times
-// faster here, the routed experts' 1.5. The tokens are staged as f16 values
+// about ten instructions a weight, which makes those GEMVs issue-bound
+// rather than memory-bound; here a matrix instruction covers a whole block
+// of products. The tokens are staged as f16 values
 // of their codes (exact), a pass of up to 48 tokens (6 tiles of 8) and a
 // chunk of k at a time, so a block of weights is converted once for all of
 // a pass's tiles: e4m3 by the arch's conversion, MXFP4 directly
 // (mono_e2m1x8_to_f16: a few integer operations a word, where an e4m3 step
-// took as many plus eight conversions a block, the most issued
-// instructions of routed.ug's loop on the H200).
+// would take as many plus eight conversions a block, and the conversions
+// are the most issued instructions of routed.ug's loop).
 //
 // The result is the same sum: for each 32-k block (a block of the weight's
 // scales and of the tokens'), the instruction sums the 32 exact products of
@@ -65,9 +65,8 @@ struct mono_gemv_mma_weights {
   static constexpr int WORDS = WKIND == 3 ? 1 : 2;  // a row's words of a block
   // Blocks in flight a lane: 8 of e4m3 (128 bytes, 40 registers); 16 of
   // MXFP4 for one tile (128 bytes, 48 registers). More spilled in the dsv41
-  // K2 (MXFP4: 24 blocks, e4m3: 16); the H200 ran routed.ug no faster with
-  // 16 than with 8 (828 against 757 us), so bytes in flight are not what
-  // bounds this path (docs/gpu-validation.md).
+  // K2 (MXFP4: 24 blocks, e4m3: 16), and more bytes in flight did not make
+  // routed.ug faster: they are not what bounds this path.
   static constexpr int DEPTH = mono_gemv_mma_depth(N, WKIND, MONO_BLOCK);
   static_assert(WKIND != 3 || DEPTH % 8 == 0, "MXFP4 steps go whole scale words (8 blocks) at a time");
   struct block_t {
@@ -345,8 +344,8 @@ MONO_DEV void mono_gemv_mma_run(mono_gemv_mma_weights<N, K, WKIND> &weights, con
       // the last group loads its own blocks again (an address select, values
       // unused) instead of the next group's. A second, guarded copy of the
       // loop for the last group would be run once a task, and in a fused
-      // kernel such code is fetched from L2 again each time
-      // (docs/gpu-validation.md, twenty-ninth and thirtieth sessions).
+      // kernel such code is fetched from L2 again each time (the fused
+      // kernel's stages evict each other's code from the instruction cache).
       constexpr bool WHOLE_GROUPS =
           KB % SPLIT == 0 && (KB / SPLIT) % DEPTH == 0 && (CHUNKS == 1 || CB % DEPTH == 0);
       if constexpr (WHOLE_GROUPS) {

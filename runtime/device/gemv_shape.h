@@ -52,10 +52,9 @@ MONO_SHAPE bool mono_gemv_mma_fits(int rows, int k, int kind, int block) {
   return rows % 32 == 0 && tiles <= 2 * warps && (split == 1 || (k / 32) % (8 * split) == 0);
 }
 // The gemv_rows the compiler gives the tensor cores: every one that fits.
-// (MXFP4 had stayed on mono_gemv_rows' ring while its tensor-core loop was
-// slower; with its scale words read once for two blocks and the routed
-// tasks at 128 rows, routed.ug's own kernel took 220 us at rows 6 against
-// the ring's 335 on the H200: docs/gpu-validation.md.)
+// (MXFP4 included: with its scale words read once for two blocks and the
+// routed tasks at 128 rows, its tensor-core loop is faster than
+// mono_gemv_rows' weight ring.)
 MONO_SHAPE bool mono_gemv_mma_chosen(int rows, int k, int kind, int block) {
   return mono_gemv_mma_fits(rows, k, kind, block);
 }

@@ -31,9 +31,8 @@ GemvStage monodc::stages::wqkvGemvStage(const Launch &launch, const WqkvRegions 
   // grid of 66, 1792 rows give 56 tasks of 32 rows a group (scaledGemvTasks).
   // Wider steps size wqkv for half the grid: K1 runs the seam's mixes (24 a
   // token group: 192 tasks at rows 48) on the CTAs wqkv leaves idle when it
-  // leaves half of them (Launches.cpp); before the norm they held the norm
-  // up (H200, rows 48). At rows 6 the 24 mixes ran as fast before the norm
-  // as after wqkv.
+  // leaves half of them (Launches.cpp); before the norm they would hold
+  // the norm up.
   const int64_t rows = launch.options().rows, grid = launch.options().grid;
   const ScaledGemvTasks tasks =
       scaledGemvTasks(rows, r.weight.rows(), rows > kGemvTokenTile ? grid / 2 : grid,

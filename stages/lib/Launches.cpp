@@ -101,13 +101,9 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
   // seam's mixes. When wqkv leaves at least half the CTAs without a task
   // (28 tasks at rows 48, 14 at rows 6, on 66 CTAs a rank), the mixes come
   // after it, claimed, so that the idle CTAs run them while wqkv runs;
-  // before the norm they held it up (H200, rows 48: the norm ended 71 us
-  // after the fold, 8 with the mixes after wqkv; the layer 2162.7 -> 2145.5
-  // us). Where wqkv keeps most CTAs busy (rows 6 when its tasks were 16
-  // rows: 112 tasks on 66 CTAs), claimed mixes held up the wq_b tasks of
-  // the CTAs that took them (625.0 -> 652.5 us), so they stay before the
-  // norm. With wqkv's 56 tasks of 32 rows at rows 6 on 66 CTAs the two
-  // orders ran alike (557.8 us before, 559.0 after).
+  // before the norm they hold the norm, and so wqkv, up. Where wqkv keeps
+  // most CTAs busy, claimed mixes would hold up the wq_b tasks of the CTAs
+  // that took them, so they stay before the norm.
   const bool mixesDuringWqkv =
       withFront && 2 * gemvStageTasks(launch, wqkvGemvStage(launch, front.wqkv)) <= params.grid;
   addSeamFold(launch, c, "seam", seam);
@@ -195,12 +191,11 @@ void addMoe(Launch &launch, const ModelConfig &c, int64_t tp, const MoeRegions &
   // needs only x, while the plan runs; then the routed experts' input in
   // the plan's order, ready when CTAs reach their GEMVs. The shared
   // expert's activation waits for every gate/up task of its token, so it
-  // comes after routed.ug, where that is long done (before routed.xr it
-  // held routed.xr's CTAs: rows 48 2208.3 -> 2197.3 us on the H200 with it
-  // after; after routed.ug, 2-3 us less again). The shared expert's down
-  // projection, which waits for every token's activation, comes after the
-  // routed GEMVs, where nothing waits for it (before them, the H200 showed
-  // CTAs polling there and routed.xr starting only after it).
+  // comes after routed.ug, where that is long done (earlier, its CTAs
+  // would wait there instead of copying routed.xr's input). The shared
+  // expert's down projection, which waits for every token's activation,
+  // comes after the routed GEMVs, where nothing waits for it (before them,
+  // CTAs would poll there and hold routed.xr back).
   addRoutedTokens(launch, m.routed);
   addRoutedPlan(launch, m.routed);
   addSharedExpertGateUp(launch, m.shared);

@@ -65,8 +65,8 @@ void addFold(Launch &l, const ModelConfig &c, const std::string &name, const Sea
 
 /// The 24 mixes m_j = fn[j] . R'flat, one mix a task for a token group: the
 /// mixes are long (4H) and few, so more tasks, not more rows a task, keep
-/// them off the critical path (8 a task took 3 CTAs 88 us at 6 rows on the
-/// H200, 672 us at 48; one mix for all 48 tokens still 160 us).
+/// them off the critical path (several mixes a task leave most CTAs idle
+/// while a few run long tasks).
 void addMix(Launch &l, const std::string &name, const SeamRegions &r, bool dynamic) {
   GemvStage mix{name, r.fn, {}, r.residualOut, {}, r.mixes, /*rowsPerTask=*/1, f32};
   mix.dynamic = dynamic;

@@ -129,8 +129,8 @@ void monodc::stages::addRoutedPlan(Launch &l, const RoutedExpertRegions &r) {
 void monodc::stages::addRoutedTokens(Launch &l, const RoutedExpertRegions &r) {
   // MXFP8r(x) once a token; routed.xr copies it to each of the token's
   // places. It needs only x, so it runs beside the routing and the plan
-  // (quantized at each place, 288 quantizations at rows 48 where 48 give
-  // the same codes, it kept the CTAs after the plan for about 28 us).
+  // (quantized at each place instead, rows x top-k quantizations that give
+  // only rows distinct codes would hold the CTAs after the plan).
   addMxfp8Rows(l, "routed.xq", r.x, r.tokenCodes, r.tokenScales, Mxfp8Flavour::Routed);
 }
 
@@ -147,8 +147,8 @@ void monodc::stages::addRoutedInput(Launch &l, const ModelConfig &c, const Route
 
 namespace {
 // w13 interleaves gate and up in 16-row tiles; a routed.ug task takes four of
-// each (128 weight rows: 64 ran routed.ug's busiest CTA 20% slower on the
-// H200, each task's wait, staging and publish; docs/gpu-validation.md). The
+// each (128 weight rows: with 64, each task's wait, token staging and publish
+// are paid twice as often for the same weight bytes). The
 // per-rank intermediate is padded to a multiple of 128 (docs/numerics.md), so a
 // slot's 64-column parts tile it, and each part is two whole MXFP8 blocks of
 // h.
@@ -176,13 +176,10 @@ void monodc::stages::addRoutedGateUp(Launch &l, const ModelConfig &c, int64_t in
   // tiles, each with the up tile after it, for the slot's tokens together.
   // Used slots come first, so tasks of empty slots are claimed last, and
   // skip their work (routed.down reads none of their rows: its GEMV is
-  // counted by the same plan word). On the H200 the skip made the fused
-  // layer slower while its stages shared one body; as stage functions it
-  // costs nothing at rows 6 and gains 1-2.4% from rows 12 to 48
-  // (docs/gpu-validation.md, fourteenth and fifteenth sessions). The first
-  // empty slot's task skips every later one (about 40% of the tasks at
-  // rows 48): a CTA that claims one publishes the rest's flags and leaves
-  // (the fused layer 69 us faster at rows 48, twenty-second session).
+  // counted by the same plan word). The first empty slot's task skips
+  // every later one (a large share of the tasks at rows 48): a CTA that
+  // claims one publishes the rest's flags and leaves, instead of claiming,
+  // skipping and publishing the empty tasks one at a time.
   const int64_t parts = inter / kGateUpPart;
   l.stage("routed.ug", r.plan.cols() * parts, [&](Task &t) {
     Index s = t.id() / parts, part = t.id() % parts;

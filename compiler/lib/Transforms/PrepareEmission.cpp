@@ -71,10 +71,9 @@ int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::Strin
   if (g.getLowering() != GemvLowering::FmaChains)
     return 0;
   // One token only: with several, the loop already waits on shared memory
-  // (each of a warp's threads reads its own token words) and the ring's
-  // reads made it slower on the H200 (wo_a 82 -> 102 us at rows 6, wqkv,
-  // wo_b and the shared expert's gate_up alike) while the routed experts'
-  // one-token GEMVs gained (routed.ug 588 -> 400).
+  // (each of a warp's threads reads its own token words), and the ring's
+  // shared-memory reads made such GEMVs slower, while one-token GEMVs
+  // gain from it.
   if (g.getTokens() != 1)
     return 0;
   // The device's slice shape (gemv_shape.h): a slice that stays in

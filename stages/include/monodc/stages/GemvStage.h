@@ -37,19 +37,14 @@ constexpr int64_t kGemvTokenTile = 8;
 /// even 128 gives more tasks than CTAs, the largest that cuts it whole (128,
 /// 64, 32, else 16: a weight not of whole 16-row tiles is then refused by
 /// its stage), so that a CTA's fixed cost a task (staging its tokens, its
-/// block reduction, its publish) is paid for the most rows. On the H200 on
-/// 66 CTAs (gpu-validation.md, twentieth and twenty-first sessions) every
-/// e4m3 GEMV's busiest CTA was quickest at the size this picks, at rows 6:
-/// wqkv (1792 rows) at 32, wo_a (4 groups of 1024) and the shared gate_up
-/// (2304) at 64, wo_b and the shared down (5120) and wq_b (16384) at 128;
-/// and at rows 48, of 64 and 128, the same (wqkv at 64, which its stage gets
-/// by asking for half the grid: 32 was not tried). K1 + K2 fused at rows 6
-/// took 624 us with 16 rows a task everywhere, 568 with 128. A task stages
-/// its tokens in shared memory and converts each block of weights once for
-/// all of them (sm_90's tensor cores, device-library.md), so 16-row tasks of
-/// 48 tokens staged 3 bytes of tokens a byte of weights, and read their
-/// weights once a pass of 15 tokens (wo_b's busiest CTA 141 us at rows 48
-/// on the H200).
+/// block reduction, its publish) is paid for the most rows. On 66 CTAs this
+/// gives wqkv (1792 rows) 32-row tasks, wo_a (4 groups of 1024) and the
+/// shared gate_up (2304) 64, wo_b, the shared down (5120) and wq_b (16384)
+/// 128, the sizes at which each stage's busiest CTA measured quickest. A
+/// task stages its tokens in shared memory and converts each block of
+/// weights once for all of them (sm_90's tensor cores, device-library.md),
+/// so small tasks of many tokens would stage more token bytes than weight
+/// bytes and read their weights once a pass of a few tokens.
 struct ScaledGemvTasks {
   int64_t rowsPerTask;
   bool everyToken; ///< every token of the step in one task

@@ -52,7 +52,7 @@ struct CodeObjectInfo {
   /// Bytes of machine code: the executable sections' sizes summed (0 when
   /// the file has no section headers). A fused launch's CTAs run several
   /// stages' code at once, so this is what competes for the instruction
-  /// cache (docs/gpu-validation.md, twenty-ninth session).
+  /// cache.
   int64_t codeBytes = 0;
 
   const KernelInfo *kernel(std::string_view name) const;
