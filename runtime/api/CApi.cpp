@@ -85,34 +85,49 @@ monodc_error *monodc_session_kernel_by_key(monodc_session *session, const char *
 }
 
 const char *monodc_kernel_key(const monodc_kernel *kernel) {
+  if (!kernel)
+    return "";
   return asKernel(kernel).entry->keyText.c_str();
 }
 
 const char *monodc_kernel_symbol(const monodc_kernel *kernel) {
+  if (!kernel)
+    return "";
   return asKernel(kernel).symbol().c_str();
 }
 
 const void *monodc_kernel_code_object(const monodc_kernel *kernel, size_t *size) {
+  if (!kernel) {
+    if (size)
+      *size = 0;
+    return nullptr;
+  }
   const std::vector<char> &bytes = asKernel(kernel).codeObject();
   if (size)
     *size = bytes.size();
   return bytes.data();
 }
 
-int64_t monodc_kernel_grid(const monodc_kernel *kernel) { return asKernel(kernel).interface.grid; }
-
-int64_t monodc_kernel_block(const monodc_kernel *kernel) {
-  return asKernel(kernel).interface.block;
+int64_t monodc_kernel_grid(const monodc_kernel *kernel) {
+  return kernel ? asKernel(kernel).interface.grid : 0;
 }
 
-int64_t monodc_kernel_ranks(const monodc_kernel *kernel) { return asKernel(kernel).interface.ranks; }
+int64_t monodc_kernel_block(const monodc_kernel *kernel) {
+  return kernel ? asKernel(kernel).interface.block : 0;
+}
+
+int64_t monodc_kernel_ranks(const monodc_kernel *kernel) {
+  return kernel ? asKernel(kernel).interface.ranks : 0;
+}
 
 int64_t monodc_kernel_peer_buffer_bytes(const monodc_kernel *kernel) {
-  return asKernel(kernel).interface.peerBufferBytes();
+  return kernel ? asKernel(kernel).interface.peerBufferBytes() : 0;
 }
 
 monodc_error *monodc_kernel_resources_get(const monodc_kernel *kernel,
                                           monodc_kernel_resources *resources) {
+  if (!kernel || !resources)
+    return toError("monodc_kernel_resources_get: a null argument");
   const Kernel &k = asKernel(kernel);
   if (!k.resources)
     return toError("kernel " + k.symbol() + " (" + k.key.arch +
@@ -124,11 +139,13 @@ monodc_error *monodc_kernel_resources_get(const monodc_kernel *kernel,
 }
 
 size_t monodc_kernel_argument_count(const monodc_kernel *kernel) {
-  return asKernel(kernel).arguments.slots.size();
+  return kernel ? asKernel(kernel).arguments.slots.size() : 0;
 }
 
 monodc_error *monodc_kernel_argument_get(const monodc_kernel *kernel, size_t index,
                                          monodc_kernel_argument *argument) {
+  if (!kernel || !argument)
+    return toError("monodc_kernel_argument_get: a null argument");
   const ArgumentLayout &layout = asKernel(kernel).arguments;
   if (index >= layout.slots.size())
     return toError("argument " + std::to_string(index) + " out of range (the kernel has " +
@@ -140,7 +157,7 @@ monodc_error *monodc_kernel_argument_get(const monodc_kernel *kernel, size_t ind
 }
 
 int64_t monodc_kernel_kernarg_bytes(const monodc_kernel *kernel) {
-  return asKernel(kernel).arguments.kernargBytes;
+  return kernel ? asKernel(kernel).arguments.kernargBytes : 0;
 }
 
 monodc_error *monodc_launcher_create(const monodc_kernel *kernel, int device,
