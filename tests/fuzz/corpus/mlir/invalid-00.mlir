@@ -1,0 +1,8 @@
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @u input : bf16 [1, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %u = mono.load @u[%t, %c0] : !mono.tile<64, f32>
+  }
+}

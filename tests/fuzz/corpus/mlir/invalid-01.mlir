@@ -1,0 +1,10 @@
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : bf16 [1, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %x = mono.constant 1.0 : !mono.tile<64, f32>
+    %b = mono.cast %x : !mono.tile<64, f32> to !mono.tile<64, bf16>
+    mono.store %b, @w[%t, %c0] : !mono.tile<64, bf16>
+  }
+}

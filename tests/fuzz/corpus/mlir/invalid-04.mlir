@@ -1,0 +1,8 @@
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %a = mono.constant 1.0 : !mono.tile<64, f32>
+    %b = mono.constant 1.0 : !mono.tile<32, f32>
+    %c = mono.add %a, %b : !mono.tile<64, f32>, !mono.tile<32, f32> -> !mono.tile<64, f32>
+  }
+}

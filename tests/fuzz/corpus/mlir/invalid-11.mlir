@@ -1,0 +1,5 @@
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 0 {
+  ^bb0(%t: index):
+  }
+}

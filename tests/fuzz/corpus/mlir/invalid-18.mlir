@@ -1,0 +1,7 @@
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<96, f32>
+    %c, %s = mono.quantize_mxfp8 kv %x : !mono.tile<96, f32> -> !mono.tile<96, f8E4M3FN>, !mono.tile<1, f8E8M0FNU>
+  }
+}

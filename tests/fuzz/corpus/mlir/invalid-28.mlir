@@ -1,0 +1,7 @@
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %e = mono.constant 1.0 : !mono.tile<64, f32>
+    %a = mono.slice %e[0] {stride = 8 : i64, block = 16 : i64} : !mono.tile<64, f32> -> !mono.tile<16, f32>
+  }
+}

@@ -1,0 +1,2 @@
+mono.launch @typo attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64, mono.lds_byte = 4 : i64} {
+}

@@ -1,0 +1,16 @@
+mono.launch @ring attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : f4E2M1FN [16, 4096]
+  mono.region @ws weight : f8E8M0FNU [256, 128]
+  mono.region @x input : f8E4M3FN [1, 4096]
+  mono.region @xs input : f8E8M0FNU [1, 128]
+  mono.region @v weight : f4E2M1FN [16, 128]
+  mono.region @vs weight : f8E8M0FNU [256, 8]
+  mono.region @u input : f8E4M3FN [1, 128]
+  mono.region @us input : f8E8M0FNU [1, 4]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 : !mono.tile<16, f32>
+    %z = mono.gemv_rows @v scaled @vs[%c0], @u scaled @us[%c0] tokens 1 : !mono.tile<16, f32>
+  }
+}

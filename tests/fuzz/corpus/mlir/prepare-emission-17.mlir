@@ -1,0 +1,8 @@
+mono.launch @inthread attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<1024, f32>
+    %sum = mono.reduce sum %x {shape = array<i64: 2, 512>, axis = 0 : i64} : !mono.tile<1024, f32> -> !mono.tile<512, f32>
+    %back = mono.expand %sum {shape = array<i64: 2, 512>, axis = 0 : i64} : !mono.tile<512, f32> -> !mono.tile<1024, f32>
+  }
+}

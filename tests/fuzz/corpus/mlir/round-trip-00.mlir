@@ -1,0 +1,75 @@
+mono.launch @front attributes {arch = "gfx950", grid = 256 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @u input : bf16 [2, 64]
+  mono.region @w weight : f8E4M3FN [32, 64]
+  mono.region @ws weight : f8E8M0FNU [1, 2]
+  mono.region @g weight : bf16 [32, 64]
+  mono.region @q scratch : f4E2M1FN [2, 64]
+  mono.region @y output : bf16 [2, 32]
+  mono.stage @s tasks 2 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %u = mono.load @u[%t, %c0] : !mono.tile<64, bf16>
+    %x = mono.cast %u : !mono.tile<64, bf16> to !mono.tile<64, f32>
+    %eps = mono.constant 1.0e-20 : !mono.tile<1, f32>
+    %sq = mono.mul %x, %x : !mono.tile<64, f32>, !mono.tile<64, f32> -> !mono.tile<64, f32>
+    %s = mono.reduce sum %sq : !mono.tile<64, f32> -> !mono.tile<1, f32>
+    %m = mono.reduce absmax %x : !mono.tile<64, f32> -> !mono.tile<1, f32>
+    %up = mono.slice %x[16] {stride = 32 : i64, block = 16 : i64} : !mono.tile<64, f32> -> !mono.tile<32, f32>
+    %se, %sf, %sc, %pr = mono.expert_groups %x group 8 : !mono.tile<64, f32> -> !mono.tile<64, f32>, !mono.tile<64, f32>, !mono.tile<64, f32>, !mono.tile<64, f32>
+    %a = mono.add %s, %eps : !mono.tile<1, f32>, !mono.tile<1, f32> -> !mono.tile<1, f32>
+    %r = mono.rsqrt %a : !mono.tile<1, f32>
+    %e = mono.exp2 %r : !mono.tile<1, f32>
+    %g = mono.sigmoid %e : !mono.tile<1, f32>
+    %d = mono.div %m, %g : !mono.tile<1, f32>, !mono.tile<1, f32> -> !mono.tile<1, f32>
+    %y = mono.mul %x, %d : !mono.tile<64, f32>, !mono.tile<1, f32> -> !mono.tile<64, f32>
+    %codes, %scales = mono.quantize_mxfp8 standard %y : !mono.tile<64, f32> -> !mono.tile<64, f8E4M3FN>, !mono.tile<2, f8E8M0FNU>
+    %o = mono.gemv @w scaled @ws [%c0], %codes, %scales : !mono.tile<64, f8E4M3FN>, !mono.tile<2, f8E8M0FNU> -> !mono.tile<32, f32>
+    %o2 = mono.gemv @g [%c0], %y : !mono.tile<64, f32> -> !mono.tile<32, f32>
+    %f4 = mono.cast %y : !mono.tile<64, f32> to !mono.tile<64, f4E2M1FN>
+    mono.store %f4, @q[%t, %c0] : !mono.tile<64, f4E2M1FN>
+    %sum = mono.add %o, %o2 : !mono.tile<32, f32>, !mono.tile<32, f32> -> !mono.tile<32, f32>
+    %ob = mono.cast %sum : !mono.tile<32, f32> to !mono.tile<32, bf16>
+    mono.store %ob, @y[%t, %c0] : !mono.tile<32, bf16>
+  }
+}
+
+mono.launch @counted attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 4 : i64} {
+  mono.region @w weight : f8E4M3FN [16, 64]
+  mono.region @ws weight : f8E8M0FNU [1, 2]
+  mono.region @x input : f8E4M3FN [4, 64]
+  mono.region @xs input : f8E8M0FNU [4, 2]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %c3 = arith.constant 3 : index
+    %y = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 4 count %c3 : !mono.tile<64, f32>
+  }
+}
+
+mono.launch @skipping attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @counts input : f32 [1, 4]
+  mono.region @y output : f32 [4, 16]
+  mono.stage @s tasks 4 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %n = mono.load @counts[%c0, %t] : !mono.tile<1, f32>
+    %count = mono.to_index %n : !mono.tile<1, f32>
+    mono.skip_unless %count
+    %v = mono.constant 1.0 : !mono.tile<16, f32>
+    mono.store %v, @y[%t, %c0] : !mono.tile<16, f32>
+  }
+}
+
+mono.launch @skipping_rest attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @counts input : f32 [1, 4]
+  mono.region @y output : f32 [4, 16]
+  mono.stage @s tasks 4 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %n = mono.load @counts[%c0, %t] : !mono.tile<1, f32>
+    %count = mono.to_index %n : !mono.tile<1, f32>
+    mono.skip_unless %count rest
+    %v = mono.constant 1.0 : !mono.tile<16, f32>
+    mono.store %v, @y[%t, %c0] : !mono.tile<16, f32>
+  }
+}
