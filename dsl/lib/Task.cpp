@@ -714,6 +714,7 @@ AttentionState Task::attendChunk(const Region &q, Index row, Index col, int64_t 
   auto op = mono::AttendChunkOp::create(
       builder, locOf(*this), tileType(*this, heads, DType::F32),
       tileType(*this, heads, DType::F32), tileType(*this, heads * headDim, DType::F32),
-      q.name(), row.get(), col.get(), cache.name(), slots.get(), heads, headDim, ropeDim, 32);
+      q.name(), row.get(), col.get(), cache.name(), slots.get(), heads, headDim, ropeDim, 32,
+      mono::AttendLoweringAttr());
   return {Tile(this, op.getM()), Tile(this, op.getL()), Tile(this, op.getP())};
 }

@@ -130,5 +130,20 @@ MONO_DEV void mono_mfma_scale_16x16x128(const mono_u32 (&a)[8], const mono_u32 (
   vc = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(va, vb, vc, FA, FB, 0, scaleA, 0, scaleB);
   c[0] = vc.x; c[1] = vc.y; c[2] = vc.z; c[3] = vc.w;
 }
+
+// v_mfma_f32_16x16x32_bf16: c (as above) += A (16 x 32) . B (32 x 16). Lane
+// l holds A row (B column) l % 16 at k 8 (l / 16) .. + 7 as bf16 pairs, the
+// lower k in the low half (docs/gfx950-matrix-cores.md). Every lane of the
+// wave takes part.
+#define MONO_HAS_MFMA_BF16 1
+typedef __bf16 mono_bf16x8 __attribute__((ext_vector_type(8)));
+typedef mono_u32 mono_u32x4v __attribute__((ext_vector_type(4)));
+MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b)[4], float (&c)[4]) {
+  const mono_u32x4v va = {a[0], a[1], a[2], a[3]}, vb = {b[0], b[1], b[2], b[3]};
+  mono_f32x4 vc = {c[0], c[1], c[2], c[3]};
+  vc = __builtin_amdgcn_mfma_f32_16x16x32_bf16(__builtin_bit_cast(mono_bf16x8, va),
+                                               __builtin_bit_cast(mono_bf16x8, vb), vc, 0, 0, 0);
+  c[0] = vc.x; c[1] = vc.y; c[2] = vc.z; c[3] = vc.w;
+}
 #endif
 #endif

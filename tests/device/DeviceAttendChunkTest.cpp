@@ -5,6 +5,10 @@
 // in 64-dim groups, 64 bf16 rope dims), 8 heads, 64 key slots over two
 // pages with masked (-1) slots. The device keeps f32 (fused multiply-adds,
 // online rescale every 8 keys); the reference sums in double in one pass.
+// The matrix-core forms take the chunk as one batch (attend_batch.h): sm_90's
+// warp mma (attend_mma.h) and, built with 64-lane waves
+// (DeviceAttendChunkWave64Test), gfx950's bf16 MFMA (attend_mfma.h) on its
+// lane-exact host model.
 #include "monodc/formats/NumberFormats.h"
 #include "monodc/reference/Attention.h"
 
@@ -23,7 +27,9 @@
 #include "attend_shape.h"
 #include "HostArch.h"
 #include "generic.h"
+#include "attend_batch.h"
 #include "attend_mma.h"
+#include "attend_mfma.h"
 // clang-format on
 
 namespace ref = monodc::reference;
@@ -42,20 +48,29 @@ struct Chunk {
   std::vector<float> m, l, p;
 };
 
-enum class Path { Fma, Mma };
+enum class Path { Fma, Mma, Mfma };
 
-/// mono_attend_chunk (Fma) or mono_attend_chunk_mma (Mma, the tensor-core
-/// path: HostArch's mono_mma_bf16 sums exactly, then rounds once) for the
-/// first H query heads on one block of host threads.
+/// The matrix-core paths this build runs (the MFMA one needs 64-lane waves).
+#if MONO_HOST_WARP == 64
+constexpr Path kMatrixPaths[] = {Path::Mma, Path::Mfma};
+#else
+constexpr Path kMatrixPaths[] = {Path::Mma};
+#endif
+
+/// mono_attend_chunk (Fma), mono_attend_chunk_mma (Mma, the tensor-core
+/// path: HostArch's mono_mma_bf16 sums exactly, then rounds once) or
+/// mono_attend_chunk_mfma (Mfma, on HostMfma.h's model) for the first H
+/// query heads on one block of host threads.
 template <Path P, int H>
 Chunk deviceChunkOf(const std::vector<uint16_t> &q, const ref::KvCache &cache,
                     const std::vector<int> &slots) {
   constexpr int SS = (kKeys + MONO_BLOCK - 1) / MONO_BLOCK, SH = 1,
                 SP = (H * kDim + MONO_BLOCK - 1) / MONO_BLOCK;
   // Key and query rows of kDim + kParts words (mono_attend_word).
-  std::vector<float> lds(P == Path::Mma ? mono_attend_mma_shared_bytes(kDim, kKeys, MONO_BLOCK) / 4
-                                        : kKeys + (kBatch + H) * (kDim + kParts) +
-                                              H * kBatch * kParts + 3 * H);
+  std::vector<float> lds(P == Path::Mma    ? mono_attend_mma_shared_bytes(kDim, kKeys, MONO_BLOCK) / 4
+                         : P == Path::Mfma ? mono_attend_mfma_shared_bytes(kDim, kKeys, MONO_BLOCK) / 4
+                                           : kKeys + (kBatch + H) * (kDim + kParts) +
+                                                 H * kBatch * kParts + 3 * H);
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(double(kDim)));
   Chunk out{std::vector<float>(H), std::vector<float>(H), std::vector<float>(H * kDim)};
   host_arch::runBlock([&] {
@@ -67,6 +82,12 @@ Chunk deviceChunkOf(const std::vector<uint16_t> &q, const ref::KvCache &cache,
       mono_attend_chunk_mma<H, kDim, kNope, kKeys, kPageTokens, kDataBytes, SS, SH, SP>(
           q.data(), cache.bytes.data(), cache.layout.pageBytes(), scale, slotTile, m, l, p,
           lds.data());
+#if MONO_HOST_WARP == 64
+    else if constexpr (P == Path::Mfma)
+      mono_attend_chunk_mfma<H, kDim, kNope, kKeys, kPageTokens, kDataBytes, SS, SH, SP>(
+          q.data(), cache.bytes.data(), cache.layout.pageBytes(), scale, slotTile, m, l, p,
+          lds.data());
+#endif
     else
       mono_attend_chunk<H, kDim, kNope, kKeys, kBatch, kPageTokens, kDataBytes, SS, SH, SP,
                         kParts>(q.data(), cache.bytes.data(), cache.layout.pageBytes(), scale,
@@ -85,8 +106,15 @@ Chunk deviceChunkOf(const std::vector<uint16_t> &q, const ref::KvCache &cache,
 /// All kHeads heads on the path chosen at run time.
 Chunk deviceChunk(const std::vector<uint16_t> &q, const ref::KvCache &cache,
                   const std::vector<int> &slots, Path path = Path::Fma) {
-  return path == Path::Mma ? deviceChunkOf<Path::Mma, kHeads>(q, cache, slots)
-                           : deviceChunkOf<Path::Fma, kHeads>(q, cache, slots);
+  switch (path) {
+  case Path::Mma:
+    return deviceChunkOf<Path::Mma, kHeads>(q, cache, slots);
+  case Path::Mfma:
+    return deviceChunkOf<Path::Mfma, kHeads>(q, cache, slots);
+  case Path::Fma:
+    break;
+  }
+  return deviceChunkOf<Path::Fma, kHeads>(q, cache, slots);
 }
 
 struct Case {
@@ -153,33 +181,36 @@ TEST(DeviceAttendChunk, MatchesTheReferenceChunkState) {
   }
 }
 
-// The tensor-core path: keys and queries are exact in bf16 and each weight
-// enters as two bf16 (about 2^-17 of itself), so it keeps the f32 path's
-// bound; heads fewer than the instruction's 8 columns and a chunk whose
-// keys are all masked give what the f32 path gives.
-TEST(DeviceAttendChunk, TensorCoresMatchTheReferenceChunkState) {
-  for (uint32_t seed : {1u, 2u, 3u}) {
-    const Case c = makeCase(seed);
-    EXPECT_LT(worstRelativeError(deviceChunk(c.qBits, c.cache, c.slots, Path::Mma), c), 1e-5)
-        << "seed " << seed;
+// The matrix-core paths: keys and queries are exact in bf16 and each weight
+// enters as two bf16 (about 2^-17 of itself), so they keep the f32 path's
+// bound; heads fewer than the instruction's columns and a chunk whose keys
+// are all masked give what the f32 path gives.
+TEST(DeviceAttendChunk, MatrixCoresMatchTheReferenceChunkState) {
+  for (Path path : kMatrixPaths) {
+    for (uint32_t seed : {1u, 2u, 3u}) {
+      const Case c = makeCase(seed);
+      EXPECT_LT(worstRelativeError(deviceChunk(c.qBits, c.cache, c.slots, path), c), 1e-5)
+          << "path " << int(path) << " seed " << seed;
+    }
+    Case masked = makeCase(4);
+    masked.slots.assign(kKeys, -1);
+    const Chunk none = deviceChunk(masked.qBits, masked.cache, masked.slots, path);
+    for (int h = 0; h < kHeads; ++h) {
+      EXPECT_EQ(none.m[h], -std::numeric_limits<float>::infinity());
+      EXPECT_EQ(none.l[h], 0.0f);
+    }
+    for (float v : none.p)
+      EXPECT_EQ(v, 0.0f);
   }
-  Case masked = makeCase(4);
-  masked.slots.assign(kKeys, -1);
-  const Chunk none = deviceChunk(masked.qBits, masked.cache, masked.slots, Path::Mma);
-  for (int h = 0; h < kHeads; ++h) {
-    EXPECT_EQ(none.m[h], -std::numeric_limits<float>::infinity());
-    EXPECT_EQ(none.l[h], 0.0f);
-  }
-  for (float v : none.p)
-    EXPECT_EQ(v, 0.0f);
 }
 
-TEST(DeviceAttendChunk, TensorCoresTakeFewerHeadsThanColumns) {
+template <Path P>
+void expectFewerHeadsGiveTheFirstHeads() {
   constexpr int kFew = 3;
   const Case c = makeCase(5);
-  const Chunk few = deviceChunkOf<Path::Mma, kFew>(c.qBits, c.cache, c.slots);
+  const Chunk few = deviceChunkOf<P, kFew>(c.qBits, c.cache, c.slots);
   // The first three heads of the 8-head chunk.
-  const Chunk all = deviceChunk(c.qBits, c.cache, c.slots, Path::Mma);
+  const Chunk all = deviceChunk(c.qBits, c.cache, c.slots, P);
   for (int h = 0; h < kFew; ++h) {
     EXPECT_EQ(few.m[h], all.m[h]) << "head " << h;
     EXPECT_EQ(few.l[h], all.l[h]) << "head " << h;
@@ -188,10 +219,19 @@ TEST(DeviceAttendChunk, TensorCoresTakeFewerHeadsThanColumns) {
     ASSERT_EQ(few.p[i], all.p[i]) << "value " << i;
 }
 
+TEST(DeviceAttendChunk, MatrixCoresTakeFewerHeadsThanColumns) {
+  expectFewerHeadsGiveTheFirstHeads<Path::Mma>();
+#if MONO_HOST_WARP == 64
+  expectFewerHeadsGiveTheFirstHeads<Path::Mfma>();
+#endif
+}
+
 // The comparison can fail: one 64-dim group's scale byte one step up (the
-// group's keys doubled) in one record the chunk reads is caught, on both paths.
+// group's keys doubled) in one record the chunk reads is caught, on every path.
 TEST(DeviceAttendChunk, OneDoubledKeyGroupIsCaught) {
-  for (Path path : {Path::Fma, Path::Mma}) {
+  std::vector<Path> paths = {Path::Fma};
+  paths.insert(paths.end(), std::begin(kMatrixPaths), std::end(kMatrixPaths));
+  for (Path path : paths) {
     Case c = makeCase(1);
     const Chunk clean = deviceChunk(c.qBits, c.cache, c.slots, path);
     const int slot = c.slots[5], pageBytes = c.cache.layout.pageBytes();

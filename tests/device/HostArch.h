@@ -263,7 +263,7 @@ MONO_DEV void mono_mma_f16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, m
 MONO_DEV void mono_mma_bf16(float (&d)[4], const mono_u32 (&a)[4], mono_u32 b0, mono_u32 b1) {
   host_arch::halfMma(d, a, b0, b1, host_arch::bf16Value);
 }
-// gfx950's scaled matrix instruction (arch_gfx950.h) over 64-lane waves:
+// gfx950's matrix instructions (arch_gfx950.h) over 64-lane waves:
 // the wave's lanes leave their operands in an exchange, meet, each computes
 // its four results with the lane-exact model (HostMfma.h), and they meet
 // again before the exchange is reused. Every lane of the wave must call it.
@@ -273,6 +273,7 @@ namespace host_arch {
 struct MfmaExchange {
   std::barrier<> meet{64};
   host_mfma::WaveOperands operands;
+  host_mfma::Bf16WaveOperands bf16;
 };
 inline std::deque<MfmaExchange> *mfmas = nullptr;
 } // namespace host_arch
@@ -290,6 +291,19 @@ MONO_DEV void mono_mfma_scale_16x16x128(const mono_u32 (&a)[8], const mono_u32 (
   x.operands.scaleB[lane] = mono_u32(scaleB);
   x.meet.arrive_and_wait();
   const std::array<float, 4> d = host_mfma::laneResult(x.operands, FA, FB, 0, 0, lane);
+  x.meet.arrive_and_wait();
+  for (int v = 0; v < 4; ++v)
+    c[v] = d[size_t(v)];
+}
+#define MONO_HAS_MFMA_BF16 1
+MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b)[4], float (&c)[4]) {
+  const int lane = host_arch::threadId % 64;
+  host_arch::MfmaExchange &x = (*host_arch::mfmas)[host_arch::threadId / 64];
+  std::memcpy(x.bf16.a[lane], a, sizeof a);
+  std::memcpy(x.bf16.b[lane], b, sizeof b);
+  std::memcpy(x.bf16.c[lane], c, sizeof c);
+  x.meet.arrive_and_wait();
+  const std::array<float, 4> d = host_mfma::bf16LaneResult(x.bf16, lane);
   x.meet.arrive_and_wait();
   for (int v = 0; v < 4; ++v)
     c[v] = d[size_t(v)];

@@ -1,6 +1,7 @@
-// A lane-exact host model of gfx950's v_mfma_scale_f32_16x16x128_f8f6f4
-// (docs/gfx950-matrix-cores.md): the 64 lanes' registers in, each lane's four
-// results out. Written from the layout facts alone (the device library's own
+// Lane-exact host models of the gfx950 matrix instructions the device
+// library uses (docs/gfx950-matrix-cores.md): v_mfma_scale_f32_16x16x128_
+// f8f6f4 first, v_mfma_f32_16x16x32_bf16 at the end; the 64 lanes'
+// registers in, each lane's four results out. Written from the layout facts alone (the device library's own
 // code is not used), so that a device layout and this model agree only if
 // both follow those facts.
 //
@@ -183,6 +184,52 @@ inline WaveResult scaledMfma(const WaveOperands &w, int cbsz, int blgp, int opse
   WaveResult d;
   for (int lane = 0; lane < kLanes; ++lane)
     d[size_t(lane)] = laneResult(w, cbsz, blgp, opselA, opselB, lane);
+  return d;
+}
+
+// v_mfma_f32_16x16x32_bf16. Layout (lane l, g = l / 16, r = l % 16): bf16
+// i of lane l (half i % 2 of register i / 2, the low half first) is
+// A[r][8 g + i] (B[8 g + i][r] the same); value v of lane l is D[4 g + v][r].
+// Arithmetic (the scaled form's assumption): the 32 products are exact, and
+// they and C are summed exactly and rounded once to f32, to nearest even. A
+// NaN or infinite term gives the terms' IEEE sum (NaN or that infinity).
+struct Bf16WaveOperands {
+  uint32_t a[kLanes][4] = {};
+  uint32_t b[kLanes][4] = {};
+  float c[kLanes][4] = {};
+};
+
+/// Operand value (index, k) of a 16 x 32 bf16 operand from a wave's
+/// registers [lane][4].
+inline double bf16OperandValue(const uint32_t (*regs)[4], int index, int k) {
+  const int lane = index + 16 * (k / 8), i = k % 8;
+  const uint32_t bits = (regs[lane][i / 2] >> (16 * (i % 2))) & 0xFFFFu;
+  return double(std::bit_cast<float>(bits << 16));
+}
+
+inline std::array<float, 4> bf16LaneResult(const Bf16WaveOperands &w, int lane) {
+  const int g = lane >> 4, col = lane & 15;
+  std::array<float, 4> d{};
+  for (int v = 0; v < 4; ++v) {
+    const int row = 4 * g + v;
+    monodc::formats::ExactSum sum;
+    double ieee = double(w.c[lane][v]);
+    sum.add(ieee);
+    for (int k = 0; k < 32; ++k) {
+      const double product = bf16OperandValue(w.a, row, k) * bf16OperandValue(w.b, col, k);
+      sum.add(product);  // exact: two 8-bit significands
+      ieee += product;
+    }
+    d[size_t(v)] = std::isfinite(ieee) ? sum.toFloat() : float(ieee);
+  }
+  return d;
+}
+
+/// The whole wave's results: lane l value v is D[4 (l / 16) + v][l % 16].
+inline WaveResult bf16Mfma(const Bf16WaveOperands &w) {
+  WaveResult d;
+  for (int lane = 0; lane < kLanes; ++lane)
+    d[size_t(lane)] = bf16LaneResult(w, lane);
   return d;
 }
 

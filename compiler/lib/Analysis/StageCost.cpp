@@ -63,12 +63,23 @@ std::vector<StageCost> monodc::mono::estimateStageCosts(LaunchOp launch, const I
         const double macs = 2.0 * static_cast<double>(a.getHeads()) * keys *
                             static_cast<double>(a.getHeadDim());
         cost.macs += tasks * macs;
-        valuMacs += tasks * macs;
+        const AttendLowering lowering = a.getLowering().value_or(AttendLowering::FmaChains);
+        lowerings.insert("attention_" + stringifyAttendLowering(lowering).str());
+        if (lowering == AttendLowering::Bf16Mfma) {
+          // 16 keys (dims) x 16 columns x 32 k an instruction: the scores
+          // take keys/16 x dims/32, the values dims/16 x keys/32 (high and
+          // low weight halves in one instruction's 16 columns).
+          const double dims = static_cast<double>(a.getHeadDim());
+          const double instructions = 2.0 * (keys / 16) * (dims / 32);
+          cost.mfmaInstructions += tasks * instructions;
+          mfmaCycles += tasks * instructions * static_cast<double>(model.bf16MfmaCycles);
+        } else {
+          valuMacs += tasks * macs;
+        }
         RegionOp cache = lookupRegion(a, a.getCacheAttr());
         // A key record: the cache row's bytes over its page's tokens.
         cost.kvBytes += tasks * keys * (static_cast<double>(cache.getCols()) /
                                         static_cast<double>(a.getPageTokens()));
-        lowerings.insert("attention_fma");
       }
     });
     // The CUs the stage occupies share the HBM rate and issue in parallel.

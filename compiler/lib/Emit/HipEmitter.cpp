@@ -993,9 +993,14 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         declareTile(a.getM(), m);
         declareTile(a.getL(), l);
         declareTile(a.getP(), p);
-        const bool mma = attendChunkUsesMma(a, block, launch.getArch());
-        // Tensor cores (attend_mma.h) take the whole chunk as one batch.
-        os << "    " << (mma ? "mono_attend_chunk_mma<" : "mono_attend_chunk<") << a.getHeads()
+        // The matrix-core forms (attend_batch.h) take the whole chunk as one batch.
+        const AttendLowering lowering = a.getLowering().value_or(AttendLowering::FmaChains);
+        const bool mma = lowering != AttendLowering::FmaChains;
+        os << "    "
+           << (lowering == AttendLowering::Bf16Mfma  ? "mono_attend_chunk_mfma<"
+               : lowering == AttendLowering::WarpMma ? "mono_attend_chunk_mma<"
+                                                     : "mono_attend_chunk<")
+           << a.getHeads()
            << ", " << a.getHeadDim() << ", " << a.getNope() << ", " << a.getKeys() << ", ";
         if (!mma)
           os << AttendChunkOp::kKeyBatch << ", ";

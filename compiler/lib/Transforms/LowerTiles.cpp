@@ -1,7 +1,8 @@
-//===- LowerTiles.cpp - each GEMV's building block on its target ----------===//
+//===- LowerTiles.cpp - each GEMV's and attention chunk's building block --===//
 #include "monodc/Transforms/Passes.h"
 
-// The device library's gemv_rows shapes (runtime/device).
+// The device library's gemv_rows and attend_chunk shapes (runtime/device).
+#include "attend_shape.h"
 #include "gemv_shape.h"
 
 #include <optional>
@@ -66,6 +67,44 @@ std::optional<std::string> refusal(GemvRowsOp g, GemvLowering lowering, int64_t 
   return "unknown lowering";
 }
 
+/// attend_mfma.h is written on gfx950's 16x16x32 bf16 MFMA, attend_mma.h on
+/// sm_90's 16x8x16 bf16 warp mma; their shape rules are attend_shape.h's.
+bool fitsAttend(AttendChunkOp a, AttendLowering lowering, int64_t block, const Target &target) {
+  const int heads = static_cast<int>(a.getHeads()), dim = static_cast<int>(a.getHeadDim());
+  const int nope = static_cast<int>(a.getNope()), keys = static_cast<int>(a.getKeys());
+  switch (lowering) {
+  case AttendLowering::FmaChains:
+    return true;
+  case AttendLowering::WarpMma:
+    return target.findMatrix(16, 8, 16, MatrixOperand::Bf16, MatrixOperand::Bf16) &&
+           mono_attend_mma_fits(heads, dim, nope, keys, static_cast<int>(block));
+  case AttendLowering::Bf16Mfma:
+    return target.findMatrix(16, 16, 32, MatrixOperand::Bf16, MatrixOperand::Bf16) &&
+           mono_attend_mfma_fits(heads, dim, nope, keys, static_cast<int>(block));
+  }
+  return false;
+}
+
+AttendLowering choose(AttendChunkOp a, int64_t block, const Target &target) {
+  for (AttendLowering lowering : {AttendLowering::Bf16Mfma, AttendLowering::WarpMma})
+    if (fitsAttend(a, lowering, block, target))
+      return lowering;
+  return AttendLowering::FmaChains;
+}
+
+std::optional<std::string> refusal(AttendChunkOp a, AttendLowering lowering, int64_t block,
+                                   const Target &target) {
+  if (fitsAttend(a, lowering, block, target))
+    return std::nullopt;
+  const bool mfma = lowering == AttendLowering::Bf16Mfma;
+  if (!target.findMatrix(16, mfma ? 16 : 8, mfma ? 32 : 16, MatrixOperand::Bf16, MatrixOperand::Bf16))
+    return std::string(target.name) + " has no " +
+           (mfma ? "16x16x32 bf16 MFMA" : "16x8x16 bf16 warp mma");
+  return std::string("the chunk's shape does not fit it: at most 8 heads, keys a multiple of ") +
+         (mfma ? "32" : "16") +
+         ", whole 64-dim scale groups, and dims and keys that the block's threads share evenly";
+}
+
 struct LowerTiles : public monodc::mono::impl::LowerTilesBase<LowerTiles> {
   void runOnOperation() override {
     bool failed = false;
@@ -83,6 +122,16 @@ struct LowerTiles : public monodc::mono::impl::LowerTilesBase<LowerTiles> {
           return;
         }
         g.setLowering(choose(g, block, target));
+      });
+      launch.walk([&](AttendChunkOp a) {
+        if (auto set = a.getLowering()) {
+          if (auto reason = refusal(a, *set, block, target)) {
+            a.emitOpError() << "lowered to " << stringifyAttendLowering(*set) << ": " << *reason;
+            failed = true;
+          }
+          return;
+        }
+        a.setLowering(choose(a, block, target));
       });
     });
     if (failed)

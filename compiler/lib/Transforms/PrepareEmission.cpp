@@ -49,16 +49,6 @@ bool monodc::mono::gemvRowsUsesMma(GemvRowsOp g, int64_t block, llvm::StringRef 
                             static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
 }
 
-bool monodc::mono::attendChunkUsesMma(AttendChunkOp a, int64_t block, llvm::StringRef arch) {
-  // attend_mma.h is written on the 16x8x16 bf16 warp mma (MONO_HAS_MMA_BF16).
-  using monodc::runtime::MatrixOperand;
-  if (!targetOf(arch).findMatrix(16, 8, 16, MatrixOperand::Bf16, MatrixOperand::Bf16))
-    return false;
-  return mono_attend_mma_fits(static_cast<int>(a.getHeads()), static_cast<int>(a.getHeadDim()),
-                              static_cast<int>(a.getNope()), static_cast<int>(a.getKeys()),
-                              static_cast<int>(block));
-}
-
 int64_t monodc::mono::gemvRowsMmaPassTokens(GemvRowsOp g, int64_t block) {
   return mono_gemv_mma_pass_tokens(
       static_cast<int>(g.getOutputs()), static_cast<int>(lookupRegion(g, g.getWeightAttr()).getCols()),
@@ -159,9 +149,11 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
     return ring ? llvm::alignTo(own, 16) + ring : own;
   }
   if (auto a = dyn_cast<AttendChunkOp>(op)) {
-    if (attendChunkUsesMma(a, block, arch))
-      return mono_attend_mma_shared_bytes(static_cast<int>(a.getHeadDim()),
-                                          static_cast<int>(a.getKeys()), static_cast<int>(block));
+    const int dim = static_cast<int>(a.getHeadDim()), keys = static_cast<int>(a.getKeys());
+    if (a.getLowering() == AttendLowering::WarpMma)
+      return mono_attend_mma_shared_bytes(dim, keys, static_cast<int>(block));
+    if (a.getLowering() == AttendLowering::Bf16Mfma)
+      return mono_attend_mfma_shared_bytes(dim, keys, static_cast<int>(block));
     // Key and query rows are D + parts words (mono_attend_word's gaps).
     const int64_t parts = a.scoreParts(block), row = a.getHeadDim() + parts;
     return (a.getKeys() + (AttendChunkOp::kKeyBatch + a.getHeads()) * row +
@@ -209,9 +201,11 @@ struct PrepareEmission
                           << block << ")";
           failed = true;
         }
-        if (auto g = dyn_cast<GemvRowsOp>(op); g && !g.getLowering()) {
-          g.emitOpError() << "has no lowering: mono-lower-tiles chooses its building block "
-                             "before the emission is prepared";
+        const bool unlowered = (isa<GemvRowsOp>(op) && !cast<GemvRowsOp>(op).getLowering()) ||
+                               (isa<AttendChunkOp>(op) && !cast<AttendChunkOp>(op).getLowering());
+        if (unlowered) {
+          op->emitOpError() << "has no lowering: mono-lower-tiles chooses its building block "
+                               "before the emission is prepared";
           failed = true;
           return;
         }

@@ -139,3 +139,82 @@ mono.launch @nowarpmma attributes {arch = "gfx950", grid = 4 : i64, block = 256 
     %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 lowered to warp_mma : !mono.tile<64, f32>
   }
 }
+
+// -----
+
+// The attention chunk: gfx950 takes the 16x16x32 bf16 MFMA, sm_90 the
+// 16x8x16 bf16 warp mma, gfx942 (neither form) f32 chains; 48 keys are not
+// whole 32-key steps of the MFMA, so gfx950 keeps f32 chains for them.
+// CHECK-LABEL: mono.launch @attend950
+// CHECK: mono.attend_chunk @q[{{.*}}], @cache[{{.*}}] lowered to bf16_mfma
+// CHECK: mono.attend_chunk @q[{{.*}}], @cache[{{.*}}] lowered to fma_chains
+// CHECK-LABEL: mono.launch @attend90
+// CHECK: lowered to warp_mma
+// CHECK-LABEL: mono.launch @attend942
+// CHECK: lowered to fma_chains
+mono.launch @attend950 attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [2, 6400]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+    %s48 = mono.load @slots[%t, %c0] : !mono.tile<48, f32>
+    %m2, %l2, %p2 = mono.attend_chunk @q[%t, %c0], @cache[%s48] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<48, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
+mono.launch @attend90 attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [2, 6400]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
+mono.launch @attend942 attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [2, 6400]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
+
+// -----
+
+// A lowering set by hand is kept only where the target can run it.
+mono.launch @attendnomfma attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [2, 6400]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.attend_chunk' op lowered to bf16_mfma: sm_90 has no 16x16x32 bf16 MFMA}}
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] lowered to bf16_mfma {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
+
+// -----
+
+mono.launch @attendtoomanyheads attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 1280]
+  mono.region @cache input : i8 [2, 6400]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.attend_chunk' op lowered to bf16_mfma: the chunk's shape does not fit it: at most 8 heads, keys a multiple of 32}}
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] lowered to bf16_mfma {heads = 10 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<10, f32>, !mono.tile<10, f32>, !mono.tile<1280, f32>
+  }
+}

@@ -1,7 +1,7 @@
 // RUN: monodc-opt %s -mono-prepare-emission -verify-diagnostics
 
-// A gemv_rows whose building block mono-lower-tiles has not chosen is
-// refused: the printer decides nothing.
+// A gemv_rows or attend_chunk whose building block mono-lower-tiles has not
+// chosen is refused: the printer decides nothing.
 mono.launch @unlowered attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   mono.region @w weight : bf16 [32, 128]
   mono.region @x input : bf16 [1, 128]
@@ -10,5 +10,18 @@ mono.launch @unlowered attributes {arch = "gfx950", grid = 4 : i64, block = 256 
     %c0 = arith.constant 0 : index
     // expected-error @+1 {{'mono.gemv_rows' op has no lowering: mono-lower-tiles chooses its building block before the emission is prepared}}
     %y = mono.gemv_rows @w[%c0], @x[%c0] tokens 1 : !mono.tile<32, f32>
+  }
+}
+
+mono.launch @unloweredattend attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [2, 6400]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.attend_chunk' op has no lowering: mono-lower-tiles chooses its building block before the emission is prepared}}
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
   }
 }

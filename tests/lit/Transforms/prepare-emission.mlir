@@ -189,13 +189,13 @@ mono.launch @f32tokens attributes {arch = "sm_90", grid = 4 : i64, block = 256 :
 
 // -----
 
-// Attention of 2 heads of 128 dims over 64 keys at block 256: 16 threads a
-// score (256 / (2 heads x 8 keys)), so key and query rows are 128 + 16
-// words (one word between the 16-dim segments). 64 slots + (8 keys + 2
-// queries) x 144 + 2 x 8 x 16 partial scores + 3 x 2 running values =
-// 1766 words.
+// Attention of 2 heads of 128 dims over 64 keys at block 256 in f32 chains
+// (gfx942 has no matrix form of the chunk): 16 threads a score (256 / (2
+// heads x 8 keys)), so key and query rows are 128 + 16 words (one word
+// between the 16-dim segments). 64 slots + (8 keys + 2 queries) x 144 + 2 x
+// 8 x 16 partial scores + 3 x 2 running values = 1766 words.
 // CHECK: mono.launch @attend attributes {{{.*}}mono.lds_bytes = 7064 : i64
-mono.launch @attend attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+mono.launch @attend attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
   mono.region @q input : bf16 [1, 256]
   mono.region @cache input : i8 [2, 6400]
@@ -216,6 +216,25 @@ mono.launch @attend attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i
 // 6576 words.
 // CHECK: mono.launch @attendmma attributes {{{.*}}mono.lds_bytes = 26304 : i64
 mono.launch @attendmma attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [2, 6400]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
+
+// -----
+
+// The same on gfx950 takes the bf16 MFMA (attend_shape.h): the batch layout
+// of the sm_90 case below with one dim part (4 waves, 4 key tiles) of
+// partial scores (64 keys x 8 columns = 512): 4896 + 512 + 576 + 64 + 16 =
+// 6064 words.
+// CHECK: mono.launch @attendmfma attributes {{{.*}}mono.lds_bytes = 24256 : i64
+mono.launch @attendmfma attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
   mono.region @q input : bf16 [1, 256]
   mono.region @cache input : i8 [2, 6400]

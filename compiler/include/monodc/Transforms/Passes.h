@@ -95,11 +95,6 @@ bool gemvRowsUsesMma(GemvRowsOp g, int64_t block, llvm::StringRef arch);
 /// Tokens such a gemv_rows stages at a time (its weights are read once a pass).
 int64_t gemvRowsMmaPassTokens(GemvRowsOp g, int64_t block);
 
-/// Whether an attend_chunk runs on tensor cores (the device library's
-/// mono_attend_chunk_mma): on sm_90, when its heads, dims and keys fit the
-/// bf16 instruction's tiles (attend_shape.h).
-bool attendChunkUsesMma(AttendChunkOp a, int64_t block, llvm::StringRef arch);
-
 /// Bytes of the ring through which a gemv_rows streams its weights with
 /// asynchronous copies (mono_weight_ring: 4 stages of a streaming group's
 /// chunks, each with its scale word); 0 on an arch without such copies,

@@ -34,7 +34,7 @@ def PlanWaits : Pass<"mono-plan-waits", "::mlir::ModuleOp"> {
 }
 
 def LowerTiles : Pass<"mono-lower-tiles", "::mlir::ModuleOp"> {
-  let summary = "Chooses each GEMV's building block on the launch's target";
+  let summary = "Chooses each GEMV's and attention chunk's building block on the launch's target";
   let description = [{
     Sets `lowering` on every `mono.gemv_rows` from the target description
     (monodc/runtime/Target.h): `scaled_mfma` where the target has the
@@ -43,8 +43,15 @@ def LowerTiles : Pass<"mono-lower-tiles", "::mlir::ModuleOp"> {
     16-row tiles and whose k is whole 128-wide steps; `warp_mma` where the
     target has the 16x8x16 f16 warp mma and the device's rule chooses it
     (gemv_shape.h, mono_gemv_mma_chosen); `fma_chains` otherwise. A lowering
-    already set is kept if the target can run it and refused otherwise. The
-    printer and the simulator follow the attribute; they decide nothing.
+    already set is kept if the target can run it and refused otherwise.
+
+    Sets `lowering` on every `mono.attend_chunk` the same way: `bf16_mfma`
+    where the target has the 16x16x32 bf16 MFMA and the chunk's shape fits
+    it (attend_shape.h, mono_attend_mfma_fits), `warp_mma` where it has the
+    16x8x16 bf16 warp mma and the shape fits that (mono_attend_mma_fits),
+    `fma_chains` otherwise.
+
+    The printer and the simulator follow the attribute; they decide nothing.
   }];
 }
 

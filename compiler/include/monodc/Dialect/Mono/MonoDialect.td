@@ -93,6 +93,14 @@ def Mono_GemvLowering : I32EnumAttr<"GemvLowering",
   let cppNamespace = "::monodc::mono";
 }
 
+def Mono_AttendLowering : I32EnumAttr<"AttendLowering",
+    "the building block an attend_chunk becomes on its target (mono-lower-tiles)", [
+    I32EnumAttrCase<"FmaChains", 0, "fma_chains">,
+    I32EnumAttrCase<"WarpMma", 1, "warp_mma">,
+    I32EnumAttrCase<"Bf16Mfma", 2, "bf16_mfma">]> {
+  let cppNamespace = "::monodc::mono";
+}
+
 def Mono_Predicate : I32EnumAttr<"Predicate", "a comparison for mono.select", [
     I32EnumAttrCase<"Gt", 0, "gt">,
     I32EnumAttrCase<"Lt", 1, "lt">,

@@ -397,16 +397,20 @@ def Mono_AttendChunkOp : Mono_Op<"attend_chunk"> {
     m[h] = max t (-inf with no key), l[h] = sum 2^(t - m),
     p[h D + d] = sum 2^(t - m) k[d]. Keys are taken 8 at a time, and each
     batch rescales the running sums by 2^(m_old - m_new) (flash decoding).
-    On sm_90, when the shape fits the bf16 tensor-core path
-    (attendChunkUsesMma), the device takes the whole chunk at once: the same
-    sums in another order (runtime/device/attend_mma.h).
+    `lowering` (set by mono-lower-tiles from the target description) names
+    the building block: `fma_chains` is the order above; `warp_mma` (sm_90,
+    attend_mma.h) and `bf16_mfma` (gfx950, attend_mfma.h) take the whole
+    chunk at once on matrix cores, the same sums in another order
+    (runtime/device/attend_batch.h).
   }];
   let arguments = (ins FlatSymbolRefAttr:$q, Index:$row, Index:$col, FlatSymbolRefAttr:$cache,
                        Mono_AnyTile:$slots, I64Attr:$heads, I64Attr:$headDim, I64Attr:$ropeDim,
-                       DefaultValuedAttr<I64Attr, "32">:$pageTokens);
+                       DefaultValuedAttr<I64Attr, "32">:$pageTokens,
+                       OptionalAttr<Mono_AttendLowering>:$lowering);
   let results = (outs Mono_AnyTile:$m, Mono_AnyTile:$l, Mono_AnyTile:$p);
   let assemblyFormat = [{
-    $q `[` $row `,` $col `]` `,` $cache `[` $slots `]` attr-dict `:` type($slots) `->`
+    $q `[` $row `,` $col `]` `,` $cache `[` $slots `]` (`lowered` `to` $lowering^)? attr-dict
+    `:` type($slots) `->`
     type($m) `,` type($l) `,` type($p)
   }];
   let hasVerifier = 1;

@@ -1,0 +1,199 @@
+// gfx950's v_mfma_f32_16x16x32_bf16 (the matrix instruction of the attention
+// chunk, attend_mfma.h): its lane-exact host model (HostMfma.h) against a
+// dense product, packing mistakes that must be caught, and the host form of
+// the device wrapper over 4 waves (HostArch.h with MONO_HOST_WARP=64).
+//
+// Operands are packed here from the layout facts written as placements
+// (value (index, k) -> lane, register, half); the model reads them with its
+// own forward formula, so the two agree only if both follow the facts.
+#include "monodc/formats/NumberFormats.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+// clang-format off
+#include "prelude.h"
+#include "HostArch.h"
+// clang-format on
+
+static_assert(MONO_HOST_WARP == 64, "built with 64-lane waves");
+
+namespace fmts = monodc::formats;
+using host_mfma::Bf16WaveOperands;
+
+namespace {
+
+/// A [16][32], B stored by column b[j][k] (B[k][j]), C [16][16], as bf16
+/// bits (A, B) and f32 (C).
+struct Problem {
+  uint16_t a[16][32] = {}, b[16][32] = {};
+  float c[16][16] = {};
+};
+
+/// bf16 values over 2^-10 .. 2^11 of both signs, so the products span 42
+/// binades and the order of a sum matters (and long double still holds
+/// every sum exactly).
+uint16_t randomBf16(std::mt19937 &rng) {
+  std::uniform_real_distribution<float> u(1.0f, 2.0f);
+  const float v = std::ldexp(u(rng), int(rng() % 21) - 10) * (rng() % 2 ? -1.0f : 1.0f);
+  return fmts::bf16Bits(v);
+}
+
+Problem randomProblem(std::mt19937 &rng) {
+  Problem p;
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 32; ++k) {
+      p.a[i][k] = randomBf16(rng);
+      p.b[i][k] = randomBf16(rng);
+    }
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (auto &row : p.c)
+    for (float &v : row)
+      v = std::ldexp(u(rng), int(rng() % 30) - 10);
+  return p;
+}
+
+enum class Packing {
+  Documented,
+  StridedK,      // k interleaved over the lane groups: k = g + 4 i
+  HalvesSwapped, // the higher k of a pair in the low half
+  Cdna3Layout,   // 16x16x16's layout twice: k 4 g + i, then 16 + 4 g + i
+};
+
+struct Where {
+  int lane, reg, half;
+};
+/// Where operand value (index, k) goes. The mistakes are made on A only:
+/// the same k permutation on both operands leaves every sum unchanged.
+Where place(int index, int k, Packing packing, bool isA) {
+  const int g = k / 8, i = k % 8;
+  if (isA && packing == Packing::Cdna3Layout) {
+    const int g3 = (k % 16) / 4, i3 = k % 4 + 4 * (k / 16);
+    return {index + 16 * g3, i3 / 2, i3 % 2};
+  }
+  if (isA && packing == Packing::StridedK)
+    return {index + 16 * (k % 4), (k / 4) / 2, (k / 4) % 2};
+  const int half = isA && packing == Packing::HalvesSwapped ? 1 - i % 2 : i % 2;
+  return {index + 16 * g, i / 2, half};
+}
+
+void put(uint32_t (&regs)[64][4], Where w, uint16_t bits) {
+  uint32_t &reg = regs[w.lane][w.reg];
+  const int shift = 16 * w.half;
+  reg = (reg & ~(0xFFFFu << shift)) | uint32_t(bits) << shift;
+}
+
+Bf16WaveOperands pack(const Problem &p, Packing packing = Packing::Documented) {
+  Bf16WaveOperands w;
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 32; ++k) {
+      put(w.a, place(i, k, packing, true), p.a[i][k]);
+      put(w.b, place(i, k, packing, false), p.b[i][k]);
+    }
+  for (int l = 0; l < 64; ++l)
+    for (int v = 0; v < 4; ++v)
+      w.c[l][v] = p.c[4 * (l / 16) + v][l % 16];
+  return w;
+}
+
+/// D = A . B + C in long double (its 64-bit significand holds these sums
+/// exactly), rounded once.
+float denseD(const Problem &p, int i, int j) {
+  long double sum = p.c[i][j];
+  for (int k = 0; k < 32; ++k)
+    sum += (long double)fmts::bf16Value(p.a[i][k]) * (long double)fmts::bf16Value(p.b[j][k]);
+  return float(sum);
+}
+
+/// How many of the wave's 256 results equal the dense product bit for bit.
+int exactResults(const Problem &p, const host_mfma::WaveResult &d) {
+  int exact = 0;
+  for (int l = 0; l < 64; ++l)
+    for (int v = 0; v < 4; ++v)
+      exact += std::bit_cast<uint32_t>(denseD(p, 4 * (l / 16) + v, l % 16)) ==
+               std::bit_cast<uint32_t>(d[size_t(l)][size_t(v)]);
+  return exact;
+}
+
+TEST(Bf16MfmaModel, MatchesTheDenseProduct) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    const Problem p = randomProblem(rng);
+    EXPECT_EQ(exactResults(p, host_mfma::bf16Mfma(pack(p))), 256) << "trial " << trial;
+  }
+}
+
+// Each packing mistake moves most results: the check can fail.
+TEST(Bf16MfmaModel, PackingMistakesAreCaught) {
+  std::mt19937 rng(12);
+  for (Packing wrong : {Packing::StridedK, Packing::HalvesSwapped, Packing::Cdna3Layout}) {
+    const Problem p = randomProblem(rng);
+    EXPECT_LT(exactResults(p, host_mfma::bf16Mfma(pack(p, wrong))), 64) << int(wrong);
+  }
+}
+
+// One rounding of the exact sum: C = 1 and products 2^-24 each (half an f32
+// step of 1) give 1 + 32 2^-24 = 1 + 2^-19 exactly, where adding them one
+// at a time in f32 would leave 1 (each ties to even).
+TEST(Bf16MfmaModel, RoundsTheExactSumOnce) {
+  Problem p;
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 32; ++k) {
+      p.a[i][k] = fmts::bf16Bits(std::ldexp(1.0f, -12));
+      p.b[i][k] = fmts::bf16Bits(std::ldexp(1.0f, -12));
+    }
+  for (auto &row : p.c)
+    for (float &v : row)
+      v = 1.0f;
+  const host_mfma::WaveResult d = host_mfma::bf16Mfma(pack(p));
+  for (int l = 0; l < 64; ++l)
+    for (int v = 0; v < 4; ++v)
+      ASSERT_EQ(d[size_t(l)][size_t(v)], 1.0f + std::ldexp(1.0f, -19)) << l << " " << v;
+}
+
+TEST(Bf16MfmaModel, NonFiniteTermsGiveTheirIeeeSum) {
+  Problem p;
+  p.a[0][0] = fmts::bf16Bits(INFINITY);
+  p.b[0][0] = fmts::bf16Bits(1.0f);
+  p.c[1][0] = NAN;
+  const host_mfma::WaveResult d = host_mfma::bf16Mfma(pack(p));
+  EXPECT_EQ(d[0][0], INFINITY);   // D[0][0]: lane 0, value 0
+  EXPECT_TRUE(std::isnan(d[0][1]));  // D[1][0]: lane 0, value 1
+  EXPECT_TRUE(std::isnan(d[1][0]));  // D[0][1]: infinity x B[0][1] = 0
+  EXPECT_EQ(d[1][2], 0.0f);          // D[2][1]: no infinity in row 2
+}
+
+// The device wrapper's host form: four waves, each with its own problem,
+// give the model's results.
+TEST(Bf16MfmaWrapper, FourWavesGiveTheModelsResults) {
+  std::mt19937 rng(13);
+  Problem problems[4];
+  Bf16WaveOperands operands[4];
+  for (int w = 0; w < 4; ++w) {
+    problems[w] = randomProblem(rng);
+    operands[w] = pack(problems[w]);
+  }
+  float got[4][64][4];
+  host_arch::runBlock([&] {
+    const int tid = mono_tid(), w = tid / 64, lane = tid % 64;
+    float c[4];
+    for (int v = 0; v < 4; ++v)
+      c[v] = operands[w].c[lane][v];
+    mono_mfma_bf16_16x16x32(operands[w].a[lane], operands[w].b[lane], c);
+    for (int v = 0; v < 4; ++v)
+      got[w][lane][v] = c[v];
+  });
+  for (int w = 0; w < 4; ++w) {
+    const host_mfma::WaveResult want = host_mfma::bf16Mfma(operands[w]);
+    for (int l = 0; l < 64; ++l)
+      for (int v = 0; v < 4; ++v)
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[w][l][v]), std::bit_cast<uint32_t>(want[size_t(l)][size_t(v)]))
+            << "wave " << w << " lane " << l << " value " << v;
+  }
+}
+
+} // namespace
