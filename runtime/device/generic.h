@@ -562,8 +562,8 @@ MONO_DEV void mono_quantize_mxfp8(const float (&x)[S], float (&codes)[S], float 
     for (int g = tid; g < N / G; g += MONO_BLOCK) {
       float amax = 0.0f;
       // (Starting each group at its own place in the group, which takes the
-      // reads off one bank, gained nothing measurable on the H200 and cost the
-      // gfx950 K2 29 VGPRs and 29 AGPRs at rows 6.)
+      // reads off one bank, is not worth it: the conflict is not what this
+      // walk waits on, and the staggered start costs registers.)
       for (int j = 0; j < G; ++j) amax = mono_fmax(amax, mono_fabs(lds[g * G + j]));
       groupScale[g] = (float)mono_mxfp8_scale_code(amax, variant);
     }
@@ -985,9 +985,9 @@ MONO_DEV void mono_gemv_zero_past(float *staged, int count) {
 // thread keeps all its weight chunks in registers and reads each token's
 // chunks itself, a few tokens' loads in flight at once, so the whole step
 // is one pass with one block reduction. Staging a token costs a memory
-// latency, a barrier and a block reduction a pass; the seam mixes (20480
-// f32 weights, 6 tokens, one token a pass) took about 18 us a task that
-// way on the H200, 5 this way. Each chunk's fma chain
+// latency, a barrier and a block reduction a pass, and the seam mixes
+// (20480 f32 weights) stage one token a pass, so the staged path pays them
+// once per token. Each chunk's fma chain
 // (mono_bf16_chunk_dot), its fma into the thread's sum and the in-order
 // sum of the threads' parts are mono_gemv_rows_run's, so the results are
 // the same bit for bit. `partial` holds TOKENS * MONO_BLOCK
@@ -1105,9 +1105,10 @@ MONO_DEV void mono_gemv_rows_run(const mono_gemv_weights<N, K, WKIND> &weights,
     const int tcn = count - tc0 < TC ? count - tc0 : TC;
     // Stage the tokens as bf16, 16 values a thread at a time: one 16-byte
     // code load (or two/four for bf16/f32), 32 bytes stored. A round's
-    // pieces are all loaded before the first is stored: a rolled loop of
-    // load then store waited one memory latency a piece (the seam mixes, 6
-    // passes of 5 pieces a thread, took about 20 us a task on the H200).
+    // pieces are all loaded before the first is stored: `lds` may alias
+    // global memory as far as the compiler knows, so in a rolled loop of
+    // load then store each load waits for the store before it, one memory
+    // latency a piece.
     constexpr int LOADS = SCALED ? 1 : XF32 ? 4 : 2;  // 16-byte loads a piece
     constexpr int ROUNDS = XF32 ? 4 : 8;
     const int pieces = tcn * (K / 16);

@@ -106,9 +106,9 @@ int64_t gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch);
 /// bf16 (no unpacking in the loop, twice the bytes read): on sm_90, whose
 /// 227 KB of shared memory a CTA leave room for it, and only with one
 /// thread a row, where every thread of a warp reads the same words (a
-/// broadcast). With several threads a row the reads are distinct and the
-/// doubled bytes make the loop wait on shared memory (the H200 measured
-/// wo_a 101 -> 152 us with f32 staging, routed.down 189 -> 172).
+/// broadcast), so the doubled bytes are broadcasts and the loop unpacks
+/// nothing. With several threads a row the reads are distinct and the
+/// doubled bytes make the loop wait on shared memory.
 inline bool gemvRowsStagesF32(int64_t outputs, int64_t block, llvm::StringRef arch) {
   return targetOf(arch).isNvidia() && outputs == block;
 }
