@@ -1,4 +1,4 @@
-// monodc device library: gemv_rows on gfx950's scaled matrix cores.
+// monodc device library: gemv_rows on gfx950's matrix cores.
 //
 // v_mfma_scale_f32_16x16x128_f8f6f4 (mono_mfma_scale_16x16x128, arch_gfx950.h;
 // docs/gfx950-matrix-cores.md) takes the quantized codes and their E8M0
@@ -20,11 +20,17 @@
 //     scale of block g (one byte of AITER's shuffled scales);
 //   tokens (MXFP8): token r, the k of the e4m3 rule above, scale of block g.
 // Its four results are rows 4 g .. 4 g + 3 of the tile, token r.
+//
+// bf16 weights over bf16 tokens (WKIND 1, no scales) take
+// v_mfma_f32_16x16x32_bf16 (mono_mfma_bf16_16x16x32) the same way, 32 k a
+// step: lane (g, r) holds row r's (token r's) k 8 g .. 8 g + 7, one 16-byte
+// load each; every product is exact in f32, and each instruction adds its
+// 32 to the accumulator with one rounding (the model's assumption).
 
 // Its shape (gemv_shape.h: mono_gemv_mfma_fits and the rest) is planned by
 // the compiler too.
 
-#if defined(MONO_HAS_SCALED_MFMA)
+#if defined(MONO_HAS_SCALED_MFMA) && defined(MONO_HAS_MFMA_BF16)
 
 // A lane's share of the weights: its row of each of its tiles for the steps
 // in flight, with the scale bytes. `prefetch` loads the first DEPTH steps
@@ -32,11 +38,12 @@
 template <int N, int K, int WKIND>
 struct mono_gemv_mfma_weights {
   static_assert(mono_gemv_mfma_fits(N, K, WKIND, MONO_BLOCK), "no matrix-core shape for this gemv");
-  static constexpr int WAVES = MONO_BLOCK / 64, TILES = N / 16, STEPS = K / 128;
+  static constexpr bool FP4 = WKIND == 3, BF16 = WKIND == 1;
+  static constexpr int STEP_K = BF16 ? 32 : 128;  // k an instruction
+  static constexpr int WAVES = MONO_BLOCK / 64, TILES = N / 16, STEPS = K / STEP_K;
   static constexpr int TPW = mono_gemv_mfma_tiles_a_wave(N, MONO_BLOCK);
   static constexpr int SPLIT = mono_gemv_mfma_split(N, MONO_BLOCK);  // waves a tile
-  static constexpr bool FP4 = WKIND == 3;
-  static constexpr int WORDS = FP4 ? 4 : 8;  // a lane's operand words a tile and step
+  static constexpr int WORDS = FP4 || BF16 ? 4 : 8;  // a lane's operand words a tile and step
   // Steps in flight: 128 weight bytes a lane (as gemv_mma.h's e4m3 path), at
   // most the steps of a split.
   static constexpr int MOST = (STEPS + SPLIT - 1) / SPLIT;
@@ -60,7 +67,10 @@ struct mono_gemv_mfma_weights {
 #pragma unroll
     for (int i = 0; i < TPW; ++i) {
       const mono_i64 rw = n0 + 16 * (firstTile() + i) + r;
-      if (FP4) {
+      if (BF16) {
+        row[i] = w + 2 * (rw * K + 8 * g);
+        scaleRow[i] = w;  // no scales
+      } else if (FP4) {
         // Block g's 16 bytes; block 4 s + g is 1024 s bytes on.
         row[i] = w + mono_aiter_weight_offset(rw, 16 * g, K / 2);
         scaleRow[i] = ws + mono_aiter_scale_row(rw, wsCols) + mono_aiter_scale_col((unsigned)g);
@@ -73,7 +83,11 @@ struct mono_gemv_mfma_weights {
   MONO_DEV void load(step_t &b, int s) const {
 #pragma unroll
     for (int i = 0; i < TPW; ++i) {
-      if (FP4) {
+      if (BF16) {
+        const mono_u32x4 v = *(const mono_u32x4 *)(row[i] + 64 * s);
+        b.q[i][0] = v.x, b.q[i][1] = v.y, b.q[i][2] = v.z, b.q[i][3] = v.w;
+        b.s[i] = 0;
+      } else if (FP4) {
         const mono_u32x4 v = *(const mono_u32x4 *)(row[i] + 1024 * s);
         b.q[i][0] = v.x, b.q[i][1] = v.y, b.q[i][2] = v.z, b.q[i][3] = v.w;
         // Column 4 s + g: mono_aiter_scale_col(4 s + g) - mono_aiter_scale_col(g).
@@ -112,6 +126,7 @@ MONO_DEV void mono_gemv_mfma_run(mono_gemv_mfma_weights<N, K, WKIND> &weights, c
   typedef typename slice_t::step_t step_t;
   constexpr int TPW = slice_t::TPW, SPLIT = slice_t::SPLIT, DEPTH = slice_t::DEPTH,
                 WORDS = slice_t::WORDS, KB = K / 32;
+  constexpr bool BF16 = slice_t::BF16;
   constexpr int FA = WKIND == 3 ? 4 : 0;  // the instruction's A format: e2m1 or e4m3
   constexpr int TTP = mono_gemv_mfma_pass_tiles(N, TOKENS, MONO_BLOCK);  // token tiles a pass
   constexpr int PT = 16 * TTP;
@@ -134,8 +149,8 @@ MONO_DEV void mono_gemv_mfma_run(mono_gemv_mfma_weights<N, K, WKIND> &weights, c
       const int t = 16 * j + r;
       live[j] = t < tcn ? ~0u : 0u;
       const mono_i64 at = t0 + tc0 + (t < tcn ? t : 0);
-      tok[j] = (const mono_u8 *)x + at * K + 16 * g;
-      tokScale[j] = xs + at * KB + g;
+      tok[j] = BF16 ? (const mono_u8 *)x + 2 * (at * K + 8 * g) : (const mono_u8 *)x + at * K + 16 * g;
+      tokScale[j] = BF16 ? tok[j] : xs + at * KB + g;
     }
     float acc[TPW][TTP][4];
 #pragma unroll
@@ -147,6 +162,25 @@ MONO_DEV void mono_gemv_mfma_run(mono_gemv_mfma_weights<N, K, WKIND> &weights, c
     // One step: the token tiles' codes and scales, then an instruction for
     // each (row tile, token tile) that holds a token.
     auto step = [&](const step_t &cur, int s) {
+      if constexpr (BF16) {
+        mono_u32 b[TTP][4];
+#pragma unroll
+        for (int j = 0; j < TTP; ++j) {
+          if (j == 0 || 16 * j < tcn) {
+            const mono_u32x4 v = *(const mono_u32x4 *)(tok[j] + 64 * s);
+            b[j][0] = v.x & live[j], b[j][1] = v.y & live[j];
+            b[j][2] = v.z & live[j], b[j][3] = v.w & live[j];
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < TPW; ++i) {
+          const mono_u32 a[4] = {cur.q[i][0], cur.q[i][1], cur.q[i][2], cur.q[i][3]};
+#pragma unroll
+          for (int j = 0; j < TTP; ++j)
+            if (j == 0 || 16 * j < tcn) mono_mfma_bf16_16x16x32(a, b[j], acc[i][j]);
+        }
+        return;
+      }
       mono_u32 b[TTP][8];
       int bs[TTP];
 #pragma unroll

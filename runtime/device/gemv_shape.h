@@ -151,13 +151,15 @@ MONO_SHAPE int mono_gemv_mma_shared_bytes(int rows, int k, int tokens, int kind,
 // that a translation unit does not use draws a warning from nvrtc.)
 enum { mono_ring_stages = 4 };
 
-// gemv_rows on gfx950's scaled MFMA (gemv_mfma.h): weights e4m3 (kind 0) or
-// MXFP4 (3), rows in tiles of 16, k in steps of 128, blocks of 64-lane
-// waves; tiles spread over the waves, or each tile's steps split over
-// several waves when there are fewer tiles than waves.
+// gemv_rows on gfx950's MFMA (gemv_mfma.h): weights e4m3 (kind 0) or MXFP4
+// (3) on the scaled 16x16x128 form, k in steps of 128, or bf16 (1) on the
+// 16x16x32 bf16 form, k in steps of 32; rows in tiles of 16, blocks of
+// 64-lane waves; tiles spread over the waves, or each tile's steps split
+// over several waves when there are fewer tiles than waves.
 MONO_SHAPE bool mono_gemv_mfma_fits(int rows, int k, int kind, int block) {
-  if ((kind != 0 && kind != 3) || rows <= 0 || rows % 16 != 0 || k <= 0 || k % 128 != 0 ||
-      block % 64 != 0 || block == 0)
+  const int step = kind == 1 ? 32 : 128;
+  if ((kind != 0 && kind != 1 && kind != 3) || rows <= 0 || rows % 16 != 0 || k <= 0 ||
+      k % step != 0 || block % 64 != 0 || block == 0)
     return false;
   const int tiles = rows / 16, waves = block / 64;
   return tiles % waves == 0 || waves % tiles == 0;

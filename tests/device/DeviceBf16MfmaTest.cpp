@@ -1,23 +1,30 @@
 // gfx950's v_mfma_f32_16x16x32_bf16 (the matrix instruction of the attention
-// chunk, attend_mfma.h): its lane-exact host model (HostMfma.h) against a
-// dense product, packing mistakes that must be caught, and the host form of
-// the device wrapper over 4 waves (HostArch.h with MONO_HOST_WARP=64).
+// chunk, attend_mfma.h, and of bf16 GEMVs, gemv_mfma.h): its lane-exact host
+// model (HostMfma.h) against a dense product, packing mistakes that must be
+// caught, the host form of the device wrapper over 4 waves (HostArch.h with
+// MONO_HOST_WARP=64), and mono_gemv_mfma's bf16 form on it.
 //
 // Operands are packed here from the layout facts written as placements
 // (value (index, k) -> lane, register, half); the model reads them with its
 // own forward formula, so the two agree only if both follow the facts.
+#include "monodc/formats/ExactSum.h"
 #include "monodc/formats/NumberFormats.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 // clang-format off
 #include "prelude.h"
+#include "gemv_shape.h"
 #include "HostArch.h"
+#include "generic.h"
+#include "gemv_mfma.h"
 // clang-format on
 
 static_assert(MONO_HOST_WARP == 64, "built with 64-lane waves");
@@ -194,6 +201,113 @@ TEST(Bf16MfmaWrapper, FourWavesGiveTheModelsResults) {
         ASSERT_EQ(std::bit_cast<uint32_t>(got[w][l][v]), std::bit_cast<uint32_t>(want[size_t(l)][size_t(v)]))
             << "wave " << w << " lane " << l << " value " << v;
   }
+}
+
+// ---- mono_gemv_mfma over bf16 (the router's GEMV on gfx950) ----
+
+/// bf16 bits of random values over a few binades.
+std::vector<uint16_t> randomBf16Values(size_t n, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<uint16_t> v(n);
+  for (uint16_t &b : v)
+    b = fmts::bf16Bits(std::ldexp(u(rng), int(rng() % 7) - 3));
+  return v;
+}
+
+/// The GEMV on one block of 4 waves: result [token][row] for rows
+/// n0 .. n0 + N of a [rows][K] weight and tokens t0 .. t0 + TOKENS.
+template <int N, int K, int TOKENS>
+std::vector<float> deviceGemv(const std::vector<uint16_t> &w, const std::vector<uint16_t> &x,
+                              int count = TOKENS, int n0 = 0, int t0 = 0) {
+  constexpr int SO = (TOKENS * N + MONO_BLOCK - 1) / MONO_BLOCK;
+  std::vector<float> lds(mono_gemv_mfma_shared_bytes(N, TOKENS, MONO_BLOCK) / 4 + 1);
+  std::vector<float> out(TOKENS * N);
+  host_arch::runBlock([&] {
+    float o[SO];
+    mono_gemv_mfma<SO, N, K, TOKENS, 1>((const mono_u8 *)w.data(), nullptr, 0, n0, x.data(),
+                                        nullptr, t0, o, lds.data(), count);
+    for (int s = 0; s < SO; ++s)
+      if (s * MONO_BLOCK + mono_tid() < TOKENS * N)
+        out[size_t(s * MONO_BLOCK + mono_tid())] = o[s];
+  });
+  return out;
+}
+
+/// The order the device sums in, written from gemv_mfma.h's description
+/// (the simulator mirrors the same): per row and token, each wave's share of
+/// the 32-k steps, each step the accumulator and 32 exact products rounded
+/// once, then the waves' sums in order in f32.
+float orderedSum(const std::vector<uint16_t> &w, const std::vector<uint16_t> &x, int K, int row,
+                 int token, int split) {
+  const int steps = K / 32;
+  float sum = 0.0f;
+  for (int p = 0; p < split; ++p) {
+    float acc = 0.0f;
+    for (int s = p * steps / split; s < (p + 1) * steps / split; ++s) {
+      fmts::ExactSum step;
+      step.add(acc);
+      for (int k = 32 * s; k < 32 * s + 32; ++k)
+        step.add(double(fmts::bf16Value(w[size_t(row) * K + k])) *
+                 double(fmts::bf16Value(x[size_t(token) * K + k])));
+      acc = step.toFloat();  // the values are finite
+    }
+    sum = split == 1 ? acc : sum + acc;
+  }
+  return sum;
+}
+
+/// Largest |device - double sum| over the largest |double sum|.
+template <int N, int K, int TOKENS>
+double worstRelativeError(const std::vector<float> &got, const std::vector<uint16_t> &w,
+                          const std::vector<uint16_t> &x, int count) {
+  double worst = 0, largest = 0;
+  std::vector<double> want(static_cast<size_t>(TOKENS * N), 0.0);
+  for (int t = 0; t < count; ++t)
+    for (int n = 0; n < N; ++n) {
+      double sum = 0;
+      for (int k = 0; k < K; ++k)
+        sum += double(fmts::bf16Value(w[size_t(n) * K + k])) * double(fmts::bf16Value(x[size_t(t) * K + k]));
+      want[size_t(t) * N + n] = sum;
+      largest = std::max(largest, std::fabs(sum));
+    }
+  for (size_t i = 0; i < want.size(); ++i)
+    worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+  return worst / largest;
+}
+
+template <int N, int K, int TOKENS>
+void expectGemvMatches(uint32_t seed, int count = TOKENS) {
+  std::mt19937 rng(seed);
+  const std::vector<uint16_t> w = randomBf16Values(size_t(N) * K, rng);
+  const std::vector<uint16_t> x = randomBf16Values(size_t(TOKENS) * K, rng);
+  const std::vector<float> got = deviceGemv<N, K, TOKENS>(w, x, count);
+  EXPECT_LT((worstRelativeError<N, K, TOKENS>(got, w, x, count)), 1e-5);
+  // Bit for bit the order the simulator mirrors; tokens past count are 0.
+  const int split = mono_gemv_mfma_split(N, MONO_BLOCK);
+  for (int t = 0; t < TOKENS; ++t)
+    for (int n = 0; n < N; ++n)
+      ASSERT_EQ(got[size_t(t) * N + n], t < count ? orderedSum(w, x, K, n, t, split) : 0.0f)
+          << "row " << n << " token " << t;
+}
+
+// The router's shape (16 rows a task, k 5120) at 6 tokens and at a count
+// below it; 64 rows (a tile a wave) over 48 tokens (3 token tiles).
+TEST(DeviceGemvBf16Mfma, Rows16K5120Tokens6) { expectGemvMatches<16, 5120, 6>(21); }
+TEST(DeviceGemvBf16Mfma, Rows16K5120Count4) { expectGemvMatches<16, 5120, 6>(22, 4); }
+TEST(DeviceGemvBf16Mfma, Rows64K256Tokens48) { expectGemvMatches<64, 256, 48>(23); }
+
+// The check can fail: one token value 3% off in the reference's input
+// moves that token's outputs past the bound.
+TEST(DeviceGemvBf16Mfma, OneValueThreePercentOffFailsTheBound) {
+  std::mt19937 rng(24);
+  std::vector<uint16_t> w = randomBf16Values(16 * 5120, rng), x = randomBf16Values(6 * 5120, rng);
+  // A dominant value, so 3% of it shows.
+  x[3 * 5120 + 77] = fmts::bf16Bits(64.0f);
+  w[5 * 5120 + 77] = fmts::bf16Bits(64.0f);
+  const std::vector<float> got = deviceGemv<16, 5120, 6>(w, x);
+  EXPECT_LT((worstRelativeError<16, 5120, 6>(got, w, x, 6)), 1e-5);
+  x[3 * 5120 + 77] = fmts::bf16Bits(64.0f * 1.03f);
+  EXPECT_GT((worstRelativeError<16, 5120, 6>(got, w, x, 6)), 1e-3);
 }
 
 } // namespace

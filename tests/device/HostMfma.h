@@ -212,15 +212,10 @@ inline std::array<float, 4> bf16LaneResult(const Bf16WaveOperands &w, int lane) 
   std::array<float, 4> d{};
   for (int v = 0; v < 4; ++v) {
     const int row = 4 * g + v;
-    monodc::formats::ExactSum sum;
-    double ieee = double(w.c[lane][v]);
-    sum.add(ieee);
-    for (int k = 0; k < 32; ++k) {
-      const double product = bf16OperandValue(w.a, row, k) * bf16OperandValue(w.b, col, k);
-      sum.add(product);  // exact: two 8-bit significands
-      ieee += product;
-    }
-    d[size_t(v)] = std::isfinite(ieee) ? sum.toFloat() : float(ieee);
+    double products[32];  // exact: two 8-bit significands
+    for (int k = 0; k < 32; ++k)
+      products[k] = bf16OperandValue(w.a, row, k) * bf16OperandValue(w.b, col, k);
+    d[size_t(v)] = monodc::formats::bf16MfmaStep(w.c[lane][v], products);
   }
   return d;
 }

@@ -41,11 +41,14 @@ std::vector<StageCost> monodc::mono::estimateStageCosts(LaunchOp launch, const I
         cost.macs += tasks * n * k * t;
         const GemvLowering lowering = g.getLowering().value_or(GemvLowering::FmaChains);
         lowerings.insert(stringifyGemvLowering(lowering).str());
-        if (lowering == GemvLowering::ScaledMfma) {
-          // A 16-row tile by a 16-token tile, 128 k an instruction.
-          const double instructions = (n / 16) * std::ceil(t / 16) * (k / 128);
+        if (lowering == GemvLowering::ScaledMfma || lowering == GemvLowering::Bf16Mfma) {
+          // A 16-row tile by a 16-token tile, 128 (scaled) or 32 (bf16) k an
+          // instruction.
+          const bool bf16 = lowering == GemvLowering::Bf16Mfma;
+          const double instructions = (n / 16) * std::ceil(t / 16) * (k / (bf16 ? 32 : 128));
           cost.mfmaInstructions += tasks * instructions;
-          mfmaCycles += tasks * instructions * static_cast<double>(model.scaledMfmaCycles);
+          mfmaCycles += tasks * instructions *
+                        static_cast<double>(bf16 ? model.bf16MfmaCycles : model.scaledMfmaCycles);
         } else {
           valuMacs += tasks * n * k * t;
         }

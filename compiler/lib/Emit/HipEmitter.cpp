@@ -118,8 +118,8 @@ private:
                        (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr") +
                        ", " + std::to_string(scaled ? ws.getCols() : 0) + ", " + nameOf(g.getRow());
     const std::string rowsAndK = std::to_string(g.getOutputs()) + ", " + std::to_string(k);
-    if (g.getLowering() == GemvLowering::ScaledMfma) {
-      // Scaled matrix cores (gemv_mfma.h): rows, k, tokens, kind.
+    if (g.getLowering() == GemvLowering::ScaledMfma || g.getLowering() == GemvLowering::Bf16Mfma) {
+      // gfx950's matrix cores (gemv_mfma.h): rows, k, tokens, kind.
       shape.args = rowsAndK + ", " + std::to_string(g.getTokens()) + ", " + std::to_string(wkind);
       shape.sliceType = "mono_gemv_mfma_weights<" + rowsAndK + ", " + std::to_string(wkind) + ">";
       shape.run = "mono_gemv_mfma_run";

@@ -100,8 +100,8 @@ private:
   LogicalResult attendChunk(AttendChunkOp op);
   TileValues gemvRows(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0, int64_t t0,
                       int64_t count);
-  TileValues gemvRowsScaledMfma(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0,
-                                int64_t t0, int64_t count);
+  TileValues gemvRowsMfma(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0, int64_t t0,
+                          int64_t count);
   void decodeWeightRow(GemvRowsOp op, RegionOp weight, int64_t row, std::vector<float> &decoded,
                        std::vector<float> &blockScale);
 
@@ -410,8 +410,8 @@ void TaskInterpreter::decodeWeightRow(GemvRowsOp op, RegionOp weight, int64_t ro
 // in order.
 TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xRegion,
                                      int64_t row0, int64_t t0, int64_t count) {
-  if (op.getLowering() == GemvLowering::ScaledMfma)
-    return gemvRowsScaledMfma(op, weight, xRegion, row0, t0, count);
+  if (op.getLowering() == GemvLowering::ScaledMfma || op.getLowering() == GemvLowering::Bf16Mfma)
+    return gemvRowsMfma(op, weight, xRegion, row0, t0, count);
   // Tokens from `count` on are neither read nor summed: their results stay 0.
   const int64_t n = op.getOutputs(), tokens = count, k = weight.getCols();
   const int64_t parts = block / n, chunks = k / 16;
@@ -450,36 +450,47 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
   return out;
 }
 
-// Mirrors mono_gemv_mfma: the codes and scales as they are (tokens not
-// rounded), each 128-k step of an output the scaled MFMA's modelled step
-// (formats::scaledMfmaStep: the accumulator and the four scaled block sums
-// summed exactly, rounded once), the steps in order; where a tile's steps
-// are split over waves (mono_gemv_mfma_split), each wave's sum over its
-// steps, then the waves' sums added in order in f32.
-TileValues TaskInterpreter::gemvRowsScaledMfma(GemvRowsOp op, RegionOp weight, RegionOp xRegion,
-                                               int64_t row0, int64_t t0, int64_t count) {
-  const int64_t n = op.getOutputs(), k = weight.getCols(), steps = k / 128;
+// Mirrors mono_gemv_mfma: the codes and scales (or bf16 values) as they are
+// (tokens not rounded), each k step of an output the MFMA's modelled step:
+// the accumulator and the step's exact products (the scaled form: its four
+// 32-k blocks' sums times their scales) summed exactly, rounded once
+// (formats::ExactSum), the steps in order; where a tile's steps are split
+// over waves (mono_gemv_mfma_split), each wave's sum over its steps, then
+// the waves' sums added in order in f32.
+TileValues TaskInterpreter::gemvRowsMfma(GemvRowsOp op, RegionOp weight, RegionOp xRegion,
+                                         int64_t row0, int64_t t0, int64_t count) {
+  const bool scaled = op.getLowering() == GemvLowering::ScaledMfma;
+  const int64_t n = op.getOutputs(), k = weight.getCols(), stepK = scaled ? 128 : 32;
+  const int64_t steps = k / stepK;
   const int64_t split = mono_gemv_mfma_split(static_cast<int>(n), static_cast<int>(block));
   const RegionStorage &x = memory.region(xRegion.getSymName().str());
-  const RegionStorage &xs = memory.region(op.getXScalesAttr().getValue().str());
+  const RegionStorage *xs = scaled ? &memory.region(op.getXScalesAttr().getValue().str()) : nullptr;
   TileValues out(op.getTokens() * n, 0.0f);
-  // Codes and powers of two: exact in f32.
-  std::vector<float> decoded(k), blockScale(k / 32);
+  // Codes and powers of two, or bf16 values: exact in f32.
+  std::vector<float> decoded(k), blockScale((k + 31) / 32, 1.0f);
   for (int64_t j = 0; j < n; ++j) {
     decodeWeightRow(op, weight, row0 + j, decoded, blockScale);
     for (int64_t t = 0; t < count; ++t) {
+      const int64_t xRow = (t0 + t) * k;
       float sum = 0.0f;
       for (int64_t p = 0; p < split; ++p) {
         float acc = 0.0f;
         for (int64_t s = p * steps / split; s < (p + 1) * steps / split; ++s) {
+          if (!scaled) {
+            double products[32];  // exact: bf16 values
+            for (int64_t c = 0; c < 32; ++c)
+              products[c] = double(x.get(xRow + 32 * s + c)) * decoded[32 * s + c];
+            acc = fmts::bf16MfmaStep(acc, products);
+            continue;
+          }
           double scaledBlocks[4];
           for (int64_t b = 0; b < 4; ++b) {
             const int64_t block32 = 4 * s + b;
             double blockSum = 0.0;  // exact: 32 products of e4m3/e2m1 codes
             for (int64_t q = 0; q < 32; ++q)
-              blockSum += double(x.get((t0 + t) * k + block32 * 32 + q)) * decoded[block32 * 32 + q];
+              blockSum += double(x.get(xRow + block32 * 32 + q)) * decoded[block32 * 32 + q];
             scaledBlocks[b] = blockSum * double(blockScale[block32]) *
-                              double(xs.get((t0 + t) * (k / 32) + block32));
+                              double(xs->get((t0 + t) * (k / 32) + block32));
           }
           acc = fmts::scaledMfmaStep(acc, scaledBlocks);
         }

@@ -37,9 +37,23 @@ bool fitsScaledMfma(GemvRowsOp g, int64_t block, const Target &target) {
                              static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
 }
 
+/// gemv_mfma.h's bf16 form: bf16 weights over bf16 tokens, no scales, on
+/// the 16x16x32 bf16 MFMA; k in whole 32-wide steps.
+bool fitsBf16Mfma(GemvRowsOp g, int64_t block, const Target &target) {
+  if (!target.findMatrix(16, 16, 32, MatrixOperand::Bf16, MatrixOperand::Bf16))
+    return false;
+  RegionOp x = lookupRegion(g, g.getXAttr());
+  const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
+  return gemvRowsWeightKind(g) == 1 && x.getElementType().isBF16() && !g.getXScales() &&
+         mono_gemv_mfma_fits(static_cast<int>(g.getOutputs()), static_cast<int>(k), 1,
+                             static_cast<int>(block));
+}
+
 GemvLowering choose(GemvRowsOp g, int64_t block, const Target &target) {
   if (fitsScaledMfma(g, block, target))
     return GemvLowering::ScaledMfma;
+  if (fitsBf16Mfma(g, block, target))
+    return GemvLowering::Bf16Mfma;
   if (gemvRowsUsesMma(g, block, llvm::StringRef(target.name.data(), target.name.size())))
     return GemvLowering::WarpMma;
   return GemvLowering::FmaChains;
@@ -63,6 +77,13 @@ std::optional<std::string> refusal(GemvRowsOp g, GemvLowering lowering, int64_t 
     return "scaled MFMA needs MX data on both sides (e2m1 or e4m3 weights with scales, MXFP8 "
            "tokens), whole 16-row tiles that the block's waves share evenly and k a multiple "
            "of 128";
+  case GemvLowering::Bf16Mfma:
+    if (fitsBf16Mfma(g, block, target))
+      return std::nullopt;
+    if (!target.findMatrix(16, 16, 32, MatrixOperand::Bf16, MatrixOperand::Bf16))
+      return std::string(target.name) + " has no 16x16x32 bf16 MFMA";
+    return "the bf16 MFMA needs bf16 weights over bf16 tokens without scales, whole 16-row tiles "
+           "that the block's waves share evenly and k a multiple of 32";
   }
   return "unknown lowering";
 }

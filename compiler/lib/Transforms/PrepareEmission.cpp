@@ -135,7 +135,7 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
     return inAnArea(size(q.getInput()) + size(q.getScales()));
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
-    if (g.getLowering() == GemvLowering::ScaledMfma)
+    if (g.getLowering() == GemvLowering::ScaledMfma || g.getLowering() == GemvLowering::Bf16Mfma)
       return mono_gemv_mfma_shared_bytes(static_cast<int>(g.getOutputs()),
                                          static_cast<int>(g.getTokens()), static_cast<int>(block));
     if (g.getLowering() == GemvLowering::WarpMma)

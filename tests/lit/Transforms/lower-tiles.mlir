@@ -2,11 +2,12 @@
 
 // gfx950 has the 16x16x128 scaled MFMA: e4m3 weights with 32x32 scales
 // over MXFP8 tokens, 32 rows (two 16-row tiles) of k 2048 (16 steps of 128),
-// take it; so do MXFP4 weights. bf16 weights are not MX data: fma chains.
+// take it; so do MXFP4 weights. bf16 weights over bf16 tokens are not MX
+// data: they take the 16x16x32 bf16 MFMA.
 // CHECK-LABEL: mono.launch @amd
 // CHECK: mono.gemv_rows @w scaled @ws[{{.*}}] tokens 2 lowered to scaled_mfma
 // CHECK: mono.gemv_rows @w4 scaled @ws4[{{.*}}] tokens 2 lowered to scaled_mfma
-// CHECK: mono.gemv_rows @wb[{{.*}}], @xb[{{.*}}] tokens 2 lowered to fma_chains
+// CHECK: mono.gemv_rows @wb[{{.*}}], @xb[{{.*}}] tokens 2 lowered to bf16_mfma
 mono.launch @amd attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
   mono.region @w weight : f8E4M3FN [32, 2048]
   mono.region @ws weight : f8E8M0FNU [1, 64]
@@ -216,5 +217,32 @@ mono.launch @attendtoomanyheads attributes {arch = "gfx950", grid = 4 : i64, blo
     %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
     // expected-error @+1 {{'mono.attend_chunk' op lowered to bf16_mfma: the chunk's shape does not fit it: at most 8 heads, keys a multiple of 32}}
     %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] lowered to bf16_mfma {heads = 10 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<10, f32>, !mono.tile<10, f32>, !mono.tile<1280, f32>
+  }
+}
+
+// -----
+
+// bf16 weights over f32 tokens are no bf16 MFMA operands.
+mono.launch @nobf16mfma attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @wb weight : bf16 [32, 2048]
+  mono.region @x input : f32 [2, 2048]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to bf16_mfma: the bf16 MFMA needs bf16 weights over bf16 tokens without scales}}
+    %a = mono.gemv_rows @wb[%c0], @x[%c0] tokens 2 lowered to bf16_mfma : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @nobf16mfma90 attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @wb weight : bf16 [32, 2048]
+  mono.region @xb input : bf16 [2, 2048]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to bf16_mfma: sm_90 has no 16x16x32 bf16 MFMA}}
+    %a = mono.gemv_rows @wb[%c0], @xb[%c0] tokens 2 lowered to bf16_mfma : !mono.tile<64, f32>
   }
 }

@@ -137,17 +137,18 @@ mono.launch @tokens attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i6
 
 // -----
 
-// gfx950 has no such copies: no ring, only the gemv's own bytes (bf16
-// weights take fma chains: 128 x 2 token bytes + 256 partials + 32 outputs).
-// CHECK: mono.launch @noring attributes {{{.*}}mono.lds_bytes = 1408 : i64
+// gfx950 has no such copies: no ring, only the gemv's own bytes (8 bf16
+// rows are half an MFMA tile, so fma chains: 128 x 2 token bytes + 256
+// partials + 8 outputs).
+// CHECK: mono.launch @noring attributes {{{.*}}mono.lds_bytes = 1312 : i64
 // CHECK-NOT: mono.ring_bytes
 mono.launch @noring attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
-  mono.region @w weight : bf16 [32, 128]
+  mono.region @w weight : bf16 [8, 128]
   mono.region @x input : bf16 [1, 128]
   mono.stage @s tasks 1 {
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
-    %y = mono.gemv_rows @w[%c0], @x[%c0] tokens 1 : !mono.tile<32, f32>
+    %y = mono.gemv_rows @w[%c0], @x[%c0] tokens 1 : !mono.tile<8, f32>
   }
 }
 

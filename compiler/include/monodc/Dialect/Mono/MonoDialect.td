@@ -89,7 +89,8 @@ def Mono_GemvLowering : I32EnumAttr<"GemvLowering",
     "the building block a gemv_rows becomes on its target (mono-lower-tiles)", [
     I32EnumAttrCase<"FmaChains", 0, "fma_chains">,
     I32EnumAttrCase<"WarpMma", 1, "warp_mma">,
-    I32EnumAttrCase<"ScaledMfma", 2, "scaled_mfma">]> {
+    I32EnumAttrCase<"ScaledMfma", 2, "scaled_mfma">,
+    I32EnumAttrCase<"Bf16Mfma", 3, "bf16_mfma">]> {
   let cppNamespace = "::monodc::mono";
 }
 

@@ -489,7 +489,8 @@ def Mono_GemvRowsOp : Mono_Op<"gemv_rows"> {
     the building block it becomes: `fma_chains` (mono_gemv_rows, any
     target), `warp_mma` (mono_gemv_mma, the 16x8x16 f16 warp mma),
     `scaled_mfma` (mono_gemv_mfma, the 16x16x128 scaled MFMA with the E8M0
-    scales in hardware).
+    scales in hardware), `bf16_mfma` (mono_gemv_mfma over bf16, the 16x16x32
+    bf16 MFMA).
   }];
   let arguments = (ins FlatSymbolRefAttr:$weight,
                        OptionalAttr<FlatSymbolRefAttr>:$weightScales, Index:$row,

@@ -1,10 +1,11 @@
-// A sum of doubles kept exact and rounded once to f32, and the one step of
-// gfx950's scaled MFMA that the project models with it: the four scaled
-// 32-k block sums and the accumulator C summed exactly, rounded once
-// (docs/gfx950-matrix-cores.md; CDNA4's internal rounding is not public,
-// so this is the modelled behaviour). Used by the host model of the
-// instruction (tests/device/HostMfma.h) and by the simulator's scaled-MFMA
-// GEMVs, so the two apply the same assumption.
+// A sum of doubles kept exact and rounded once to f32, and the steps of
+// gfx950's MFMAs that the project models with it: the scaled form's four
+// scaled 32-k block sums, or the bf16 form's 32 products, and the
+// accumulator C summed exactly, rounded once (docs/gfx950-matrix-cores.md;
+// CDNA4's internal rounding is not public, so this is the modelled
+// behaviour). Used by the host models of the instructions
+// (tests/device/HostMfma.h) and by the simulator's MFMA GEMVs, so the two
+// apply the same assumption.
 #ifndef MONODC_FORMATS_EXACTSUM_H
 #define MONODC_FORMATS_EXACTSUM_H
 
@@ -88,6 +89,22 @@ inline float scaledMfmaStep(float c, const double (&scaledBlocks)[4]) {
   sum.add(double(c));
   for (double b : scaledBlocks)
     sum.add(b);
+  return sum.toFloat();
+}
+
+/// One bf16 MFMA step for one output: C plus the 32 products (each exact in
+/// double), summed exactly and rounded once to f32; a NaN or infinite term
+/// gives the terms' IEEE sum (NaN or that infinity).
+inline float bf16MfmaStep(float c, const double (&products)[32]) {
+  double ieee = double(c);
+  for (double p : products)
+    ieee += p;
+  if (!std::isfinite(ieee))
+    return float(ieee);
+  ExactSum sum;
+  sum.add(double(c));
+  for (double p : products)
+    sum.add(p);
   return sum.toFloat();
 }
 
