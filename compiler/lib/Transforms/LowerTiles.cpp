@@ -134,25 +134,19 @@ struct LowerTiles : public monodc::mono::impl::LowerTilesBase<LowerTiles> {
         return;  // mono-prepare-emission refuses it, naming the arches
       const Target &target = targetOf(launch.getArch());
       const int64_t block = launch.getBlock();
-      launch.walk([&](GemvRowsOp g) {
-        if (auto set = g.getLowering()) {
-          if (auto reason = refusal(g, *set, block, target)) {
-            g.emitOpError() << "lowered to " << stringifyGemvLowering(*set) << ": " << *reason;
-            failed = true;
-          }
+      launch.walk([&](Operation *op) {
+        auto g = dyn_cast<GemvRowsOp>(op);
+        auto a = dyn_cast<AttendChunkOp>(op);
+        if (!g && !a)
           return;
+        if (auto why = loweringRefusal(op, block, launch.getArch())) {
+          op->emitOpError() << *why;
+          failed = true;
+        } else if (g && !g.getLowering()) {
+          g.setLowering(choose(g, block, target));
+        } else if (a && !a.getLowering()) {
+          a.setLowering(choose(a, block, target));
         }
-        g.setLowering(choose(g, block, target));
-      });
-      launch.walk([&](AttendChunkOp a) {
-        if (auto set = a.getLowering()) {
-          if (auto reason = refusal(a, *set, block, target)) {
-            a.emitOpError() << "lowered to " << stringifyAttendLowering(*set) << ": " << *reason;
-            failed = true;
-          }
-          return;
-        }
-        a.setLowering(choose(a, block, target));
       });
     });
     if (failed)
@@ -161,3 +155,17 @@ struct LowerTiles : public monodc::mono::impl::LowerTilesBase<LowerTiles> {
 };
 
 } // namespace
+
+std::optional<std::string> monodc::mono::loweringRefusal(Operation *op, int64_t block,
+                                                         llvm::StringRef arch) {
+  if (!isSupportedArch(arch))
+    return std::nullopt;  // mono-prepare-emission refuses the arch itself
+  const Target &target = targetOf(arch);
+  if (auto g = dyn_cast<GemvRowsOp>(op); g && g.getLowering())
+    if (auto reason = refusal(g, *g.getLowering(), block, target))
+      return "lowered to " + stringifyGemvLowering(*g.getLowering()).str() + ": " + *reason;
+  if (auto a = dyn_cast<AttendChunkOp>(op); a && a.getLowering())
+    if (auto reason = refusal(a, *a.getLowering(), block, target))
+      return "lowered to " + stringifyAttendLowering(*a.getLowering()).str() + ": " + *reason;
+  return std::nullopt;
+}

@@ -200,12 +200,18 @@ struct PrepareEmission
                              "block ("
                           << block << ")";
           failed = true;
+          return;  // its shape functions assume a divisor
         }
         const bool unlowered = (isa<GemvRowsOp>(op) && !cast<GemvRowsOp>(op).getLowering()) ||
                                (isa<AttendChunkOp>(op) && !cast<AttendChunkOp>(op).getLowering());
         if (unlowered) {
           op->emitOpError() << "has no lowering: mono-lower-tiles chooses its building block "
                                "before the emission is prepared";
+          failed = true;
+          return;
+        }
+        if (auto why = loweringRefusal(op, block, launch.getArch())) {
+          op->emitOpError() << *why;
           failed = true;
           return;
         }

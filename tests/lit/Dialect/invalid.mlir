@@ -124,10 +124,27 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 96 : i64, ro
 // -----
 
 mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
-  // expected-error @+1 {{'mono.stage' op stage 's' must have at least one task, got 0}}
+  // expected-error @+1 {{'mono.stage' op stage 's' must have between 1 and 65536 tasks, got 0}}
   mono.stage @s tasks 0 {
   ^bb0(%t: index):
   }
+}
+
+// -----
+
+// Signless attributes are read signed: a negative count is refused as itself
+// (read unsigned it passed, and check-handoffs then walked 2^64 tasks).
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.stage' op stage 's' must have between 1 and 65536 tasks, got -4}}
+  mono.stage @s tasks -4 {
+  ^bb0(%t: index):
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'mono.launch' op grid must be in [1, 65536], got -1}}
+mono.launch @l attributes {arch = "gfx950", grid = -1 : i64, block = 256 : i64, rows = 1 : i64} {
 }
 
 // -----

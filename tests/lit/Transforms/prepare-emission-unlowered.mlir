@@ -25,3 +25,17 @@ mono.launch @unloweredattend attributes {arch = "gfx950", grid = 4 : i64, block 
     %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
   }
 }
+
+// A preset lowering the target cannot run is refused here too, with
+// lower-tiles' reason, before its shape is sized (run alone, prepare-emission
+// used to divide by zero on this one: rows below a tile).
+mono.launch @presetwarpmma attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : bf16 [8, 128]
+  mono.region @x input : bf16 [1, 128]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to warp_mma: the 16x8x16 f16 warp mma path does not serve this GEMV on gfx950}}
+    %y = mono.gemv_rows @w[%c0], @x[%c0] tokens 1 lowered to warp_mma : !mono.tile<8, f32>
+  }
+}

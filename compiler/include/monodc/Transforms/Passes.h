@@ -7,6 +7,9 @@
 #include "mlir/Pass/Pass.h"
 #include "monodc/runtime/Target.h"
 
+#include <optional>
+#include <string>
+
 namespace monodc::mono {
 
 #define GEN_PASS_DECL
@@ -87,6 +90,13 @@ inline int64_t gemvRowsChunkTokens(int64_t k, int64_t tokens, int64_t block) {
 /// How a gemv_rows' weight is stored (the device library's WKIND): 0 e4m3
 /// with 32x32 E8M0 blocks, 1 bf16, 2 f32, 3 MXFP4 in AITER's layouts.
 int64_t gemvRowsWeightKind(GemvRowsOp g);
+
+/// Why a gemv_rows or attend_chunk cannot run the lowering it carries on
+/// `arch` ("lowered to L: reason"); nullopt when it can, carries none, or is
+/// another op. mono-lower-tiles and mono-prepare-emission both refuse
+/// through it, so a preset lowering never reaches the shape functions.
+std::optional<std::string> loweringRefusal(mlir::Operation *op, int64_t block,
+                                           llvm::StringRef arch);
 
 /// Whether a gemv_rows runs on tensor cores (the device library's
 /// mono_gemv_mma): on sm_90, for e4m3 and MXFP4 weights whose rows and k

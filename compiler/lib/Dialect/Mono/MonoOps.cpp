@@ -97,15 +97,18 @@ RegionOp monodc::mono::lookupRegion(Operation *from, FlatSymbolRefAttr name) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LaunchOp::verify() {
-  if (getGrid() <= 0)
-    return emitOpError() << "grid must be positive, got " << getGrid();
-  if (getBlock() < 32 || getBlock() > 1024 || !llvm::isPowerOf2_64(getBlock()))
-    return emitOpError() << "block must be a power of two in [32, 1024], got "
-                         << getBlock();
-  if (getRows() < 1 || getRows() > 48)
-    return emitOpError() << "rows must be in [1, 48], got " << getRows();
-  if (getRanks() < 1 || getRanks() > 8)
-    return emitOpError() << "ranks must be in [1, 8], got " << getRanks();
+  // The attributes are signless 64-bit: read them signed, so that a negative
+  // value is refused as itself rather than as a huge one.
+  const auto grid = static_cast<int64_t>(getGrid()), block = static_cast<int64_t>(getBlock());
+  const auto rows = static_cast<int64_t>(getRows()), ranks = static_cast<int64_t>(getRanks());
+  if (grid < 1 || grid > kMaxGrid)
+    return emitOpError() << "grid must be in [1, " << kMaxGrid << "], got " << grid;
+  if (block < 32 || block > 1024 || !llvm::isPowerOf2_64(static_cast<uint64_t>(block)))
+    return emitOpError() << "block must be a power of two in [32, 1024], got " << block;
+  if (rows < 1 || rows > 48)
+    return emitOpError() << "rows must be in [1, 48], got " << rows;
+  if (ranks < 1 || ranks > 8)
+    return emitOpError() << "ranks must be in [1, 8], got " << ranks;
   bool sawStage = false;
   for (Operation &op : getBodyBlock()) {
     if (isa<StageOp>(op)) {
@@ -152,9 +155,10 @@ LogicalResult RegionOp::verify() {
 }
 
 LogicalResult StageOp::verify() {
-  if (getTasks() <= 0)
-    return emitOpError() << "stage '" << getSymName()
-                         << "' must have at least one task, got " << getTasks();
+  const auto tasks = static_cast<int64_t>(getTasks());
+  if (tasks < 1 || tasks > kMaxTasks)
+    return emitOpError() << "stage '" << getSymName() << "' must have between 1 and "
+                         << kMaxTasks << " tasks, got " << tasks;
   Block &body = getBodyBlock();
   if (body.getNumArguments() != 1 || !body.getArgument(0).getType().isIndex())
     return emitOpError() << "stage '" << getSymName()

@@ -31,6 +31,8 @@ def Mono_LaunchOp : Mono_Op<"launch", [Symbol, SymbolTable, IsolatedFromAbove,
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The most CTAs a launch may have (the epoch buffer keeps a mark a CTA).
+    static constexpr int64_t kMaxGrid = 65536;
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
   }];
 }
@@ -81,6 +83,9 @@ def Mono_StageOp : Mono_Op<"stage", [Symbol, HasParent<"LaunchOp">,
   let assemblyFormat = "$sym_name `tasks` $tasks (`dynamic` $dynamic^)? attr-dict-with-keyword $body";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The most tasks a stage may have: far past any stage's (thousands), and
+    /// small enough that the passes that walk every task stay quick.
+    static constexpr int64_t kMaxTasks = 65536;
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
     ::mlir::Value getTaskIndex() { return getBodyBlock().getArgument(0); }
   }];
