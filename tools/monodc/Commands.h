@@ -32,9 +32,9 @@ inline constexpr int kUsageError = 2;
 std::string plural(int64_t count, const std::string &noun, const std::string &nouns = "");
 
 /// The grid rule of build, matrix and simulate: a grid given on the command
-/// line is 1..kMaxGrid CTAs (0 is refused, never read as "the default").
-/// Returns why `grid` is refused, or nothing; `arch` names the default.
-inline constexpr int64_t kMaxGrid = 65536;
+/// line is 1..65536 CTAs, the launch verifier's bound (mono::LaunchOp::
+/// kMaxGrid; 0 is refused, never read as "the default"). Returns why `grid`
+/// is refused, or nothing; `arch` names the default.
 std::optional<std::string> gridProblem(const std::string &arch, int64_t grid);
 
 /// The persistent-launch rule of build and matrix: a kernel that needs

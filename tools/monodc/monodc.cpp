@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
+#include "monodc/Dialect/Mono/MonoDialect.h"
 #include "monodc/runtime/CodeObject.h"
 #include "monodc/stages/ModelConfig.h"
 
@@ -38,6 +39,7 @@ std::string monodc::cli::plural(int64_t count, const std::string &noun,
 std::optional<std::string> monodc::cli::gridProblem(const std::string &arch, int64_t grid) {
   // The epoch buffer keeps a mark per CTA; 65536 is far past any part's
   // compute units, so a larger value is a typo, not a configuration.
+  constexpr int64_t kMaxGrid = monodc::mono::LaunchOp::kMaxGrid;
   if (grid >= 1 && grid <= kMaxGrid)
     return std::nullopt;
   int64_t units = monodc::stages::defaultGrid(arch);
