@@ -5,13 +5,15 @@
 // bit-identical outputs. --dump writes the inputs, the outputs (and with
 // --dump-scratch the scratch regions), the sm_90 source and its manifest, so
 // a GPU run of the same source can be compared
-// with the simulator (bench/gpu/LaunchCheck.cpp).
+// with the simulator (bench/gpu/LaunchCheck.cpp). --trace writes every
+// schedule's CTAs as a Chrome/Perfetto trace (monodc/Simulator/ChromeTrace.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
 #include "monodc/Support/DiagnosticText.h"
 #include "monodc/Emit/HipEmitter.h"
+#include "monodc/Simulator/ChromeTrace.h"
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/formats/NumberFormats.h"
@@ -42,6 +44,7 @@ struct SimulateCommand {
   int64_t rows = 6, tp = 2, grid = 16, schedules = 4;
   unsigned seed = 1;
   std::string dump;
+  std::string trace;       ///< a Chrome/Perfetto trace of the schedules
   std::string memoryLimit; ///< empty: MemAvailable of /proc/meminfo
   bool dumpScratch = false;
 };
@@ -151,10 +154,19 @@ int runSimulate(const SimulateCommand &cmd) {
   const std::string arch(monodc::runtime::kDefaultTarget);
   if (auto problem = monodc::cli::gridProblem(arch, cmd.grid))
     fail(*problem, monodc::cli::kUsageError);
-  // The dump directory is checked before the run, not after it.
+  // The dump directory and the trace file are checked before the run, not
+  // after it.
   if (!cmd.dump.empty())
     if (auto problem = monodc::cli::checkWritableDirectory(cmd.dump))
       fail("--dump: " + *problem, monodc::cli::kUsageError);
+  std::unique_ptr<llvm::raw_fd_ostream> traceFile;
+  if (!cmd.trace.empty()) {
+    std::error_code error;
+    traceFile = std::make_unique<llvm::raw_fd_ostream>(cmd.trace, error);
+    if (error)
+      fail("--trace: cannot write " + cmd.trace + ": " + error.message(), monodc::cli::kUsageError);
+  }
+  std::vector<sim::TraceRun> traces;
   std::optional<uint64_t> limit;
   if (!cmd.memoryLimit.empty()) {
     limit = parseBytes(cmd.memoryLimit);
@@ -223,8 +235,12 @@ int runSimulate(const SimulateCommand &cmd) {
           fail(llvm::toString(std::move(e)));
     }
     sim::Schedule schedule{s == 0 ? sim::SchedulePolicy::RoundRobin : sim::SchedulePolicy::Random,
-                           static_cast<uint64_t>(cmd.seed * 1000 + s), 0};
+                           static_cast<uint64_t>(cmd.seed * 1000 + s), 0, traceFile != nullptr};
     auto result = sim::simulateRanks(launch, pointers, schedule);
+    if (traceFile && mlir::succeeded(result))
+      traces.push_back({s == 0 ? "schedule 0 (round-robin)"
+                               : fmt::format("schedule {} (random, seed {})", s, schedule.seed),
+                        ranks, std::move(result->trace)});
     if (mlir::failed(result))
       fail("simulation failed: " + diagnostics.str());
     if (result->deadlock)
@@ -242,6 +258,15 @@ int runSimulate(const SimulateCommand &cmd) {
   }
   std::cout << fmt::format("{} schedules (round-robin, then random): outputs bit-identical\n",
                            cmd.schedules);
+  if (traceFile) {
+    sim::writeChromeTrace(*traceFile, traces);
+    traceFile->close();
+    if (traceFile->has_error())
+      fail("--trace: cannot write " + cmd.trace + ": " + traceFile->error().message());
+    std::cout << fmt::format("trace of {} written to {} (Chrome/Perfetto JSON; one turn of the "
+                             "scheduler shows as 1 us)\n",
+                             monodc::cli::plural(cmd.schedules, "schedule"), cmd.trace);
+  }
   for (const std::string &name : outputs) {
     std::vector<float> v = kept[0]->values(name);
     double maxAbs = 0, sumAbs = 0;
@@ -332,6 +357,8 @@ void monodc::cli::addSimulateCommand(CLI::App &app) {
   sub->add_option("--memory-limit", cmd->memoryLimit,
                   "refuse a run estimated to need more (e.g. 16G; default: the host's available "
                   "memory)");
+  sub->add_option("--trace", cmd->trace,
+                  "write every schedule's CTAs as a Chrome/Perfetto trace (JSON) to this file");
   sub->add_flag("--dump-scratch", cmd->dumpScratch,
                 "with --dump: also the scratch regions, what the stages hand each other");
   sub->callback([cmd] { std::exit(runSimulate(*cmd)); });

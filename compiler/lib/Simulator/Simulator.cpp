@@ -1014,6 +1014,8 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
   };
   Scheduler scheduler(schedule, slots);
   SimulationResult result;
+  int64_t turn = 0;                         // the scheduler's picks so far
+  std::vector<int64_t> blockedAt(slots, -1); // the turn a CTA's poll blocked
 
   // Runs CTA c of rank r (slot k) until it blocks, finishes a task, or ends
   // the launch.
@@ -1051,6 +1053,8 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
     }
     StageOp stage = stages[cta.stage];
     Waiter &w = waiting[k];
+    if (schedule.trace)
+      result.trace.push_back({r, c, stage.getSymName().str(), cta.task, "", turn, turn + 1});
     StepResult result_ = interpreters[r].resume(cta, stage, &w);
     if (result_ == StepResult::Blocked) {
       w.rank = r;
@@ -1089,11 +1093,18 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
           result.waiters.push_back(waiting[j]);
       return result;
     }
+    if (schedule.trace && blockedAt[k] >= 0) {
+      const Waiter &w = waiting[k];
+      result.trace.push_back({w.rank, w.cta, w.stage, w.task, w.flags, blockedAt[k], turn});
+      blockedAt[k] = -1;
+    }
     StepResult r = stepCta(k);
+    ++turn;
     if (r == StepResult::Error)
       return failure();
     if (r == StepResult::Blocked) {
       runnable[k] = 0;
+      blockedAt[k] = turn;
       continue;
     }
     // Progress may satisfy anyone's poll: every waiting CTA may try again.

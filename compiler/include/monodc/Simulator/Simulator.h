@@ -19,6 +19,20 @@ struct Schedule {
   SchedulePolicy policy = SchedulePolicy::RoundRobin;
   uint64_t seed = 0;
   int64_t starvedCta = 0;
+  bool trace = false;  ///< record the slices of SimulationResult::trace
+};
+
+/// What one CTA did over a span of scheduler turns (the simulator's clock:
+/// turn t is the t-th time the scheduler let a CTA run): a piece of a task
+/// ([begin, begin + 1): the CTA ran until the task finished or a poll
+/// blocked it), or a wait ([begin, end): blocked on `flags` until the
+/// scheduler picked the CTA again).
+struct TraceSlice {
+  int64_t rank = 0, cta = 0;
+  std::string stage;
+  int64_t task = 0;
+  std::string flags;  ///< empty for a piece of a task
+  int64_t begin = 0, end = 0;
 };
 
 /// One CTA that cannot go on: what it waits for.
@@ -39,6 +53,7 @@ struct SimulationResult {
   bool deadlock = false;
   std::vector<Waiter> waiters; ///< the wait-for set when deadlocked
   int64_t steps = 0;           ///< tasks executed
+  std::vector<TraceSlice> trace; ///< with Schedule::trace, in turn order
   std::string describe() const;
 };
 
