@@ -41,26 +41,36 @@ bool isOneOf(Operation *op) {
   return isa<Ops...>(op);
 }
 
+// The names are ODS's (discardableAttrs); the table adds where each belongs
+// and what its value must be.
+using D = MonoDialect;
 constexpr DeclaredAttribute kDeclared[] = {
-    {"mono.base", DeclaredAttribute::Integer, isOneOf<StageOp>, "mono.stage"},
-    {"mono.claim", DeclaredAttribute::Integer, isOneOf<StageOp>, "mono.stage"},
-    {"mono.regions", DeclaredAttribute::StringArray, isOneOf<WaitOp, WaitPeerOp>,
+    {D::BaseAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<StageOp>, "mono.stage"},
+    {D::ClaimAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<StageOp>, "mono.stage"},
+    {D::RegionsAttrHelper::getNameStr(), DeclaredAttribute::StringArray, isOneOf<WaitOp, WaitPeerOp>,
      "mono.wait and mono.wait_peer"},
-    {"mono.whole_producer", DeclaredAttribute::Unit, isOneOf<WaitOp, WaitPeerOp>,
+    {D::WholeProducerAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<WaitOp, WaitPeerOp>,
      "mono.wait and mono.wait_peer"},
-    {"mono.polled_once", DeclaredAttribute::Unit, isOneOf<WaitOp>, "mono.wait"},
-    {"mono.prefetched", DeclaredAttribute::Unit, isOneOf<GemvRowsOp>, "mono.gemv_rows"},
-    {"mono.tag_offset", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
-    {"mono.advance_epoch", DeclaredAttribute::Bool, isOneOf<LaunchOp>, "mono.launch"},
-    {"mono.step_tag", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
-    {"mono.ends_step", DeclaredAttribute::Bool, isOneOf<LaunchOp>, "mono.launch"},
-    {"mono.scratch_bytes", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
-    {"mono.peer_slot_bytes", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
-    {"mono.lds_bytes", DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
-    {"mono.offset", DeclaredAttribute::Integer, isOneOf<RegionOp>, "mono.region"},
-    {"mono.peer_offset", DeclaredAttribute::Integer, isOneOf<RegionOp>, "mono.region"},
-    {"mono.peer", DeclaredAttribute::Unit, isOneOf<RegionOp>, "mono.region"},
-    {"mono.ring_bytes", DeclaredAttribute::Integer, isOneOf<GemvRowsOp>, "mono.gemv_rows"},
+    {D::PolledOnceAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<WaitOp>, "mono.wait"},
+    {D::PrefetchedAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<GemvRowsOp>,
+     "mono.gemv_rows"},
+    {D::TagOffsetAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<LaunchOp>,
+     "mono.launch"},
+    {D::AdvanceEpochAttrHelper::getNameStr(), DeclaredAttribute::Bool, isOneOf<LaunchOp>,
+     "mono.launch"},
+    {D::StepTagAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
+    {D::EndsStepAttrHelper::getNameStr(), DeclaredAttribute::Bool, isOneOf<LaunchOp>, "mono.launch"},
+    {D::ScratchBytesAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<LaunchOp>,
+     "mono.launch"},
+    {D::PeerSlotBytesAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<LaunchOp>,
+     "mono.launch"},
+    {D::LdsBytesAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
+    {D::OffsetAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<RegionOp>, "mono.region"},
+    {D::PeerOffsetAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<RegionOp>,
+     "mono.region"},
+    {D::PeerAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<RegionOp>, "mono.region"},
+    {D::RingBytesAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<GemvRowsOp>,
+     "mono.gemv_rows"},
 };
 
 } // namespace
