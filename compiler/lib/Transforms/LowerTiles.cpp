@@ -88,22 +88,40 @@ std::optional<std::string> refusal(GemvRowsOp g, GemvLowering lowering, int64_t 
   return "unknown lowering";
 }
 
-/// attend_mfma.h is written on gfx950's 16x16x32 bf16 MFMA, attend_mma.h on
-/// sm_90's 16x8x16 bf16 warp mma; their shape rules are attend_shape.h's.
-bool fitsAttend(AttendChunkOp a, AttendLowering lowering, int64_t block, const Target &target) {
+/// The matrix instruction a matrix-core form of the chunk is written on:
+/// attend_mfma.h on gfx950's 16x16x32 bf16 MFMA, attend_mma.h on sm_90's
+/// 16x8x16 bf16 warp mma; null where the target lacks it (or for f32 chains).
+const monodc::runtime::MatrixInstruction *attendInstruction(AttendLowering lowering,
+                                                            const Target &target) {
+  switch (lowering) {
+  case AttendLowering::FmaChains:
+    return nullptr;
+  case AttendLowering::WarpMma:
+    return target.findMatrix(16, 8, 16, MatrixOperand::Bf16, MatrixOperand::Bf16);
+  case AttendLowering::Bf16Mfma:
+    return target.findMatrix(16, 16, 32, MatrixOperand::Bf16, MatrixOperand::Bf16);
+  }
+  return nullptr;
+}
+
+/// Whether the chunk's shape fits the form (attend_shape.h's rules).
+bool shapeFits(AttendChunkOp a, AttendLowering lowering, int64_t block) {
   const int heads = static_cast<int>(a.getHeads()), dim = static_cast<int>(a.getHeadDim());
   const int nope = static_cast<int>(a.getNope()), keys = static_cast<int>(a.getKeys());
   switch (lowering) {
   case AttendLowering::FmaChains:
     return true;
   case AttendLowering::WarpMma:
-    return target.findMatrix(16, 8, 16, MatrixOperand::Bf16, MatrixOperand::Bf16) &&
-           mono_attend_mma_fits(heads, dim, nope, keys, static_cast<int>(block));
+    return mono_attend_mma_fits(heads, dim, nope, keys, static_cast<int>(block));
   case AttendLowering::Bf16Mfma:
-    return target.findMatrix(16, 16, 32, MatrixOperand::Bf16, MatrixOperand::Bf16) &&
-           mono_attend_mfma_fits(heads, dim, nope, keys, static_cast<int>(block));
+    return mono_attend_mfma_fits(heads, dim, nope, keys, static_cast<int>(block));
   }
   return false;
+}
+
+bool fitsAttend(AttendChunkOp a, AttendLowering lowering, int64_t block, const Target &target) {
+  return (lowering == AttendLowering::FmaChains || attendInstruction(lowering, target)) &&
+         shapeFits(a, lowering, block);
 }
 
 AttendLowering choose(AttendChunkOp a, int64_t block, const Target &target) {
@@ -118,7 +136,7 @@ std::optional<std::string> refusal(AttendChunkOp a, AttendLowering lowering, int
   if (fitsAttend(a, lowering, block, target))
     return std::nullopt;
   const bool mfma = lowering == AttendLowering::Bf16Mfma;
-  if (!target.findMatrix(16, mfma ? 16 : 8, mfma ? 32 : 16, MatrixOperand::Bf16, MatrixOperand::Bf16))
+  if (!attendInstruction(lowering, target))
     return std::string(target.name) + " has no " +
            (mfma ? "16x16x32 bf16 MFMA" : "16x8x16 bf16 warp mma");
   return std::string("the chunk's shape does not fit it: at most 8 heads, keys a multiple of ") +
