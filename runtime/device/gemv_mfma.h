@@ -159,51 +159,43 @@ MONO_DEV void mono_gemv_mfma_run(mono_gemv_mfma_weights<N, K, WKIND> &weights, c
       for (int j = 0; j < TTP; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-    // One step: the token tiles' codes and scales, then an instruction for
-    // each (row tile, token tile) that holds a token.
+    // One step: the token tiles' operand words (e4m3: two 16-byte runs and
+    // the block's scale; bf16: one 16-byte run), then an instruction for each
+    // (row tile, token tile) that holds a token.
+    constexpr int TW = BF16 ? 4 : 8, STEP_BYTES = BF16 ? 64 : 128;  // token words, bytes a step
     auto step = [&](const step_t &cur, int s) {
-      if constexpr (BF16) {
-        mono_u32 b[TTP][4];
-#pragma unroll
-        for (int j = 0; j < TTP; ++j) {
-          if (j == 0 || 16 * j < tcn) {
-            const mono_u32x4 v = *(const mono_u32x4 *)(tok[j] + 64 * s);
-            b[j][0] = v.x & live[j], b[j][1] = v.y & live[j];
-            b[j][2] = v.z & live[j], b[j][3] = v.w & live[j];
-          }
-        }
-#pragma unroll
-        for (int i = 0; i < TPW; ++i) {
-          const mono_u32 a[4] = {cur.q[i][0], cur.q[i][1], cur.q[i][2], cur.q[i][3]};
-#pragma unroll
-          for (int j = 0; j < TTP; ++j)
-            if (j == 0 || 16 * j < tcn) mono_mfma_bf16_16x16x32(a, b[j], acc[i][j]);
-        }
-        return;
-      }
-      mono_u32 b[TTP][8];
+      mono_u32 b[TTP][TW];
       int bs[TTP];
 #pragma unroll
       for (int j = 0; j < TTP; ++j) {
         if (j == 0 || 16 * j < tcn) {
-          const mono_u32x4 lo = *(const mono_u32x4 *)(tok[j] + 128 * s);
-          const mono_u32x4 hi = *(const mono_u32x4 *)(tok[j] + 128 * s + 64);
-          bs[j] = tokScale[j][4 * s];  // a dead lane's scales only its dropped column
+          const mono_u32x4 lo = *(const mono_u32x4 *)(tok[j] + STEP_BYTES * s);
           b[j][0] = lo.x & live[j], b[j][1] = lo.y & live[j];
           b[j][2] = lo.z & live[j], b[j][3] = lo.w & live[j];
-          b[j][4] = hi.x & live[j], b[j][5] = hi.y & live[j];
-          b[j][6] = hi.z & live[j], b[j][7] = hi.w & live[j];
+          if constexpr (!BF16) {
+            const mono_u32x4 hi = *(const mono_u32x4 *)(tok[j] + STEP_BYTES * s + 64);
+            bs[j] = tokScale[j][4 * s];  // a dead lane's scales only its dropped column
+            b[j][4] = hi.x & live[j], b[j][5] = hi.y & live[j];
+            b[j][6] = hi.z & live[j], b[j][7] = hi.w & live[j];
+          }
         }
       }
 #pragma unroll
       for (int i = 0; i < TPW; ++i) {
-        mono_u32 a[8];
+        if constexpr (BF16) {
+          const mono_u32 a[4] = {cur.q[i][0], cur.q[i][1], cur.q[i][2], cur.q[i][3]};
 #pragma unroll
-        for (int q = 0; q < 8; ++q) a[q] = q < WORDS ? cur.q[i][q < WORDS ? q : 0] : 0u;
+          for (int j = 0; j < TTP; ++j)
+            if (j == 0 || 16 * j < tcn) mono_mfma_bf16_16x16x32(a, b[j], acc[i][j]);
+        } else {
+          mono_u32 a[8];
 #pragma unroll
-        for (int j = 0; j < TTP; ++j)
-          if (j == 0 || 16 * j < tcn)
-            mono_mfma_scale_16x16x128<FA, 0>(a, b[j], acc[i][j], (int)cur.s[i], bs[j]);
+          for (int q = 0; q < 8; ++q) a[q] = q < WORDS ? cur.q[i][q < WORDS ? q : 0] : 0u;
+#pragma unroll
+          for (int j = 0; j < TTP; ++j)
+            if (j == 0 || 16 * j < tcn)
+              mono_mfma_scale_16x16x128<FA, 0>(a, b[j], acc[i][j], (int)cur.s[i], bs[j]);
+        }
       }
     };
     // Groups of DEPTH steps: the next group's weights are loaded while the
