@@ -1,8 +1,10 @@
 //===- SimulateCommand.cpp - monodc simulate ------------------------------===//
 //
 // Runs a launch on the CPU simulator with random inputs in their formats,
-// under several seeded schedules, and checks that every schedule gives
-// bit-identical outputs. --dump writes the inputs, the outputs (and with
+// under many seeded schedules (round-robin, reverse, starve-one and random in
+// turn, on -j threads), and checks that every schedule gives bit-identical
+// outputs: it prints the number of schedules and of distinct outcomes, and
+// fails when there is more than one. --dump writes the inputs, the outputs (and with
 // --dump-scratch the scratch regions), the sm_90 source and its manifest, so
 // a GPU run of the same source can be compared
 // with the simulator (bench/gpu/LaunchCheck.cpp). --trace writes every
@@ -25,6 +27,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -41,8 +44,9 @@ namespace sim = monodc::sim;
 struct SimulateCommand {
   std::string config = "tiny";
   std::string launch = "attention_front";
-  int64_t rows = 6, tp = 2, grid = 16, schedules = 4;
+  int64_t rows = 6, tp = 2, grid = 16, schedules = 4, jobs = 1;
   unsigned seed = 1;
+  std::string testDropWaits; ///< test only: a stage whose waits are erased
   std::string dump;
   std::string trace;       ///< a Chrome/Perfetto trace of the schedules
   std::string memoryLimit; ///< empty: MemAvailable of /proc/meminfo
@@ -119,24 +123,24 @@ std::optional<uint64_t> parseBytes(const std::string &text) {
   return static_cast<uint64_t>(value * scale);
 }
 
-/// What a simulation holds at its peak, from the planned regions: the random
-/// inputs and weights as floats for every rank, and two launches' memory a
-/// rank (the first schedule's, kept to compare, and the running one).
-/// Peer regions hold a copy per parity and source rank. The simulator's own
-/// state per CTA comes on top: it is small beside the weights.
-uint64_t estimateMemory(mono::LaunchOp launch) {
+/// What a simulation holds at its peak, from the planned regions, for every
+/// rank: the random inputs and weights as floats and encoded once (every
+/// schedule shares them), and the other regions of one launch per thread
+/// and of the first schedule (kept to compare). Peer regions hold a copy
+/// per parity and source rank. The simulator's own state per CTA comes on
+/// top: it is small beside the weights.
+uint64_t estimateMemory(mono::LaunchOp launch, int64_t jobs) {
   const uint64_t ranks = launch.getRanks();
-  uint64_t inputFloats = 0, launchBytes = 0;
+  uint64_t inputFloats = 0, readOnlyBytes = 0, writableBytes = 0;
   for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
     uint64_t bytes = mono::regionBytes(region);
     if (region.getKind() == mono::MemoryKind::Peer || region->hasAttr("mono.peer"))
       bytes *= 2 * ranks;
-    launchBytes += bytes;
-    if (region.getKind() == mono::MemoryKind::Input ||
-        region.getKind() == mono::MemoryKind::Weight)
+    (region.isWritable() ? writableBytes : readOnlyBytes) += bytes;
+    if (!region.isWritable())
       inputFloats += 4 * uint64_t(region.getRows()) * uint64_t(region.getCols());
   }
-  return ranks * (inputFloats + 2 * launchBytes);
+  return ranks * (inputFloats + readOnlyBytes + (uint64_t(jobs) + 1) * writableBytes);
 }
 
 std::string gib(uint64_t bytes) {
@@ -145,12 +149,54 @@ std::string gib(uint64_t bytes) {
   return fmt::format("{:.1f} GiB", bytes / double(1ull << 30));
 }
 
+/// "round-robin", "reverse from CTA 3, 2 turns each", "starve-one CTA 5,
+/// seed N", "random, seed N".
+std::string describeSchedule(const sim::Schedule &schedule, int64_t ctas) {
+  const char *name = sim::policyName(schedule.policy);
+  switch (schedule.policy) {
+  case sim::SchedulePolicy::RoundRobin:
+  case sim::SchedulePolicy::Reverse: {
+    const uint64_t n = static_cast<uint64_t>(ctas);
+    if (schedule.seed == 0)
+      return name;
+    return fmt::format("{} from CTA {}, {} each", name, schedule.seed % n,
+                       monodc::cli::plural(1 + schedule.seed / n % 3, "turn"));
+  }
+  case sim::SchedulePolicy::StarveOne:
+    return fmt::format("{} CTA {}, seed {}", name, schedule.starvedCta, schedule.seed);
+  case sim::SchedulePolicy::Random:
+    return fmt::format("{}, seed {}", name, schedule.seed);
+  }
+  return name;
+}
+
+/// Test only (--test-drop-waits): erases every poll of `stage`, so that it
+/// reads what its producers hand over without waiting for it, a race that
+/// the schedules must expose.
+void dropWaits(mono::LaunchOp launch, const std::string &stage) {
+  int64_t dropped = 0;
+  for (auto s : launch.getBodyBlock().getOps<mono::StageOp>()) {
+    if (s.getSymName() != stage)
+      continue;
+    for (mlir::Operation &op : llvm::make_early_inc_range(s.getBodyBlock()))
+      if (mlir::isa<mono::WaitOp, mono::WaitPeerOp>(op)) {
+        op.erase();
+        ++dropped;
+      }
+  }
+  if (dropped == 0)
+    fail("--test-drop-waits: stage '" + stage + "' has no waits", monodc::cli::kUsageError);
+}
+
 int runSimulate(const SimulateCommand &cmd) {
   auto config = monodc::stages::configByName(cmd.config);
   if (!config)
     fail(llvm::toString(config.takeError()));
   if (cmd.schedules < 1)
-    fail("--schedules must be at least 1", monodc::cli::kUsageError);
+    fail(fmt::format("--schedules must be at least 1, got {}", cmd.schedules),
+         monodc::cli::kUsageError);
+  if (cmd.jobs < 1)
+    fail(fmt::format("-j must be at least 1, got {}", cmd.jobs), monodc::cli::kUsageError);
   const std::string arch(monodc::runtime::kDefaultTarget);
   if (auto problem = monodc::cli::gridProblem(arch, cmd.grid))
     fail(*problem, monodc::cli::kUsageError);
@@ -185,10 +231,15 @@ int runSimulate(const SimulateCommand &cmd) {
   if (mlir::failed(mono::runFusionPipeline(**module)))
     fail("the fusion passes refused " + cmd.launch + ": " + diagnostics.str());
   auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  if (!cmd.testDropWaits.empty())
+    dropWaits(launch, cmd.testDropWaits);
+  auto prepared = sim::PreparedLaunch::prepare(launch);
+  if (mlir::failed(prepared))
+    fail("the simulator refused " + cmd.launch + ": " + diagnostics.str());
 
   // Refuse before allocating: a launch of the full config can need more
   // than the host has, and running out halfway helps no one.
-  uint64_t needed = estimateMemory(launch);
+  uint64_t needed = estimateMemory(launch, cmd.jobs);
   std::optional<uint64_t> available = limit ? limit : availableMemory();
   if (available && needed > *available)
     fail(fmt::format("simulating {} ({}, rows {}, TP {}) needs about {} of memory; {} {} (try "
@@ -222,42 +273,48 @@ int runSimulate(const SimulateCommand &cmd) {
 
   std::cout << fmt::format("monodc simulate: {} ({}, rows {}, TP {}, grid {}), seed {}\n",
                            cmd.launch, config->name, cmd.rows, cmd.tp, cmd.grid, cmd.seed);
-  std::vector<std::vector<uint8_t>> first;
-  std::vector<std::unique_ptr<sim::LaunchMemory>> kept;
-  for (int64_t s = 0; s < cmd.schedules; ++s) {
-    std::vector<std::unique_ptr<sim::LaunchMemory>> run;
-    std::vector<sim::LaunchMemory *> pointers;
-    for (int64_t r = 0; r < ranks; ++r) {
-      run.push_back(std::make_unique<sim::LaunchMemory>(launch));
-      pointers.push_back(run.back().get());
-      for (auto &[name, values] : inputs[r])
-        if (llvm::Error e = run.back()->setValues(name, values))
-          fail(llvm::toString(std::move(e)));
-    }
-    sim::Schedule schedule{s == 0 ? sim::SchedulePolicy::RoundRobin : sim::SchedulePolicy::Random,
-                           static_cast<uint64_t>(cmd.seed * 1000 + s), 0, traceFile != nullptr};
-    auto result = sim::simulateRanks(launch, pointers, schedule);
-    if (traceFile && mlir::succeeded(result))
-      traces.push_back({s == 0 ? "schedule 0 (round-robin)"
-                               : fmt::format("schedule {} (random, seed {})", s, schedule.seed),
-                        ranks, std::move(result->trace)});
-    if (mlir::failed(result))
-      fail("simulation failed: " + diagnostics.str());
-    if (result->deadlock)
-      fail(result->describe());
-    std::vector<std::vector<uint8_t>> bytes;
-    for (auto &memory : run)
-      for (const std::string &name : outputs)
-        bytes.push_back(memory->bytes(name));
-    if (s == 0) {
-      first = bytes;
-      kept = std::move(run);
-    } else if (bytes != first) {
-      fail(fmt::format("schedule {} gave different outputs than round-robin: a race", s));
-    }
+  // Inputs and weights encoded once, in one memory a rank: every schedule
+  // shares these read-only regions.
+  std::vector<std::unique_ptr<sim::LaunchMemory>> inputMemories;
+  std::vector<const sim::LaunchMemory *> inputPointers;
+  for (int64_t r = 0; r < ranks; ++r) {
+    inputMemories.push_back(std::make_unique<sim::LaunchMemory>(launch));
+    for (auto &[name, values] : inputs[r])
+      if (llvm::Error e = inputMemories.back()->setValues(name, values))
+        fail(llvm::toString(std::move(e)));
+    inputPointers.push_back(inputMemories.back().get());
   }
-  std::cout << fmt::format("{} schedules (round-robin, then random): outputs bit-identical\n",
-                           cmd.schedules);
+  const auto start = std::chrono::steady_clock::now();
+  sim::SweepResult sweep = sim::sweepSchedules(
+      **prepared, inputPointers,
+      {cmd.schedules, cmd.seed, static_cast<unsigned>(cmd.jobs), traceFile != nullptr});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int64_t ctas = ranks * cmd.grid;
+  if (sweep.failedSchedule >= 0) {
+    std::string diagnostics_ = diagnostics.str();
+    fail(sweep.failure + (diagnostics_.empty() ? "" : ": " + diagnostics_));
+  }
+  std::cout << fmt::format(
+      "{} (round-robin, reverse, starve-one, random in turn; {}): {} in {:.1f} s "
+      "({:.1f} schedules/s)\n",
+      monodc::cli::plural(sweep.schedules, "schedule"), monodc::cli::plural(cmd.jobs, "thread"),
+      monodc::cli::plural(sweep.outcomes, "distinct outcome"), seconds,
+      sweep.schedules / std::max(seconds, 1e-9));
+  if (sweep.outcomes > 1)
+    fail(fmt::format("schedule {} ({}) gave other outputs than schedule 0 (round-robin), "
+                     "first in '{}' of rank {}: a race ({} distinct outcomes in {})",
+                     sweep.firstDiffering,
+                     describeSchedule(sim::sweepSchedule(sweep.firstDiffering, cmd.seed, ctas), ctas),
+                     sweep.differingRegion, sweep.differingRank, sweep.outcomes,
+                     monodc::cli::plural(sweep.schedules, "schedule")));
+  std::cout << "outputs bit-identical under every schedule\n";
+  std::vector<std::unique_ptr<sim::LaunchMemory>> &kept = sweep.first;
+  if (traceFile)
+    for (int64_t s = 0; s < sweep.schedules; ++s)
+      traces.push_back({fmt::format("schedule {} ({})", s,
+                                    describeSchedule(sim::sweepSchedule(s, cmd.seed, ctas), ctas)),
+                        ranks, std::move(sweep.traces[s])});
   if (traceFile) {
     sim::writeChromeTrace(*traceFile, traces);
     traceFile->close();
@@ -351,7 +408,14 @@ void monodc::cli::addSimulateCommand(CLI::App &app) {
   sub->add_option("--tp", cmd->tp, "tensor parallelism, 2 or 4")->capture_default_str();
   sub->add_option("--grid", cmd->grid, "simulated CTAs, 1..65536")->capture_default_str();
   sub->add_option("--seed", cmd->seed, "random inputs and schedules")->capture_default_str();
-  sub->add_option("--schedules", cmd->schedules, "schedules to compare")->capture_default_str();
+  sub->add_option("--schedules", cmd->schedules,
+                  "schedules to compare: round-robin, reverse, starve-one, random in turn")
+      ->capture_default_str();
+  sub->add_option("-j,--jobs", cmd->jobs, "schedules run at once (threads)")->capture_default_str();
+  // Hidden: shows that a race is caught (tests/lit/CLI/simulate-race.test).
+  sub->add_option("--test-drop-waits", cmd->testDropWaits,
+                  "test only: erase the waits of this stage")
+      ->group("");
   sub->add_option("--dump", cmd->dump,
                   "write inputs, outputs, the sm_90 source and its manifest to this directory");
   sub->add_option("--memory-limit", cmd->memoryLimit,

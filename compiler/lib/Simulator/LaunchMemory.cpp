@@ -25,90 +25,84 @@ int64_t storageBytes(mlir::Type type, int64_t elements) {
 }
 } // namespace
 
-float RegionStorage::getEncoded(mlir::Type format, int64_t offset) const {
-  if (format.isF32()) {
-    float v;
-    std::memcpy(&v, bytes.data() + offset, 4);
-    return v;
-  }
-  if (format.isBF16()) {
-    uint16_t b;
-    std::memcpy(&b, bytes.data() + offset, 2);
-    return fmts::bf16Value(b);
-  }
-  if (mlir::isa<mlir::Float8E4M3FNType>(format))
-    return fmts::e4m3Value(bytes[offset]);
-  if (mlir::isa<mlir::Float8E8M0FNUType>(format))
-    return fmts::e8m0Value(bytes[offset]);
-  return bytes[offset];  // a byte of a byte region, as a whole number
+StorageFormat monodc::sim::storageFormatOf(mlir::Type type) {
+  if (type.isF32())
+    return StorageFormat::F32;
+  if (type.isBF16())
+    return StorageFormat::Bf16;
+  if (mlir::isa<mlir::Float8E4M3FNType>(type))
+    return StorageFormat::E4m3;
+  if (mlir::isa<mlir::Float8E8M0FNUType>(type))
+    return StorageFormat::E8m0;
+  if (mlir::isa<mlir::Float4E2M1FNType>(type))
+    return StorageFormat::E2m1;
+  return StorageFormat::Byte;
 }
 
-void RegionStorage::setEncoded(mlir::Type format, int64_t offset, float value) {
-  if (format.isF32()) {
+const DecodeTables monodc::sim::kDecodeTables = [] {
+  DecodeTables t;
+  for (int c = 0; c < 256; ++c) {
+    t.e4m3[c] = fmts::e4m3Value(static_cast<uint8_t>(c));
+    t.e8m0[c] = fmts::e8m0Value(static_cast<uint8_t>(c));
+  }
+  for (int c = 0; c < 16; ++c)
+    t.e2m1[c] = fmts::e2m1Value(static_cast<uint8_t>(c));
+  return t;
+}();
+
+RegionStorage::RegionStorage(mlir::Type elementType, int64_t rows, int64_t cols)
+    : elementType(elementType), format(storageFormatOf(elementType)), rows(rows), cols(cols),
+      bytes(storageBytes(elementType, rows * cols), 0),
+      elementBytes(format == StorageFormat::E2m1 ? 0 : storageBytes(elementType, 1)) {}
+
+void RegionStorage::setEncoded(StorageFormat f, int64_t offset, float value) {
+  switch (f) {
+  case StorageFormat::F32:
     std::memcpy(bytes.data() + offset, &value, 4);
-  } else if (format.isBF16()) {
+    return;
+  case StorageFormat::Bf16: {
     uint16_t b = fmts::bf16Bits(value);
     std::memcpy(bytes.data() + offset, &b, 2);
-  } else if (mlir::isa<mlir::Float8E4M3FNType>(format)) {
-    bytes[offset] = fmts::e4m3Bits(value);
-  } else if (mlir::isa<mlir::Float8E8M0FNUType>(format)) {
-    bytes[offset] = fmts::e8m0Bits(value);
-  } else {
-    bytes[offset] = static_cast<uint8_t>(std::clamp(value, 0.0f, 255.0f));
+    return;
   }
-}
-
-float RegionStorage::get(int64_t i) const {
-  if (mlir::isa<mlir::Float4E2M1FNType>(elementType))
-    return fmts::e2m1Value((i & 1) ? (bytes[i / 2] >> 4) : (bytes[i / 2] & 15));
-  return getEncoded(elementType, i * storageBytes(elementType, 1));
+  case StorageFormat::E4m3:
+    bytes[offset] = fmts::e4m3Bits(value);
+    return;
+  case StorageFormat::E8m0:
+    bytes[offset] = fmts::e8m0Bits(value);
+    return;
+  default:
+    bytes[offset] = static_cast<uint8_t>(std::clamp(value, 0.0f, 255.0f));
+    return;
+  }
 }
 
 void RegionStorage::set(int64_t i, float value) {
-  if (mlir::isa<mlir::Float4E2M1FNType>(elementType)) {
+  if (format == StorageFormat::E2m1) {
     uint8_t code = fmts::e2m1Bits(value) & 15;
     uint8_t &byte = bytes[i / 2];
     byte = (i & 1) ? static_cast<uint8_t>((byte & 0x0F) | (code << 4))
                    : static_cast<uint8_t>((byte & 0xF0) | code);
     return;
   }
-  setEncoded(elementType, i * storageBytes(elementType, 1), value);
-}
-
-uint64_t RegionStorage::word(int64_t i) const {
-  if (elementType.isInteger(64)) {
-    uint64_t v;
-    std::memcpy(&v, bytes.data() + i * 8, 8);
-    return v;
-  }
-  uint32_t v;
-  std::memcpy(&v, bytes.data() + i * 4, 4);
-  return v;
-}
-
-void RegionStorage::setWord(int64_t i, uint64_t value) {
-  if (elementType.isInteger(64)) {
-    std::memcpy(bytes.data() + i * 8, &value, 8);
-    return;
-  }
-  uint32_t v = static_cast<uint32_t>(value);
-  std::memcpy(bytes.data() + i * 4, &v, 4);
+  setEncoded(format, i * elementBytes, value);
 }
 
 LaunchMemory::LaunchMemory(mono::LaunchOp launch) {
   for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
-    RegionStorage storage;
-    storage.elementType = region.getElementType();
-    storage.rows = region.getRows();
-    storage.cols = region.getCols();
+    int64_t rows = region.getRows();
     // Peer memory holds one copy per (epoch parity, source rank).
     if (region.getKind() == mono::MemoryKind::Peer || region->hasAttr("mono.peer"))
-      storage.rows *= 2 * launch.getRanks();
-    storage.bytes.assign(storageBytes(storage.elementType, storage.elements()), 0);
-    regions.emplace(region.getSymName().str(),
-                    std::make_shared<RegionStorage>(std::move(storage)));
+      rows *= 2 * launch.getRanks();
+    auto storage = std::make_shared<RegionStorage>(region.getElementType(), rows, region.getCols());
+    std::string name = region.getSymName().str();
+    indexOf.emplace(name, byIndex.size());
+    byIndex.push_back(storage);
+    regions.emplace(name, std::move(storage));
     if (region.getKind() == mono::MemoryKind::Scratch)
-      scratchRegions.push_back(region.getSymName().str());
+      scratchRegions.push_back(name);
+    if (!region.isWritable())
+      readOnlyRegions.push_back(name);
   }
 }
 
@@ -142,7 +136,19 @@ llvm::Error LaunchMemory::share(const std::string &name,
     return llvm::createStringError("region '%s' holds %zu bytes, the shared one %zu",
                                    name.c_str(), region(name).bytes.size(),
                                    shared->bytes.size());
+  byIndex[indexOf.at(name)] = shared;
   regions[name] = std::move(shared);
+  return llvm::Error::success();
+}
+
+llvm::Error LaunchMemory::shareReadOnly(const LaunchMemory &from) {
+  for (const std::string &name : readOnlyRegions) {
+    auto it = from.regions.find(name);
+    if (it == from.regions.end())
+      return llvm::createStringError("the memory to share from has no region '%s'", name.c_str());
+    if (llvm::Error e = share(name, it->second))
+      return e;
+  }
   return llvm::Error::success();
 }
 

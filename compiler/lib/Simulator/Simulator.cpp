@@ -19,9 +19,14 @@
 
 #include "gemv_shape.h"
 
+#include <atomic>
 #include <cmath>
+#include <map>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <random>
+#include <thread>
 
 using namespace mlir;
 using namespace monodc;
@@ -51,27 +56,179 @@ float roundTo(Type type, float v) {
 /// Exactly 2^k for k in [-127, 127].
 float exp2i(int k) { return std::ldexp(1.0f, k); }
 
+/// c + terms summed in order in double, if every addition was exact (each
+/// two-sum error zero): then the double is the exact sum, and rounding it
+/// to f32 once is what formats::ExactSum gives, sign of zero included (its
+/// zero is the terms' plain sum). Nothing when some addition rounded (or a
+/// term is not finite): the caller takes the exact sum. The MFMA steps'
+/// terms (products of e4m3/e2m1/bf16 values and power-of-two scales) are
+/// almost always summed exactly, and ExactSum's expansion costs a heap
+/// allocation and a search per step.
+template <size_t N>
+std::optional<float> exactInDouble(float c, const double (&terms)[N]) {
+  double sum = c;
+  for (double t : terms) {
+    const double s = sum + t, bv = s - sum;
+    const double err = (sum - (s - bv)) + (t - bv);
+    if (err != 0.0 || !std::isfinite(s))
+      return std::nullopt;
+    sum = s;
+  }
+  return static_cast<float>(sum);
+}
+
+float scaledMfmaStep(float c, const double (&scaledBlocks)[4]) {
+  if (auto fast = exactInDouble(c, scaledBlocks))
+    return *fast;
+  return fmts::scaledMfmaStep(c, scaledBlocks);
+}
+
+float bf16MfmaStep(float c, const double (&products)[32]) {
+  if (auto fast = exactInDouble(c, products))
+    return *fast;
+  return fmts::bf16MfmaStep(c, products);
+}
+
+/// Weight rows of a gemv_rows decoded exactly (decodeRows), with their
+/// block scales: what a prefetch holds. They point into a WeightCache where
+/// the weights are read-only and cached, else into the object's own copy.
+struct DecodedRows {
+  const float *values = nullptr; ///< rows x k
+  const float *scales = nullptr; ///< rows x ceil(k / 32)
+  std::vector<float> ownValues, ownScales;
+
+  DecodedRows() = default;
+  DecodedRows(DecodedRows &&) = default; // the vectors' buffers stay put
+  DecodedRows &operator=(DecodedRows &&) = default;
+  DecodedRows(const DecodedRows &) = delete;
+};
+
+/// Rows [row0, row0 + n) of a gemv_rows weight `w` (weightRows x k) decoded
+/// exactly (MXFP4 read from AITER's shuffled layouts, the same offsets the
+/// project's shuffle uses) and, with scales `ws`, their block scales; without
+/// them the scales are left as they are.
+void decodeRows(const RegionStorage &w, const RegionStorage *ws, int64_t weightRows, int64_t k,
+                int64_t row0, int64_t n, float *values, float *scales) {
+  const bool mxfp4 = w.format == StorageFormat::E2m1;
+  const int64_t scalesPerRow = (k + 31) / 32;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t row = row0 + j;
+    float *decoded = values + j * k;
+    if (mxfp4) {
+      for (int64_t c = 0; c < k; c += 2) {
+        const uint8_t byte =
+            w.bytes[fmts::shuffledWeightOffset(0, row, c / 2, weightRows, k / 2)];
+        decoded[c] = RegionStorage::decode(StorageFormat::E2m1, byte & 15);
+        if (c + 1 < k)
+          decoded[c + 1] = RegionStorage::decode(StorageFormat::E2m1, byte >> 4);
+      }
+    } else {
+      for (int64_t c = 0; c < k; ++c)
+        decoded[c] = w.get(row * k + c);
+    }
+    if (!ws)
+      continue;
+    float *scale = scales + j * scalesPerRow;
+    for (int64_t b = 0; b < k / 32; ++b)
+      scale[b] = mxfp4 ? RegionStorage::decode(StorageFormat::E8m0,
+                                               ws->bytes[fmts::shuffledScaleOffset(row, b, ws->cols)])
+                       : ws->get((row / 32) * ws->cols + b);
+  }
+}
+
+/// The read-only gemv_rows weights of a sweep decoded once (the schedules
+/// share their storage), so that a task copies nothing and decodes nothing.
+/// Filled before the schedules start; read-only after.
+struct WeightCache {
+  struct Entry {
+    std::vector<float> values, scales; ///< every row
+  };
+  /// By (weight storage, scales storage or null).
+  std::map<std::pair<const RegionStorage *, const RegionStorage *>, Entry> entries;
+  /// Decoded floats at most: a larger config decodes per task instead.
+  static constexpr int64_t kMaxValues = int64_t(64) << 20;
+};
+
 /// Where a CTA stands: the stage it walks, the task it runs and the next op.
 struct CtaState {
   size_t stage = 0;
   int64_t task = -1; ///< -1: between tasks
   bool done = false;
   Block::iterator pc;
+  /// A dynamic stage's task claimed ahead (mono_claim_task): the CTA holds
+  /// it while it runs the current one, and runs it next.
+  int64_t ahead = 0;
   /// The waits marked polled once that this CTA has passed in this step:
   /// its later tasks of the stage do not poll them again (as on the GPU).
   llvm::DenseSet<Operation *> waitsPassed;
+  /// This task's gemv_rows weights loaded before its poll (mono.prefetched),
+  /// and whether the prefetch has been issued.
+  llvm::DenseMap<Operation *, DecodedRows> prefetched;
+  bool prefetchIssued = false;
   llvm::DenseMap<Value, int64_t> indices;
   llvm::DenseMap<Value, TileValues> tiles;
+
+  /// A fresh task: nothing of the previous one's frame is kept.
+  void startTask(StageOp stage, int64_t id) {
+    task = id;
+    pc = stage.getBodyBlock().begin();
+    indices.clear();
+    tiles.clear();
+    prefetched.clear();
+    prefetchIssued = false;
+    indices[stage.getTaskIndex()] = id;
+  }
 };
+
+} // namespace
+
+/// What every schedule of a launch shares (PreparedLaunch).
+struct monodc::sim::PreparedLaunch::Plan {
+  /// A region as the interpreter reads it.
+  struct RegionInfo {
+    RegionOp op;
+    size_t index = 0; ///< in LaunchMemory
+    int64_t rows = 0, cols = 0;
+    bool holdsBytes = false;
+    bool writable = false; ///< inputs and weights are not (the verifier's rule)
+    StringRef name;
+  };
+
+  LaunchOp launch;
+  SmallVector<StageOp> stages;
+  std::vector<int64_t> bases, claims;
+  int64_t tagOffset = 0;
+  bool advance = false;
+  llvm::StringMap<RegionInfo> regions;
+  /// The waits a CTA polls for its first task of the stage only.
+  llvm::DenseSet<Operation *> polledOnce;
+  /// The first wait of a run that a gemv_rows marked mono.prefetched
+  /// follows: the GPU loads the gemv's weights before polling it.
+  llvm::DenseMap<Operation *, GemvRowsOp> prefetchAt;
+  /// Per stage: the flags its publish writes (a task that skips the rest
+  /// publishes the later tasks' flags), or null.
+  llvm::DenseMap<Operation *, const RegionInfo *> publishFlags;
+  /// The output regions, in the launch's order (what a sweep compares).
+  std::vector<const RegionInfo *> outputs;
+
+  const RegionInfo &region(StringRef name) const { return regions.find(name)->second; }
+  const RegionInfo &region(FlatSymbolRefAttr name) const { return region(name.getValue()); }
+};
+
+namespace {
+
+using Plan = PreparedLaunch::Plan;
+using RegionInfo = Plan::RegionInfo;
 
 enum class StepResult { Progress, Blocked, Done, Error };
 
 class TaskInterpreter {
 public:
-  TaskInterpreter(LaunchOp launch, const std::vector<LaunchMemory *> &memories, int64_t rank,
-                  uint32_t tag)
-      : memory(*memories[rank]), peers(memories), rank(rank), ranks(launch.getRanks()),
-        block(launch.getBlock()), tag(tag), parity(tag / 2 % 2) {}
+  TaskInterpreter(const Plan &plan, const WeightCache *cache,
+                  const std::vector<LaunchMemory *> &memories, int64_t rank, uint32_t tag)
+      : plan(plan), cache(cache), memory(*memories[rank]), peers(memories), rank(rank),
+        ranks(LaunchOp(plan.launch).getRanks()), block(LaunchOp(plan.launch).getBlock()), tag(tag),
+        parity(tag / 2 % 2) {}
 
   /// Runs ops from the CTA's pc to the end of its task, or to a wait that
   /// is not yet satisfied.
@@ -89,21 +246,33 @@ private:
     TileValues &t = tiles[v];
     return t.size() == 1 ? t[0] : t[i];
   }
+  /// A tile to read in a loop, a one-value tile broadcast (as `at`), looked
+  /// up once instead of per value.
+  struct View {
+    const float *data;
+    size_t size;
+    float operator[](int64_t i) const { return size == 1 ? data[0] : data[i]; }
+  };
+  View view(Value v) {
+    const TileValues &t = tiles[v];
+    return {t.data(), t.size()};
+  }
   int64_t sizeOf(Value v) { return cast<TileType>(v.getType()).getSize(); }
-  FailureOr<int64_t> window(Operation *op, RegionOp region, Value row, Value col,
+  FailureOr<int64_t> window(Operation *op, const RegionInfo &region, Value row, Value col,
                             int64_t size);
 
   float reduce(const TileValues &x, ReduceKind kind);
   void quantize(const TileValues &x, Mxfp8Variant variant, TileValues &codes,
                 TileValues &scales);
-  TileValues gemv(GemvOp op, RegionOp weight, int64_t row0);
+  TileValues gemv(GemvOp op, const RegionInfo &weight, int64_t row0);
   LogicalResult attendChunk(AttendChunkOp op);
-  TileValues gemvRows(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0, int64_t t0,
+  TileValues gemvRows(GemvRowsOp op, const DecodedRows &w, const RegionInfo &x, int64_t t0,
                       int64_t count);
-  TileValues gemvRowsMfma(GemvRowsOp op, RegionOp weight, RegionOp x, int64_t row0, int64_t t0,
+  TileValues gemvRowsMfma(GemvRowsOp op, const DecodedRows &w, const RegionInfo &x, int64_t t0,
                           int64_t count);
-  void decodeWeightRow(GemvRowsOp op, RegionOp weight, int64_t row, std::vector<float> &decoded,
-                       std::vector<float> &blockScale);
+  void decodeWeightRows(GemvRowsOp op, int64_t row0, DecodedRows &out);
+  /// The weights a prefetched gemv_rows loads before the poll at `wait`.
+  LogicalResult prefetch(CtaState &cta, GemvRowsOp g);
 
   /// Index of value `i` of copy (parity, source) of a peer region.
   int64_t peerIndex(const RegionStorage &r, int64_t source, int64_t i) const {
@@ -111,6 +280,10 @@ private:
     return (parity * ranks + source) * copy + i;
   }
 
+  const Plan &plan;
+  const WeightCache *cache; ///< or null
+  /// Set while a prefetched gemv_rows runs: the rows its prefetch read.
+  const DecodedRows *prefetchedRows = nullptr;
   LaunchMemory &memory;
   std::vector<LaunchMemory *> peers;
   int64_t rank, ranks;
@@ -144,12 +317,33 @@ StepResult TaskInterpreter::resume(CtaState &cta, StageOp stage, Waiter *waiter)
       while (skips && cta.pc != body.end() && !isa<PublishOp>(*cta.pc));
       continue;
     }
-    const bool pollsOnce = isa<WaitOp>(*cta.pc) && cta.pc->hasAttr("mono.polled_once");
+    // The weights of a prefetched GEMV are read before the first poll of
+    // the waits in front of it (once a task, as the GPU issues them once):
+    // a GEMV whose weights were written behind those flags would read them
+    // early here as on the GPU.
+    if (!cta.prefetchIssued && isa<WaitOp, WaitPeerOp>(*cta.pc)) {
+      auto g = plan.prefetchAt.find(&*cta.pc);
+      if (g != plan.prefetchAt.end()) {
+        cta.prefetchIssued = true;
+        if (failed(prefetch(cta, g->second))) {
+          result = StepResult::Error;
+          break;
+        }
+      }
+    }
+    const bool pollsOnce = isa<WaitOp>(*cta.pc) && plan.polledOnce.contains(&*cta.pc);
     if (pollsOnce && cta.waitsPassed.contains(&*cta.pc)) {
       ++cta.pc;
       continue;
     }
+    if (auto g = dyn_cast<GemvRowsOp>(*cta.pc)) {
+      // A prefetched GEMV uses what its prefetch read.
+      auto held = cta.prefetched.find(g);
+      if (held != cta.prefetched.end())
+        prefetchedRows = &held->second;
+    }
     OpResult r = step(*cta.pc, waiter);
+    prefetchedRows = nullptr;
     if (r == OpResult::Done && pollsOnce)
       cta.waitsPassed.insert(&*cta.pc);
     if (r == OpResult::Blocked) {
@@ -189,24 +383,22 @@ LogicalResult TaskInterpreter::skipRest(StageOp stage, SkipUnlessOp skip, bool s
   auto last = lastWorking.find(stage);
   if (last != lastWorking.end() && last->second > task)
     return broken(task, last->second);
-  auto publishes = stage.getBodyBlock().getOps<PublishOp>();
-  if (!publishes.empty()) {
-    RegionStorage &flags = memory.region((*publishes.begin()).getFlags().str());
+  if (const RegionInfo *info = plan.publishFlags.lookup(stage)) {
+    RegionStorage &flags = memory.region(info->index);
     for (int64_t t = task; t < stage.getTasks(); ++t)
       flags.setWord(t, flagWord(t));
   }
   return success();
 }
 
-FailureOr<int64_t> TaskInterpreter::window(Operation *op, RegionOp region, Value row,
+FailureOr<int64_t> TaskInterpreter::window(Operation *op, const RegionInfo &region, Value row,
                                            Value col, int64_t size) {
   int64_t r = indices.lookup(row), c = indices.lookup(col);
-  if (r < 0 || r >= region.getRows() || c < 0 || c + size > region.getCols())
+  if (r < 0 || r >= region.rows || c < 0 || c + size > region.cols)
     return op->emitOpError() << "touches row " << r << ", columns [" << c << ", "
-                             << c + size << ") outside region '" << region.getSymName()
-                             << "' [" << region.getRows() << ", " << region.getCols()
-                             << "]";
-  return r * region.getCols() + c;
+                             << c + size << ") outside region '" << region.name
+                             << "' [" << region.rows << ", " << region.cols << "]";
+  return r * region.cols + c;
 }
 
 // Per-thread partials in slot order, then the fixed shared-memory tree.
@@ -257,22 +449,25 @@ void TaskInterpreter::quantize(const TileValues &x, Mxfp8Variant variant, TileVa
 // Mirrors mono_attend_chunk: keys in batches, f32 fused multiply-adds in
 // dim order, the online rescale per batch.
 LogicalResult TaskInterpreter::attendChunk(AttendChunkOp op) {
-  RegionOp qRegion = lookupRegion(op, op.getQAttr()), cacheRegion = lookupRegion(op, op.getCacheAttr());
+  const RegionInfo &qRegion = plan.region(op.getQAttr()), &cacheRegion = plan.region(op.getCacheAttr());
   const int64_t heads = op.getHeads(), dim = op.getHeadDim(), nope = op.getNope();
   const int64_t keys = op.getKeys(), batch = AttendChunkOp::kKeyBatch, pt = op.getPageTokens();
-  const int64_t data = op.getDataBytes(), pages = cacheRegion.getRows();
+  const int64_t data = op.getDataBytes(), pages = cacheRegion.rows;
   const int64_t parts = op.scoreParts(block);
   auto base = window(op, qRegion, op.getRow(), op.getCol(), heads * dim);
   if (failed(base))
     return failure();
-  const RegionStorage &q = memory.region(qRegion.getSymName().str());
-  const RegionStorage &cache = memory.region(cacheRegion.getSymName().str());
+  const RegionStorage &qStorage = memory.region(qRegion.index);
+  const RegionStorage &cache = memory.region(cacheRegion.index);
+  std::vector<float> q(heads * dim);
+  for (int64_t i = 0; i < heads * dim; ++i)
+    q[i] = qStorage.get(*base + i);
   const float minusInf = -std::numeric_limits<float>::infinity(), scale = op.getScoreScale();
   const TileValues &slots = tile(op.getSlots());
   for (float s : slots)
     if (s >= 0 && s >= float(pages * pt))
       return op.emitOpError() << "key slot " << s << " is outside cache '"
-                              << cacheRegion.getSymName() << "' (" << pages * pt << " slots)";
+                              << cacheRegion.name << "' (" << pages * pt << " slots)";
   TileValues m(heads, minusInf), l(heads, 0.0f), p(heads * dim, 0.0f);
   std::vector<float> kv(batch * dim), t(heads * batch), alpha(heads);
   for (int64_t b0 = 0; b0 < keys; b0 += batch) {
@@ -282,13 +477,12 @@ LogicalResult TaskInterpreter::attendChunk(AttendChunkOp op) {
         const int64_t slot = slotOf(k);
         float v = 0.0f;
         if (slot >= 0) {
-          const int64_t page = (slot / pt) * cacheRegion.getCols(), record = page + (slot % pt) * data;
+          const int64_t page = (slot / pt) * cacheRegion.cols, record = page + (slot % pt) * data;
           if (d < nope)
-            v = fmts::e4m3Value(cache.bytes[record + d]) *
+            v = RegionStorage::decode(StorageFormat::E4m3, cache.bytes[record + d]) *
                 exp2i(int(cache.bytes[page + pt * data + (slot % pt) * 8 + d / 64]) - 127);
           else
-            v = fmts::bf16Value(uint16_t(cache.bytes[record + nope + 2 * (d - nope)] |
-                                         (cache.bytes[record + nope + 2 * (d - nope) + 1] << 8)));
+            v = cache.getEncoded(StorageFormat::Bf16, record + nope + 2 * (d - nope));
         }
         kv[k * dim + d] = v;
       }
@@ -299,7 +493,7 @@ LogicalResult TaskInterpreter::attendChunk(AttendChunkOp op) {
         for (int64_t part = 0; part < parts; ++part) {
           float acc = 0.0f;
           for (int64_t d = part * (dim / parts); d < (part + 1) * (dim / parts); ++d)
-            acc = std::fma(q.get(*base + h * dim + d), kv[k * dim + d], acc);
+            acc = std::fma(q[h * dim + d], kv[k * dim + d], acc);
           sum += acc;
         }
         t[h * batch + k] = slotOf(k) >= 0 ? sum * scale : minusInf;
@@ -335,20 +529,21 @@ LogicalResult TaskInterpreter::attendChunk(AttendChunkOp op) {
 
 // Mirrors mono_gemv_*: T threads per output, each summing a contiguous run of
 // 32-wide K blocks (block sums scaled once), partials added in thread order.
-TileValues TaskInterpreter::gemv(GemvOp op, RegionOp weight, int64_t row0) {
-  const int64_t n = sizeOf(op.getResult()), k = weight.getCols();
+TileValues TaskInterpreter::gemv(GemvOp op, const RegionInfo &weight, int64_t row0) {
+  const int64_t n = sizeOf(op.getResult()), k = weight.cols;
   const int64_t threadsPerOutput = n >= block ? 1 : block / n;
   const int64_t perPass = block / threadsPerOutput;
   const int64_t kBlocks = k / 32;
   const int64_t blocksPerThread = (kBlocks + threadsPerOutput - 1) / threadsPerOutput;
-  const RegionStorage &w = memory.region(weight.getSymName().str());
+  const RegionStorage &w = memory.region(weight.index);
   const bool scaled = static_cast<bool>(op.getXScales());
   const RegionStorage *ws =
-      scaled ? &memory.region(op.getWeightScalesAttr().getValue().str()) : nullptr;
+      scaled ? &memory.region(plan.region(op.getWeightScalesAttr()).index) : nullptr;
 
   TileValues x(k);
+  const View xv = view(op.getX());
   for (int64_t i = 0; i < k; ++i)
-    x[i] = scaled ? at(op.getX(), i) * at(op.getXScales(), i / 32) : at(op.getX(), i);
+    x[i] = scaled ? xv[i] * at(op.getXScales(), i / 32) : xv[i];
 
   TileValues out(n, 0.0f);
   std::vector<float> partial(block);
@@ -378,29 +573,40 @@ TileValues TaskInterpreter::gemv(GemvOp op, RegionOp weight, int64_t row0) {
   return out;
 }
 
-// Weight row `row` of a gemv_rows decoded exactly (MXFP4 read from AITER's
-// shuffled layouts, the same offsets the project's shuffle uses) and, for a
-// scaled weight, its block scales; an unscaled weight leaves them as given.
-void TaskInterpreter::decodeWeightRow(GemvRowsOp op, RegionOp weight, int64_t row,
-                                      std::vector<float> &decoded, std::vector<float> &blockScale) {
-  const int64_t k = weight.getCols();
-  const RegionStorage &w = memory.region(weight.getSymName().str());
-  const bool mxfp4 = isa<Float4E2M1FNType>(weight.getElementType());
-  for (int64_t c = 0; c < k; ++c) {
-    if (mxfp4) {
-      const uint8_t byte =
-          w.bytes[fmts::shuffledWeightOffset(0, row, c / 2, weight.getRows(), k / 2)];
-      decoded[c] = fmts::e2m1Value(c % 2 ? byte >> 4 : byte & 15);
-    } else {
-      decoded[c] = w.get(row * k + c);
+// Weight rows [row0, row0 + outputs) of a gemv_rows and their block scales
+// (1 for an unscaled weight): from the cache, or decoded into `out`.
+void TaskInterpreter::decodeWeightRows(GemvRowsOp op, int64_t row0, DecodedRows &out) {
+  const RegionInfo &weight = plan.region(op.getWeightAttr());
+  const int64_t n = op.getOutputs(), k = weight.cols, scalesPerRow = (k + 31) / 32;
+  const RegionStorage &w = memory.region(weight.index);
+  const RegionStorage *ws =
+      op.getWeightScales() ? &memory.region(plan.region(op.getWeightScalesAttr()).index) : nullptr;
+  if (cache) {
+    auto hit = cache->entries.find({&w, ws});
+    if (hit != cache->entries.end()) {
+      out.values = hit->second.values.data() + row0 * k;
+      out.scales = hit->second.scales.data() + row0 * scalesPerRow;
+      return;
     }
   }
-  if (!op.getWeightScales())
-    return;
-  const RegionStorage &ws = memory.region(op.getWeightScalesAttr().getValue().str());
-  for (int64_t b = 0; b < k / 32; ++b)
-    blockScale[b] = mxfp4 ? fmts::e8m0Value(ws.bytes[fmts::shuffledScaleOffset(row, b, ws.cols)])
-                          : ws.get((row / 32) * ws.cols + b);
+  out.ownValues.resize(n * k);
+  out.ownScales.assign(n * scalesPerRow, 1.0f);
+  decodeRows(w, ws, weight.rows, k, row0, n, out.ownValues.data(), out.ownScales.data());
+  out.values = out.ownValues.data();
+  out.scales = out.ownScales.data();
+}
+
+LogicalResult TaskInterpreter::prefetch(CtaState &cta, GemvRowsOp g) {
+  // A counted GEMV of no tokens loads nothing, not even its prefetch.
+  if (g.getCount() && indices.lookup(g.getCount()) <= 0)
+    return success();
+  const RegionInfo &weight = plan.region(g.getWeightAttr());
+  const int64_t row0 = indices.lookup(g.getRow());
+  if (row0 < 0 || row0 + g.getOutputs() > weight.rows)
+    return g.emitOpError() << "prefetches weight rows [" << row0 << ", "
+                           << row0 + g.getOutputs() << ") outside '" << weight.name << "'";
+  decodeWeightRows(g, row0, cta.prefetched[g]);
+  return success();
 }
 
 // Mirrors mono_gemv_rows: activations rounded to bf16 as staged, weights
@@ -408,17 +614,19 @@ void TaskInterpreter::decodeWeightRow(GemvRowsOp op, RegionOp weight, int64_t ro
 // p, p + TP, ... is summed unscaled in its own fma chain and joins the
 // part's sum by one fma with its block scale; then the TP parts are added
 // in order.
-TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xRegion,
-                                     int64_t row0, int64_t t0, int64_t count) {
+TileValues TaskInterpreter::gemvRows(GemvRowsOp op, const DecodedRows &w,
+                                     const RegionInfo &xRegion, int64_t t0, int64_t count) {
+  if (count == 0) // no token read, no weight: every result 0
+    return TileValues(op.getTokens() * op.getOutputs(), 0.0f);
   if (op.getLowering() == GemvLowering::ScaledMfma || op.getLowering() == GemvLowering::Bf16Mfma)
-    return gemvRowsMfma(op, weight, xRegion, row0, t0, count);
+    return gemvRowsMfma(op, w, xRegion, t0, count);
   // Tokens from `count` on are neither read nor summed: their results stay 0.
-  const int64_t n = op.getOutputs(), tokens = count, k = weight.getCols();
-  const int64_t parts = block / n, chunks = k / 16;
+  const int64_t n = op.getOutputs(), tokens = count, k = plan.region(op.getWeightAttr()).cols;
+  const int64_t parts = block / n, chunks = k / 16, scalesPerRow = (k + 31) / 32;
   const bool scaled = static_cast<bool>(op.getWeightScales());
-  const RegionStorage &x = memory.region(xRegion.getSymName().str());
+  const RegionStorage &x = memory.region(xRegion.index);
   const RegionStorage *xs =
-      scaled ? &memory.region(op.getXScalesAttr().getValue().str()) : nullptr;
+      scaled ? &memory.region(plan.region(op.getXScalesAttr()).index) : nullptr;
   std::vector<float> staged(tokens * k);
   for (int64_t t = 0; t < tokens; ++t)
     for (int64_t c = 0; c < k; ++c) {
@@ -429,9 +637,8 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
     }
   TileValues out(op.getTokens() * n, 0.0f);
   // One scale a 32-wide block; an unscaled weight may end in half a block.
-  std::vector<float> decoded(k), blockScale((k + 31) / 32, 1.0f);
   for (int64_t j = 0; j < n; ++j) {
-    decodeWeightRow(op, weight, row0 + j, decoded, blockScale);
+    const float *decoded = w.values + j * k, *blockScale = w.scales + j * scalesPerRow;
     for (int64_t t = 0; t < tokens; ++t) {
       float sum = 0.0f;
       for (int64_t p = 0; p < parts; ++p) {
@@ -457,21 +664,47 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, RegionOp weight, RegionOp xR
 // (formats::ExactSum), the steps in order; where a tile's steps are split
 // over waves (mono_gemv_mfma_split), each wave's sum over its steps, then
 // the waves' sums added in order in f32.
-TileValues TaskInterpreter::gemvRowsMfma(GemvRowsOp op, RegionOp weight, RegionOp xRegion,
-                                         int64_t row0, int64_t t0, int64_t count) {
+TileValues TaskInterpreter::gemvRowsMfma(GemvRowsOp op, const DecodedRows &w,
+                                         const RegionInfo &xRegion, int64_t t0, int64_t count) {
   const bool scaled = op.getLowering() == GemvLowering::ScaledMfma;
-  const int64_t n = op.getOutputs(), k = weight.getCols(), stepK = scaled ? 128 : 32;
-  const int64_t steps = k / stepK;
+  const int64_t n = op.getOutputs(), k = plan.region(op.getWeightAttr()).cols;
+  const int64_t stepK = scaled ? 128 : 32;
+  const int64_t steps = k / stepK, scalesPerRow = (k + 31) / 32;
   const int64_t split = mono_gemv_mfma_split(static_cast<int>(n), static_cast<int>(block));
-  const RegionStorage &x = memory.region(xRegion.getSymName().str());
-  const RegionStorage *xs = scaled ? &memory.region(op.getXScalesAttr().getValue().str()) : nullptr;
+  const RegionStorage &xStorage = memory.region(xRegion.index);
+  const RegionStorage *xs =
+      scaled ? &memory.region(plan.region(op.getXScalesAttr()).index) : nullptr;
+  // The tokens' values and scales, read once (not once per output).
+  std::vector<float> x(count * k), xScale(scaled ? count * (k / 32) : 0);
+  for (int64_t i = 0; i < count * k; ++i)
+    x[i] = xStorage.get(t0 * k + i);
+  for (size_t i = 0; i < xScale.size(); ++i)
+    xScale[i] = xs->get(t0 * (k / 32) + static_cast<int64_t>(i));
+  // A block's 32 products of e4m3/e2m1 codes (at most 8 significant bits,
+  // exponents within 2^-18 .. 2^18) sum exactly in double in any order:
+  // four partial sums instead of one chain of additions, the same result.
+  const StorageFormat wFormat = memory.region(plan.region(op.getWeightAttr()).index).format;
+  const bool codes = xStorage.format == StorageFormat::E4m3 &&
+                     (wFormat == StorageFormat::E4m3 || wFormat == StorageFormat::E2m1);
+  auto blockSumOf = [&](const float *xb, const float *wb) {
+    if (!codes) {
+      double sum = 0.0;
+      for (int64_t q = 0; q < 32; ++q)
+        sum += double(xb[q]) * wb[q];
+      return sum;
+    }
+    double part[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int64_t q = 0; q < 32; q += 4)
+      for (int64_t i = 0; i < 4; ++i)
+        part[i] += double(xb[q + i]) * wb[q + i];
+    return (part[0] + part[1]) + (part[2] + part[3]);
+  };
   TileValues out(op.getTokens() * n, 0.0f);
   // Codes and powers of two, or bf16 values: exact in f32.
-  std::vector<float> decoded(k), blockScale((k + 31) / 32, 1.0f);
   for (int64_t j = 0; j < n; ++j) {
-    decodeWeightRow(op, weight, row0 + j, decoded, blockScale);
+    const float *decoded = w.values + j * k, *blockScale = w.scales + j * scalesPerRow;
     for (int64_t t = 0; t < count; ++t) {
-      const int64_t xRow = (t0 + t) * k;
+      const float *xRow = x.data() + t * k;
       float sum = 0.0f;
       for (int64_t p = 0; p < split; ++p) {
         float acc = 0.0f;
@@ -479,20 +712,18 @@ TileValues TaskInterpreter::gemvRowsMfma(GemvRowsOp op, RegionOp weight, RegionO
           if (!scaled) {
             double products[32];  // exact: bf16 values
             for (int64_t c = 0; c < 32; ++c)
-              products[c] = double(x.get(xRow + 32 * s + c)) * decoded[32 * s + c];
-            acc = fmts::bf16MfmaStep(acc, products);
+              products[c] = double(xRow[32 * s + c]) * decoded[32 * s + c];
+            acc = bf16MfmaStep(acc, products);
             continue;
           }
           double scaledBlocks[4];
           for (int64_t b = 0; b < 4; ++b) {
             const int64_t block32 = 4 * s + b;
-            double blockSum = 0.0;  // exact: 32 products of e4m3/e2m1 codes
-            for (int64_t q = 0; q < 32; ++q)
-              blockSum += double(x.get(xRow + block32 * 32 + q)) * decoded[block32 * 32 + q];
+            const double blockSum = blockSumOf(xRow + block32 * 32, decoded + block32 * 32);
             scaledBlocks[b] = blockSum * double(blockScale[block32]) *
-                              double(xs->get((t0 + t) * (k / 32) + block32));
+                              double(xScale[t * (k / 32) + block32]);
           }
-          acc = fmts::scaledMfmaStep(acc, scaledBlocks);
+          acc = scaledMfmaStep(acc, scaledBlocks);
         }
         sum = split == 1 ? acc : sum + acc;
       }
@@ -521,7 +752,7 @@ static void describeWait(Operation *wait, StringRef flags, int64_t first, int64_
 
 TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
   if (auto wait = dyn_cast<WaitOp>(op)) {
-    const RegionStorage &flags = memory.region(wait.getFlags().str());
+    const RegionStorage &flags = memory.region(plan.region(wait.getFlags()).index);
     int64_t first = indices.lookup(wait.getFirst()), count = indices.lookup(wait.getCount());
     if (first < 0 || count <= 0 || first + count > flags.elements()) {
       wait.emitOpError() << "waits on flags [" << first << ", " << first + count
@@ -538,7 +769,7 @@ TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
     return OpResult::Done;
   }
   if (auto wait = dyn_cast<WaitPeerOp>(op)) {
-    const RegionStorage &flags = memory.region(wait.getFlags().str());
+    const RegionStorage &flags = memory.region(plan.region(wait.getFlags()).index);
     int64_t first = indices.lookup(wait.getFirst()), count = indices.lookup(wait.getCount());
     const int64_t source = static_cast<int64_t>(wait.getRank());
     for (int64_t i = first; i < first + count; ++i) {
@@ -553,42 +784,44 @@ TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
   }
   if (auto publish = dyn_cast<PublishPeerOp>(op)) {
     int64_t task = indices.lookup(publish.getTask());
+    const size_t index = plan.region(publish.getFlags()).index;
     for (LaunchMemory *peer : peers) {
-      RegionStorage &flags = peer->region(publish.getFlags().str());
+      RegionStorage &flags = peer->region(index);
       flags.setWord(peerIndex(flags, rank, task), flagWord(task));
     }
     return OpResult::Done;
   }
   if (auto store = dyn_cast<StorePeerOp>(op)) {
-    RegionOp region = lookupRegion(store, store.getRegionAttr());
+    const RegionInfo &region = plan.region(store.getRegionAttr());
     int64_t row = indices.lookup(store.getRow()), col = indices.lookup(store.getCol());
     int64_t size = sizeOf(store.getValue());
-    if (row < 0 || row >= region.getRows() || col < 0 || col + size > region.getCols()) {
-      store.emitOpError() << "writes outside peer region '" << region.getSymName() << "'";
+    if (row < 0 || row >= region.rows || col < 0 || col + size > region.cols) {
+      store.emitOpError() << "writes outside peer region '" << region.name << "'";
       return OpResult::Error;
     }
-    RegionStorage &r = peers[store.getRank()]->region(region.getSymName().str());
+    RegionStorage &r = peers[store.getRank()]->region(region.index);
+    const View value = view(store.getValue());
     for (int64_t i = 0; i < size; ++i)
-      r.set(peerIndex(r, rank, row * region.getCols() + col + i), at(store.getValue(), i));
+      r.set(peerIndex(r, rank, row * region.cols + col + i), value[i]);
     return OpResult::Done;
   }
   if (auto load = dyn_cast<LoadPeerOp>(op)) {
-    RegionOp region = lookupRegion(load, load.getRegionAttr());
+    const RegionInfo &region = plan.region(load.getRegionAttr());
     int64_t row = indices.lookup(load.getRow()), col = indices.lookup(load.getCol());
     int64_t size = sizeOf(load.getResult());
-    if (row < 0 || row >= region.getRows() || col < 0 || col + size > region.getCols()) {
-      load.emitOpError() << "reads outside peer region '" << region.getSymName() << "'";
+    if (row < 0 || row >= region.rows || col < 0 || col + size > region.cols) {
+      load.emitOpError() << "reads outside peer region '" << region.name << "'";
       return OpResult::Error;
     }
-    const RegionStorage &r = memory.region(region.getSymName().str());
+    const RegionStorage &r = memory.region(region.index);
     TileValues out(size);
     for (int64_t i = 0; i < size; ++i)
-      out[i] = r.get(peerIndex(r, load.getRank(), row * region.getCols() + col + i));
+      out[i] = r.get(peerIndex(r, load.getRank(), row * region.cols + col + i));
     tiles[load.getResult()] = std::move(out);
     return OpResult::Done;
   }
   if (auto publish = dyn_cast<PublishOp>(op)) {
-    RegionStorage &flags = memory.region(publish.getFlags().str());
+    RegionStorage &flags = memory.region(plan.region(publish.getFlags()).index);
     int64_t task = indices.lookup(publish.getTask());
     flags.setWord(task, flagWord(task));
     return OpResult::Done;
@@ -598,18 +831,18 @@ TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
 
 LogicalResult TaskInterpreter::compute(Operation &op) {
   auto unary = [&](Operation *o, auto fn) {
-    Value in = o->getOperand(0);
+    const View in = view(o->getOperand(0));
     TileValues out(sizeOf(o->getResult(0)));
     for (size_t i = 0; i < out.size(); ++i)
-      out[i] = fn(at(in, i));
+      out[i] = fn(in[i]);
     tiles[o->getResult(0)] = std::move(out);
     return success();
   };
   auto binary = [&](Operation *o, auto fn) {
-    Value a = o->getOperand(0), b = o->getOperand(1);
+    const View a = view(o->getOperand(0)), b = view(o->getOperand(1));
     TileValues out(sizeOf(o->getResult(0)));
     for (size_t i = 0; i < out.size(); ++i)
-      out[i] = fn(at(a, i), at(b, i));
+      out[i] = fn(a[i], b[i]);
     tiles[o->getResult(0)] = std::move(out);
     return success();
   };
@@ -646,51 +879,58 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
         return success();
       })
       .Case<LoadOp>([&](LoadOp load) -> LogicalResult {
-        RegionOp region = lookupRegion(load, load.getRegionAttr());
+        const RegionInfo &region = plan.region(load.getRegionAttr());
         int64_t size = sizeOf(load.getResult());
         Type format = cast<TileType>(load.getResult().getType()).getElementType();
-        const int64_t width = region.holdsBytes() ? encodedBytes(format) : 1;
+        const int64_t width = region.holdsBytes ? encodedBytes(format) : 1;
         auto base = window(load, region, load.getRow(), load.getCol(), size * width);
         if (failed(base))
           return failure();
-        const RegionStorage &r = memory.region(region.getSymName().str());
+        const RegionStorage &r = memory.region(region.index);
         TileValues out(size);
-        for (int64_t i = 0; i < size; ++i)
-          out[i] = region.holdsBytes() ? r.getEncoded(format, *base + i * width) : r.get(*base + i);
+        if (region.holdsBytes) {
+          const StorageFormat encoded = storageFormatOf(format);
+          for (int64_t i = 0; i < size; ++i)
+            out[i] = r.getEncoded(encoded, *base + i * width);
+        } else {
+          for (int64_t i = 0; i < size; ++i)
+            out[i] = r.get(*base + i);
+        }
         tiles[load.getResult()] = std::move(out);
         return success();
       })
       .Case<StoreOp>([&](StoreOp store) -> LogicalResult {
-        RegionOp region = lookupRegion(store, store.getRegionAttr());
+        const RegionInfo &region = plan.region(store.getRegionAttr());
         if (store.getGuard() && indices.lookup(store.getGuard()) < 0)
           return success();  // a pad row
-        if (region.holdsBytes()) {
+        const View value = view(store.getValue());
+        if (region.holdsBytes) {
           Type format = cast<TileType>(store.getValue().getType()).getElementType();
           const int64_t bytes = encodedBytes(format), size = sizeOf(store.getValue());
           auto base = window(store, region, store.getRow(), store.getCol(), size * bytes);
           if (failed(base))
             return failure();
-          RegionStorage &r = memory.region(region.getSymName().str());
+          RegionStorage &r = memory.region(region.index);
+          const StorageFormat encoded = storageFormatOf(format);
           for (int64_t i = 0; i < size; ++i)
-            r.setEncoded(format, *base + i * bytes, at(store.getValue(), i));
+            r.setEncoded(encoded, *base + i * bytes, value[i]);
           return success();
         }
         const int64_t width = store.getRowWidth();
         auto base = window(store, region, store.getRow(), store.getCol(), width);
         if (failed(base))
           return failure();
-        if (indices.lookup(store.getRow()) + store.getRows() > region.getRows())
-          return store.emitOpError() << "writes rows past region '" << region.getSymName()
-                                     << "'";
+        if (indices.lookup(store.getRow()) + store.getRows() > region.rows)
+          return store.emitOpError() << "writes rows past region '" << region.name << "'";
         // A counted store leaves the rows from its count on alone.
         const int64_t rowsStored =
             store.getCount() ? indices.lookup(store.getCount()) : store.getRows();
         if (rowsStored < 0 || rowsStored > store.getRows())
           return store.emitOpError() << "count " << rowsStored << " is outside [0, "
                                      << store.getRows() << "]";
-        RegionStorage &r = memory.region(region.getSymName().str());
+        RegionStorage &r = memory.region(region.index);
         for (int64_t i = 0; i < rowsStored * width; ++i)
-          r.set(*base + (i / width) * region.getCols() + i % width, at(store.getValue(), i));
+          r.set(*base + (i / width) * region.cols + i % width, value[i]);
         return success();
       })
       .Case<CastOp>([&](CastOp c) {
@@ -709,12 +949,14 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       .Case<LogOp>([&](Operation *o) { return unary(o, [](float v) { return std::log(v); }); })
       .Case<SelectOp>([&](SelectOp op) {
         TileValues out(sizeOf(op.getResult()));
+        const View av = view(op.getA()), bv = view(op.getB()), xv = view(op.getX()),
+                   yv = view(op.getY());
         for (size_t i = 0; i < out.size(); ++i) {
-          float a = at(op.getA(), i), b = at(op.getB(), i);
+          float a = av[i], b = bv[i];
           bool condition = op.getPredicate() == Predicate::Gt   ? a > b
                            : op.getPredicate() == Predicate::Lt ? a < b
                                                                 : std::isnan(a);
-          out[i] = condition ? at(op.getX(), i) : at(op.getY(), i);
+          out[i] = condition ? xv[i] : yv[i];
         }
         tiles[op.getResult()] = std::move(out);
         return success();
@@ -811,16 +1053,19 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       })
       .Case<ExpandOp>([&](ExpandOp e) {
         const int64_t cols = e.getShape()[1];
+        const bool alongRows = e.getAxis() == 1;
+        const View in = view(e.getInput());
         TileValues out(sizeOf(e.getResult()));
         for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
-          out[i] = at(e.getInput(), e.getAxis() == 1 ? i / cols : i % cols);
+          out[i] = in[alongRows ? i / cols : i % cols];
         tiles[e.getResult()] = std::move(out);
         return success();
       })
       .Case<SliceOp>([&](SliceOp sl) {
         TileValues out(sizeOf(sl.getResult()));
+        const View in = view(sl.getInput());
         for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
-          out[i] = at(sl.getInput(), sl.sourceOf(i));
+          out[i] = in[sl.sourceOf(i)];
         tiles[sl.getResult()] = std::move(out);
         return success();
       })
@@ -840,8 +1085,9 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       })
       .Case<FmaOp>([&](FmaOp f) {
         TileValues out(sizeOf(f.getResult()));
+        const View a = view(f.getA()), b = view(f.getB()), c = view(f.getC());
         for (size_t i = 0; i < out.size(); ++i)
-          out[i] = std::fma(at(f.getA(), i), at(f.getB(), i), at(f.getC(), i));
+          out[i] = std::fma(a[i], b[i], c[i]);
         tiles[f.getResult()] = std::move(out);
         return success();
       })
@@ -854,28 +1100,36 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       })
       .Case<AttendChunkOp>([&](AttendChunkOp a) { return attendChunk(a); })
       .Case<GemvRowsOp>([&](GemvRowsOp g) -> LogicalResult {
-        RegionOp weight = lookupRegion(g, g.getWeightAttr()), x = lookupRegion(g, g.getXAttr());
+        const RegionInfo &weight = plan.region(g.getWeightAttr()), &x = plan.region(g.getXAttr());
         int64_t row0 = indices.lookup(g.getRow()), t0 = indices.lookup(g.getFirstToken());
         const int64_t count = g.getCount() ? indices.lookup(g.getCount()) : g.getTokens();
         if (count < 0 || count > g.getTokens())
           return g.emitOpError() << "count " << count << " is outside [0, " << g.getTokens()
                                  << "]";
         // Tokens past the count are not read: a task's rows may end the region.
-        if (row0 < 0 || row0 + g.getOutputs() > weight.getRows() || t0 < 0 ||
-            t0 + count > x.getRows())
+        if (row0 < 0 || row0 + g.getOutputs() > weight.rows || t0 < 0 || t0 + count > x.rows)
           return g.emitOpError() << "reads weight rows [" << row0 << ", "
                                  << row0 + g.getOutputs() << ") or tokens [" << t0 << ", "
                                  << t0 + count << ") outside their regions";
-        tiles[g.getResult()] = gemvRows(g, weight, x, row0, t0, count);
+        // The weights as the prefetch read them, or read now; a count of 0
+        // reads none.
+        if (prefetchedRows) {
+          tiles[g.getResult()] = gemvRows(g, *prefetchedRows, x, t0, count);
+          return success();
+        }
+        DecodedRows w;
+        if (count > 0)
+          decodeWeightRows(g, row0, w);
+        tiles[g.getResult()] = gemvRows(g, w, x, t0, count);
         return success();
       })
       .Case<GemvOp>([&](GemvOp g) -> LogicalResult {
-        RegionOp weight = lookupRegion(g, g.getWeightAttr());
+        const RegionInfo &weight = plan.region(g.getWeightAttr());
         int64_t row0 = indices.lookup(g.getRow());
         int64_t n = sizeOf(g.getResult());
-        if (row0 < 0 || row0 + n > weight.getRows())
+        if (row0 < 0 || row0 + n > weight.rows)
           return g.emitOpError() << "reads weight rows [" << row0 << ", " << row0 + n
-                                 << ") outside '" << weight.getSymName() << "'";
+                                 << ") outside '" << weight.name << "'";
         tiles[g.getResult()] = gemv(g, weight, row0);
         return success();
       })
@@ -888,42 +1142,56 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
 /// Picks the next CTA among those that may run.
 class Scheduler {
 public:
-  Scheduler(const Schedule &schedule, int64_t grid)
-      : schedule(schedule), rng(schedule.seed), grid(grid) {}
+  Scheduler(const Schedule &schedule, int64_t ctas)
+      : schedule(schedule), rng(schedule.seed), ctas(ctas) {
+    if (schedule.policy == SchedulePolicy::RoundRobin ||
+        schedule.policy == SchedulePolicy::Reverse) {
+      const uint64_t n = static_cast<uint64_t>(ctas);
+      last = static_cast<int64_t>(schedule.seed % n);
+      // The seed's CTA goes first: start one before it (after it, reversed).
+      last = schedule.policy == SchedulePolicy::RoundRobin ? last - 1 : last + 1;
+      quantum = 1 + static_cast<int64_t>(schedule.seed / n % 3);
+    }
+    candidates.reserve(ctas);
+  }
 
   /// -1 when no CTA can run.
   int64_t pick(const std::vector<char> &runnable) {
-    auto nextFrom = [&](int64_t start, int64_t skip) -> int64_t {
-      for (int64_t k = 0; k < grid; ++k) {
-        int64_t c = (start + k) % grid;
+    auto nextFrom = [&](int64_t start, int64_t step, int64_t skip) -> int64_t {
+      for (int64_t k = 0; k < ctas; ++k) {
+        int64_t c = ((start + step * k) % ctas + ctas) % ctas;
         if (runnable[c] && c != skip)
           return c;
       }
       return -1;
     };
-    switch (schedule.policy) {
-    case SchedulePolicy::RoundRobin: {
-      int64_t c = nextFrom(last + 1, -1);
-      if (c >= 0)
-        last = c;
-      return c;
-    }
-    case SchedulePolicy::Random: {
-      std::vector<int64_t> candidates;
-      for (int64_t c = 0; c < grid; ++c)
-        if (runnable[c])
+    auto randomOf = [&](int64_t skip) -> int64_t {
+      candidates.clear();
+      for (int64_t c = 0; c < ctas; ++c)
+        if (runnable[c] && c != skip)
           candidates.push_back(c);
       if (candidates.empty())
         return -1;
       return candidates[std::uniform_int_distribution<size_t>(0, candidates.size() - 1)(rng)];
-    }
-    case SchedulePolicy::StarveOne: {
-      int64_t c = nextFrom(last + 1, schedule.starvedCta % grid);
-      if (c < 0)
-        c = nextFrom(0, -1);
+    };
+    switch (schedule.policy) {
+    case SchedulePolicy::RoundRobin:
+    case SchedulePolicy::Reverse: {
+      // The CTA that ran last keeps its turn for `quantum` picks in a row.
+      if (last >= 0 && last < ctas && runnable[last] && ++turnsInRow < quantum)
+        return last;
+      const int64_t step = schedule.policy == SchedulePolicy::RoundRobin ? 1 : -1;
+      int64_t c = nextFrom(last + step, step, -1);
       if (c >= 0)
         last = c;
+      turnsInRow = 0;
       return c;
+    }
+    case SchedulePolicy::Random:
+      return randomOf(-1);
+    case SchedulePolicy::StarveOne: {
+      int64_t c = randomOf(schedule.starvedCta % ctas);
+      return c >= 0 ? c : randomOf(-1);
     }
     }
     return -1;
@@ -932,11 +1200,26 @@ public:
 private:
   Schedule schedule;
   std::mt19937_64 rng;
-  int64_t grid;
-  int64_t last = -1;
+  int64_t ctas;
+  int64_t last = -1, quantum = 1, turnsInRow = 0;
+  std::vector<int64_t> candidates;
 };
 
 } // namespace
+
+const char *monodc::sim::policyName(SchedulePolicy policy) {
+  switch (policy) {
+  case SchedulePolicy::RoundRobin:
+    return "round-robin";
+  case SchedulePolicy::Reverse:
+    return "reverse";
+  case SchedulePolicy::Random:
+    return "random";
+  case SchedulePolicy::StarveOne:
+    return "starve-one";
+  }
+  return "?";
+}
 
 std::string SimulationResult::describe() const {
   if (!deadlock)
@@ -964,25 +1247,91 @@ FailureOr<SimulationResult> monodc::sim::simulate(LaunchOp launch, LaunchMemory 
 FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
                                                        const std::vector<LaunchMemory *> &memories,
                                                        const Schedule &schedule) {
+  auto prepared = PreparedLaunch::prepare(launch);
+  if (failed(prepared))
+    return failure();
+  return simulateRanks(**prepared, memories, schedule);
+}
+
+PreparedLaunch::PreparedLaunch(std::unique_ptr<Plan> plan) : plan_(std::move(plan)) {}
+PreparedLaunch::~PreparedLaunch() = default;
+LaunchOp PreparedLaunch::launch() const { return plan_->launch; }
+
+FailureOr<std::unique_ptr<PreparedLaunch>> PreparedLaunch::prepare(LaunchOp launch) {
+  auto plan = std::make_unique<Plan>();
+  plan->launch = launch;
   auto tagOffset = launch->getAttrOfType<IntegerAttr>("mono.tag_offset");
   auto advance = launch->getAttrOfType<BoolAttr>("mono.advance_epoch");
-  if (!tagOffset || !advance || memories.empty() || !memories[0]->has("epoch"))
+  if (!tagOffset || !advance)
     return launch.emitOpError() << "is not synchronized; run the fusion passes first";
+  plan->tagOffset = tagOffset.getInt();
+  plan->advance = advance.getValue();
+  size_t index = 0;
+  for (RegionOp region : launch.getBodyBlock().getOps<RegionOp>())
+    plan->regions[region.getSymName()] = {region,           index++,
+                                          region.getRows(), region.getCols(),
+                                          region.holdsBytes(), region.isWritable(),
+                                          region.getSymName()};
+  for (RegionOp region : launch.getBodyBlock().getOps<RegionOp>())
+    if (region.getKind() == MemoryKind::Output)
+      plan->outputs.push_back(&plan->region(region.getSymName()));
+  if (!plan->regions.count("epoch"))
+    return launch.emitOpError() << "is not synchronized; run the fusion passes first";
+  for (StageOp stage : launch.getBodyBlock().getOps<StageOp>()) {
+    auto base = stage->getAttrOfType<IntegerAttr>("mono.base");
+    if (!base)
+      return stage.emitOpError() << "has no mono.base; run mono-place-tasks first";
+    plan->stages.push_back(stage);
+    plan->bases.push_back(base.getInt());
+    auto claim = stage->getAttrOfType<IntegerAttr>("mono.claim");
+    plan->claims.push_back(claim ? claim.getInt() : -1);
+    const RegionInfo *publishes = nullptr;
+    for (Operation &op : stage.getBodyBlock()) {
+      if (auto publish = dyn_cast<PublishOp>(op); publish && !publishes)
+        publishes = &plan->region(publish.getFlags());
+      if (isa<WaitOp>(op) && op.hasAttr("mono.polled_once"))
+        plan->polledOnce.insert(&op);
+      // As the HIP printer places a prefetch: before the first wait of a
+      // run that a gemv_rows marked mono.prefetched follows.
+      if (!isa<WaitOp, WaitPeerOp>(op) ||
+          (op.getPrevNode() && isa<WaitOp, WaitPeerOp>(op.getPrevNode())))
+        continue;
+      Operation *next = op.getNextNode();
+      while (next && isa<WaitOp, WaitPeerOp>(next))
+        next = next->getNextNode();
+      if (auto g = dyn_cast_or_null<GemvRowsOp>(next); g && g->hasAttr("mono.prefetched"))
+        plan->prefetchAt[&op] = g;
+    }
+    plan->publishFlags[stage] = publishes;
+  }
+  return std::unique_ptr<PreparedLaunch>(new PreparedLaunch(std::move(plan)));
+}
+
+namespace {
+FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cache,
+                                        const std::vector<LaunchMemory *> &memories,
+                                        const Schedule &schedule);
+} // namespace
+
+FailureOr<SimulationResult> monodc::sim::simulateRanks(const PreparedLaunch &prepared,
+                                                       const std::vector<LaunchMemory *> &memories,
+                                                       const Schedule &schedule) {
+  return runSchedule(prepared.plan(), nullptr, memories, schedule);
+}
+
+namespace {
+
+FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cache,
+                                        const std::vector<LaunchMemory *> &memories,
+                                        const Schedule &schedule) {
+  LaunchOp launch = plan.launch;
   if (static_cast<int64_t>(memories.size()) != launch.getRanks())
     return launch.emitOpError() << "runs on " << launch.getRanks() << " ranks, given "
                                 << memories.size() << " memories";
   const int64_t grid = launch.getGrid(), ranks = launch.getRanks();
-
-  auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
-  std::vector<int64_t> bases, claims;
-  for (StageOp stage : stages) {
-    auto base = stage->getAttrOfType<IntegerAttr>("mono.base");
-    if (!base)
-      return stage.emitOpError() << "has no mono.base; run mono-place-tasks first";
-    bases.push_back(base.getInt());
-    auto claim = stage->getAttrOfType<IntegerAttr>("mono.claim");
-    claims.push_back(claim ? claim.getInt() : -1);
-  }
+  const auto &stages = plan.stages;
+  const std::vector<int64_t> &bases = plan.bases, &claims = plan.claims;
+  const size_t epochIndex = plan.region("epoch").index;
   const int64_t countersBase = epoch::countersWord(grid);
   auto counterWord = [&](uint64_t e, int64_t slot) {
     return countersBase + static_cast<int64_t>((epoch::kClaimsPerStep * e + slot) % epoch::kCounterSlots);
@@ -993,23 +1342,24 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
   std::vector<uint32_t> epochs;
   std::vector<TaskInterpreter> interpreters;
   for (int64_t r = 0; r < ranks; ++r) {
-    uint32_t e = static_cast<uint32_t>(memories[r]->region("epoch").word(epoch::kEpochWord));
+    uint32_t e = static_cast<uint32_t>(memories[r]->region(epochIndex).word(epoch::kEpochWord));
     epochs.push_back(e);
-    interpreters.emplace_back(launch, memories, r,
-                              2u * e + static_cast<uint32_t>(tagOffset.getInt()));
+    interpreters.emplace_back(plan, cache, memories, r,
+                              2u * e + static_cast<uint32_t>(plan.tagOffset));
   }
   const int64_t slots = ranks * grid;
   std::vector<CtaState> ctas(slots);
   std::vector<char> runnable(slots, 1);
   std::vector<Waiter> waiting(slots);
   std::vector<int64_t> arrivals(ranks, 0);
-  // The atomic add of a dynamic stage's counter (this step's slot).
-  auto claimNext = [&](int64_t r, size_t stage) -> int64_t {
-    RegionStorage &words = memories[r]->region("epoch");
+  // The relaxed atomic add of a dynamic stage's counter (this step's slot):
+  // the counter's value before adding `n`.
+  auto claim = [&](int64_t r, size_t stage, uint64_t n) -> int64_t {
+    RegionStorage &words = memories[r]->region(epochIndex);
     const int64_t word =
-        counterWord(epochs[r], epoch::claimInStep(tagOffset.getInt(), claims[stage]));
+        counterWord(epochs[r], epoch::claimInStep(plan.tagOffset, claims[stage]));
     const uint64_t task = words.word(word);
-    words.setWord(word, task + 1);
+    words.setWord(word, task + n);
     return static_cast<int64_t>(task);
   };
   Scheduler scheduler(schedule, slots);
@@ -1022,13 +1372,13 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
   auto stepCta = [&](int64_t k) -> StepResult {
     const int64_t r = k / grid, c = k % grid;
     CtaState &cta = ctas[k];
-    RegionStorage &epochWords = memories[r]->region("epoch");
+    RegionStorage &epochWords = memories[r]->region(epochIndex);
     while (cta.task < 0) {
       if (cta.stage == stages.size()) {
         // Epoch end: mark arrival; the last CTA of the rank zeroes the task
         // counters half a ring ahead and moves e on.
         epochWords.setWord(epoch::kMarks + c, epochs[r] + 1);
-        if (advance.getValue() && ++arrivals[r] == grid) {
+        if (plan.advance && ++arrivals[r] == grid) {
           for (int64_t j = 0; j < epoch::kClaimsPerStep; ++j)
             epochWords.setWord(counterWord(epochs[r] + epoch::kZeroAhead, j), 0);
           epochWords.setWord(epoch::kEpochWord, epochs[r] + 1);
@@ -1037,19 +1387,21 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
         return StepResult::Done;
       }
       StageOp stage = stages[cta.stage];
-      // Task t of a stage runs on CTA (base + t) mod G; a dynamic stage's
-      // next task is whatever its counter holds when the CTA gets there.
-      int64_t first = claims[cta.stage] >= 0 ? claimNext(r, cta.stage)
-                                             : ((c - bases[cta.stage]) % grid + grid) % grid;
+      // Task t of a stage runs on CTA (base + t) mod G. A dynamic stage's
+      // CTA claims as mono_claim_task does: its first claim takes two
+      // consecutive tasks with one add, runs the first and holds the second.
+      int64_t first;
+      if (claims[cta.stage] >= 0) {
+        first = claim(r, cta.stage, 2);
+        cta.ahead = first + 1;
+      } else {
+        first = ((c - bases[cta.stage]) % grid + grid) % grid;
+      }
       if (first >= stage.getTasks()) {
         ++cta.stage;
         continue;
       }
-      cta.task = first;
-      cta.pc = stage.getBodyBlock().begin();
-      cta.indices.clear();
-      cta.tiles.clear();
-      cta.indices[stage.getTaskIndex()] = cta.task;
+      cta.startTask(stage, first);
     }
     StageOp stage = stages[cta.stage];
     Waiter &w = waiting[k];
@@ -1066,15 +1418,15 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
     if (result_ == StepResult::Error)
       return result_;
     // Task finished: the CTA's next task of this stage is G further on, or
-    // the next one it claims.
+    // (a dynamic stage) the one it holds, while it claims the one after.
     ++result.steps;
-    int64_t next = claims[cta.stage] >= 0 ? claimNext(r, cta.stage) : cta.task + grid;
+    int64_t next = cta.task + grid;
+    if (claims[cta.stage] >= 0) {
+      next = cta.ahead;
+      cta.ahead = claim(r, cta.stage, 1);
+    }
     if (next < stage.getTasks()) {
-      cta.task = next;
-      cta.pc = stage.getBodyBlock().begin();
-      cta.indices.clear();
-      cta.tiles.clear();
-      cta.indices[stage.getTaskIndex()] = next;
+      cta.startTask(stage, next);
     } else {
       cta.task = -1;
       cta.pc = Block::iterator();
@@ -1114,4 +1466,150 @@ FailureOr<SimulationResult> monodc::sim::simulateRanks(LaunchOp launch,
       --live;
   }
   return result;
+}
+
+} // namespace
+
+Schedule monodc::sim::sweepSchedule(int64_t i, uint64_t seed, int64_t ctas) {
+  const int64_t j = i / 4;
+  // Distinct seeds for the seeded schedules of distinct sweep seeds.
+  const uint64_t mixed = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(i);
+  switch (i % 4) {
+  case 0:
+    return {SchedulePolicy::RoundRobin, static_cast<uint64_t>(j), 0};
+  case 1:
+    return {SchedulePolicy::Reverse, static_cast<uint64_t>(j), 0};
+  case 2:
+    return {SchedulePolicy::StarveOne, mixed, j % ctas};
+  default:
+    return {SchedulePolicy::Random, mixed, 0};
+  }
+}
+
+namespace {
+
+/// FNV-1a over a schedule's outputs: counts distinct outcomes without
+/// keeping each one (equality with schedule 0 is checked byte for byte).
+uint64_t hashOutputs(const std::vector<std::unique_ptr<LaunchMemory>> &memories,
+                     const std::vector<const RegionInfo *> &outputs) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const auto &memory : memories)
+    for (const RegionInfo *region : outputs)
+      for (uint8_t byte : memory->region(region->index).bytes)
+        h = (h ^ byte) * 0x100000001b3ull;
+  return h;
+}
+
+} // namespace
+
+SweepResult monodc::sim::sweepSchedules(const PreparedLaunch &prepared,
+                                        const std::vector<const LaunchMemory *> &inputs,
+                                        const SweepOptions &options) {
+  const Plan &plan = prepared.plan();
+  LaunchOp launch = plan.launch;
+  const int64_t ranks = launch.getRanks(), ctas = ranks * launch.getGrid();
+  SweepResult sweep;
+  if (options.trace)
+    sweep.traces.resize(options.schedules);
+  std::mutex mutex; // guards sweep and the sets below
+  std::vector<uint64_t> differing; // hashes of outcomes other than schedule 0's
+  // The read-only gemv_rows weights of every rank, decoded once.
+  WeightCache cache;
+  int64_t cached = 0;
+  for (int64_t r = 0; r < ranks; ++r)
+    for (StageOp stage : plan.stages)
+      for (GemvRowsOp g : stage.getBodyBlock().getOps<GemvRowsOp>()) {
+        const RegionInfo &weight = plan.region(g.getWeightAttr());
+        const RegionInfo *scales = g.getWeightScales() ? &plan.region(g.getWeightScalesAttr()) : nullptr;
+        if (weight.writable || (scales && scales->writable))
+          continue;
+        const RegionStorage &w = inputs[r]->region(weight.index);
+        const RegionStorage *ws = scales ? &inputs[r]->region(scales->index) : nullptr;
+        const int64_t k = weight.cols, scalesPerRow = (k + 31) / 32;
+        if (cache.entries.count({&w, ws}) ||
+            cached + weight.rows * (k + scalesPerRow) > WeightCache::kMaxValues)
+          continue;
+        WeightCache::Entry &entry = cache.entries[{&w, ws}];
+        entry.values.resize(weight.rows * k);
+        entry.scales.assign(weight.rows * scalesPerRow, 1.0f);
+        decodeRows(w, ws, weight.rows, k, 0, weight.rows, entry.values.data(), entry.scales.data());
+        cached += weight.rows * (k + scalesPerRow);
+      }
+
+  std::atomic<int64_t> next{1}, completed{0};
+  std::atomic<bool> stop{false};
+
+  // Runs schedule i on fresh memories; false when it failed (recorded).
+  auto run = [&](int64_t i, std::vector<std::unique_ptr<LaunchMemory>> &memories) {
+    memories.clear();
+    std::vector<LaunchMemory *> pointers;
+    for (int64_t r = 0; r < ranks; ++r) {
+      memories.push_back(std::make_unique<LaunchMemory>(launch));
+      if (llvm::Error e = memories.back()->shareReadOnly(*inputs[r]))
+        llvm::report_fatal_error(std::move(e));
+      pointers.push_back(memories.back().get());
+    }
+    Schedule schedule = sweepSchedule(i, options.seed, ctas);
+    schedule.trace = options.trace;
+    auto result = runSchedule(plan, &cache, pointers, schedule);
+    std::string failure;
+    if (failed(result))
+      failure = "simulation failed";
+    else if (result->deadlock)
+      failure = result->describe();
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!failure.empty()) {
+      if (sweep.failedSchedule < 0 || i < sweep.failedSchedule) {
+        sweep.failedSchedule = i;
+        sweep.failure = "schedule " + std::to_string(i) + " (" + policyName(schedule.policy) +
+                        "): " + failure;
+      }
+      stop = true;
+      return false;
+    }
+    if (options.trace)
+      sweep.traces[i] = std::move(result->trace);
+    ++completed;
+    return true;
+  };
+
+  // Schedule 0 first: every other is compared with it.
+  if (options.schedules < 1 || !run(0, sweep.first))
+    return sweep;
+  auto compare = [&](int64_t i, const std::vector<std::unique_ptr<LaunchMemory>> &memories) {
+    for (int64_t r = 0; r < ranks; ++r)
+      for (const RegionInfo *region : plan.outputs) {
+        if (memories[r]->region(region->index).bytes ==
+            sweep.first[r]->region(region->index).bytes)
+          continue;
+        const uint64_t h = hashOutputs(memories, plan.outputs);
+        std::lock_guard<std::mutex> lock(mutex);
+        differing.push_back(h);
+        if (sweep.firstDiffering < 0 || i < sweep.firstDiffering) {
+          sweep.firstDiffering = i;
+          sweep.differingRegion = region->name.str();
+          sweep.differingRank = r;
+        }
+        return;
+      }
+  };
+  auto worker = [&] {
+    std::vector<std::unique_ptr<LaunchMemory>> memories;
+    for (int64_t i; !stop && (i = next++) < options.schedules;)
+      if (run(i, memories))
+        compare(i, memories);
+  };
+  const unsigned threads =
+      std::max(1u, std::min<unsigned>(options.threads, static_cast<unsigned>(options.schedules)));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
+
+  sweep.schedules = completed;
+  llvm::sort(differing);
+  sweep.outcomes = 1 + (std::unique(differing.begin(), differing.end()) - differing.begin());
+  return sweep;
 }

@@ -4,19 +4,30 @@
 
 #include "monodc/Simulator/LaunchMemory.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace monodc::sim {
 
+/// How the scheduler picks the next CTA among those that may run (the
+/// CTAs of all ranks numbered rank * grid + cta).
 enum class SchedulePolicy {
-  RoundRobin, ///< CTAs in turn
-  Random,     ///< a seeded random CTA each step
-  StarveOne,  ///< one CTA runs only when every other is blocked or done
+  RoundRobin, ///< CTAs in increasing order, from the seed's CTA on
+  Reverse,    ///< CTAs in decreasing order, from the seed's CTA on
+  Random,     ///< a seeded random CTA each turn
+  StarveOne,  ///< starvedCta runs only when every other is blocked or done;
+              ///< the others in a seeded random order
 };
+
+/// The policy's name, as `monodc simulate` prints it.
+const char *policyName(SchedulePolicy policy);
 
 struct Schedule {
   SchedulePolicy policy = SchedulePolicy::RoundRobin;
+  /// Random and StarveOne: the generator's seed. RoundRobin and Reverse:
+  /// seed mod CTAs is the first CTA, and each CTA runs 1 + (seed / CTAs)
+  /// mod 3 turns in a row before the next one gets its turn.
   uint64_t seed = 0;
   int64_t starvedCta = 0;
   bool trace = false;  ///< record the slices of SimulationResult::trace
@@ -57,6 +68,27 @@ struct SimulationResult {
   std::string describe() const;
 };
 
+/// A launch made ready for many schedules: its stages, placement and
+/// claims, and every region an op names resolved once, instead of at each
+/// op a schedule executes. Read-only once made, so several threads may run
+/// schedules of one PreparedLaunch at once, each with its own memories (the
+/// read-only regions may be shared: LaunchMemory::shareReadOnly).
+class PreparedLaunch {
+public:
+  /// Fails (with a diagnostic) on a launch the fusion passes did not
+  /// synchronize and place.
+  static mlir::FailureOr<std::unique_ptr<PreparedLaunch>> prepare(mono::LaunchOp launch);
+  ~PreparedLaunch();
+  mono::LaunchOp launch() const;
+
+  struct Plan; ///< (Simulator.cpp)
+  const Plan &plan() const { return *plan_; }
+
+private:
+  explicit PreparedLaunch(std::unique_ptr<Plan> plan);
+  std::unique_ptr<Plan> plan_;
+};
+
 /// Executes the IR the HIP printer prints (after the fusion passes): every
 /// CTA of the grid is a resumable program walking the stages in order, a
 /// poll that is not yet satisfied yields, and `schedule` picks the next CTA.
@@ -74,6 +106,54 @@ mlir::FailureOr<SimulationResult> simulate(mono::LaunchOp launch, LaunchMemory &
 mlir::FailureOr<SimulationResult> simulateRanks(mono::LaunchOp launch,
                                                 const std::vector<LaunchMemory *> &memories,
                                                 const Schedule &schedule = {});
+
+/// simulateRanks of a prepared launch: what a run of many schedules calls.
+mlir::FailureOr<SimulationResult> simulateRanks(const PreparedLaunch &launch,
+                                                const std::vector<LaunchMemory *> &memories,
+                                                const Schedule &schedule = {});
+
+/// Schedule i of a sweep: round-robin, reverse, starve-one and random in
+/// turn. The j-th round-robin (reverse) schedule, j = i / 4, starts at CTA
+/// j mod ctas and lets each CTA run 1 + (j / ctas) mod 3 turns in a row;
+/// the j-th starve-one starves CTA j mod ctas; the seeded ones take their
+/// seed from `seed` and i.
+Schedule sweepSchedule(int64_t i, uint64_t seed, int64_t ctas);
+
+struct SweepOptions {
+  int64_t schedules = 1000;
+  uint64_t seed = 1;
+  unsigned threads = 1; ///< schedules run side by side
+  bool trace = false;   ///< keep every schedule's trace (SweepResult::traces)
+};
+
+/// What a sweep found. Outputs are the bytes of every output region of
+/// every rank; schedule 0's are the reference.
+struct SweepResult {
+  int64_t schedules = 0; ///< schedules run
+  int64_t outcomes = 0;  ///< distinct outputs among them
+  /// The first schedule whose outputs differ from schedule 0's, with the
+  /// first output region (and its rank) that differs; -1 when none does.
+  int64_t firstDiffering = -1;
+  std::string differingRegion;
+  int64_t differingRank = 0;
+  /// A schedule that deadlocked or failed (an op's diagnostic was emitted)
+  /// stops the sweep: the lowest such schedule and what happened to it.
+  int64_t failedSchedule = -1;
+  std::string failure;
+  /// Schedule 0's memories, one a rank.
+  std::vector<std::unique_ptr<LaunchMemory>> first;
+  /// With SweepOptions::trace, each schedule's slices, by schedule.
+  std::vector<std::vector<TraceSlice>> traces;
+};
+
+/// Runs `options.schedules` schedules (sweepSchedule) of a prepared launch,
+/// each on fresh memories whose input and weight regions are those of
+/// `inputs` (one a rank, shared read-only, never copied), and compares their
+/// outputs. A difference does not stop it; a deadlock or an op error does.
+/// Schedules run on `options.threads` threads.
+SweepResult sweepSchedules(const PreparedLaunch &launch,
+                           const std::vector<const LaunchMemory *> &inputs,
+                           const SweepOptions &options);
 
 } // namespace monodc::sim
 
