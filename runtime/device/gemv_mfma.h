@@ -33,9 +33,10 @@
 #if defined(MONO_HAS_SCALED_MFMA) && defined(MONO_HAS_MFMA_BF16)
 
 // A lane's share of the weights: its row of each of its tiles for the steps
-// in flight, with the scale bytes. `prefetch` loads the first DEPTH steps
-// (a task issues it before it polls for its tokens).
-template <int N, int K, int WKIND>
+// in flight (mono_gemv_mfma_depth: TOKENS sets how many), with the scale
+// bytes. `prefetch` loads the first DEPTH steps (a task issues it before it
+// polls for its tokens).
+template <int N, int K, int TOKENS, int WKIND>
 struct mono_gemv_mfma_weights {
   static_assert(mono_gemv_mfma_fits(N, K, WKIND, MONO_BLOCK), "no matrix-core shape for this gemv");
   static constexpr bool FP4 = WKIND == 3, BF16 = WKIND == 1;
@@ -44,11 +45,7 @@ struct mono_gemv_mfma_weights {
   static constexpr int TPW = mono_gemv_mfma_tiles_a_wave(N, MONO_BLOCK);
   static constexpr int SPLIT = mono_gemv_mfma_split(N, MONO_BLOCK);  // waves a tile
   static constexpr int WORDS = FP4 || BF16 ? 4 : 8;  // a lane's operand words a tile and step
-  // Steps in flight: 128 weight bytes a lane (as gemv_mma.h's e4m3 path), at
-  // most the steps of a split.
-  static constexpr int MOST = (STEPS + SPLIT - 1) / SPLIT;
-  static constexpr int WANT = 128 / (TPW * 4 * WORDS) > 0 ? 128 / (TPW * 4 * WORDS) : 1;
-  static constexpr int DEPTH = WANT < MOST ? WANT : MOST;
+  static constexpr int DEPTH = mono_gemv_mfma_depth(N, K, TOKENS, WKIND, MONO_BLOCK);
   struct step_t {
     mono_u32 q[TPW][WORDS];
     mono_u32 s[TPW];  // the scale byte, in bits 0..7
@@ -118,11 +115,11 @@ struct mono_gemv_mfma_weights {
 // are 0, and a count of 0 reads no weights past those `weights` holds.
 // `lds` holds mono_gemv_mfma_shared_bytes(N, TOKENS, MONO_BLOCK).
 template <int SO, int N, int K, int TOKENS, int WKIND>
-MONO_DEV void mono_gemv_mfma_run(mono_gemv_mfma_weights<N, K, WKIND> &weights, const mono_u8 *w,
+MONO_DEV void mono_gemv_mfma_run(mono_gemv_mfma_weights<N, K, TOKENS, WKIND> &weights, const mono_u8 *w,
                                  const mono_u8 *ws, int wsCols, mono_i64 n0, const void *x,
                                  const mono_u8 *xs, mono_i64 t0, float (&out)[SO], float *lds,
                                  int count = TOKENS) {
-  typedef mono_gemv_mfma_weights<N, K, WKIND> slice_t;
+  typedef mono_gemv_mfma_weights<N, K, TOKENS, WKIND> slice_t;
   typedef typename slice_t::step_t step_t;
   constexpr int TPW = slice_t::TPW, SPLIT = slice_t::SPLIT, DEPTH = slice_t::DEPTH,
                 WORDS = slice_t::WORDS, KB = K / 32;
@@ -259,7 +256,7 @@ template <int SO, int N, int K, int TOKENS, int WKIND>
 MONO_DEV void mono_gemv_mfma(const mono_u8 *w, const mono_u8 *ws, int wsCols, mono_i64 n0,
                              const void *x, const mono_u8 *xs, mono_i64 t0, float (&out)[SO],
                              float *lds, int count = TOKENS) {
-  mono_gemv_mfma_weights<N, K, WKIND> weights;
+  mono_gemv_mfma_weights<N, K, TOKENS, WKIND> weights;
   if (count > 0) weights.prefetch(w, ws, wsCols, n0);
   mono_gemv_mfma_run<SO, N, K, TOKENS, WKIND>(weights, w, ws, wsCols, n0, x, xs, t0, out, lds,
                                               count);

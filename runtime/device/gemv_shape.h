@@ -178,6 +178,22 @@ MONO_SHAPE int mono_gemv_mfma_pass_tiles(int rows, int tokens, int block) {
   const int tiles = (tokens + 15) / 16;
   return tiles < most ? tiles : (most > 0 ? most : 1);
 }
+// Steps a lane's weights are loaded ahead of their instructions: 128 bytes
+// of weights a lane, at most the steps of a split. Where a pass takes
+// several token tiles (rows 17 to 48), each step also loads their operands
+// and the scheduler issues a group's loads together, so the group is cut
+// to 64 registers a lane of loads (4 steps held 250 registers in back.wo_a
+// at rows 48).
+MONO_SHAPE int mono_gemv_mfma_depth(int rows, int k, int tokens, int kind, int block) {
+  const int steps = k / (kind == 1 ? 32 : 128), split = mono_gemv_mfma_split(rows, block);
+  const int most = (steps + split - 1) / split;
+  const int tokenTiles = mono_gemv_mfma_pass_tiles(rows, tokens, block);
+  const int weightWords = mono_gemv_mfma_tiles_a_wave(rows, block) * (kind == 0 ? 8 : 4);
+  const int tokenWords = tokenTiles * (kind == 1 ? 4 : 8);
+  const int want = 32 / weightWords, fit = tokenTiles > 1 ? 64 / (weightWords + tokenWords) : want;
+  const int depth = want < fit ? want : fit;
+  return depth < 1 ? 1 : (depth < most ? depth : most);
+}
 // Shared memory: the split waves' partial sums ([waves][16][16 x pass
 // tiles] f32, when split), then the result ([tokens][rows] f32).
 MONO_SHAPE int mono_gemv_mfma_result_at(int rows, int tokens, int block) {

@@ -506,6 +506,29 @@ TEST(DeviceGemvMfma, Rows256K5120) {
   expectGemvShape<256, 5120, 48>(58);
 }
 
+// Steps in flight: 128 weight bytes a lane with one token tile; with more,
+// no more than 64 registers a lane of loads a group.
+TEST(DeviceGemvMfma, DepthKeepsAGroupsLoadsWithin64Registers) {
+  EXPECT_EQ(mono_gemv_mfma_depth(32, 4096, 6, 0, 256), 4);   // wo_a rows 6
+  EXPECT_EQ(mono_gemv_mfma_depth(32, 4096, 48, 0, 256), 2);  // wo_a rows 48: 3 token tiles
+  EXPECT_EQ(mono_gemv_mfma_depth(16, 5120, 6, 1, 256), 8);   // router rows 6
+  EXPECT_EQ(mono_gemv_mfma_depth(16, 5120, 48, 1, 256), 4);  // router rows 48
+  EXPECT_EQ(mono_gemv_mfma_depth(64, 5120, 16, 3, 256), 8);  // one token tile: 128 weight bytes
+  for (int rows : {16, 32, 64, 128, 256})
+    for (int tokens : {1, 6, 16, 17, 33, 48})
+      for (int kind : {0, 1, 3}) {
+        const int depth = mono_gemv_mfma_depth(rows, 5120, tokens, kind, 256);
+        const int weightWords = mono_gemv_mfma_tiles_a_wave(rows, 256) * (kind == 0 ? 8 : 4);
+        const int tokenWords = mono_gemv_mfma_pass_tiles(rows, tokens, 256) * (kind == 1 ? 4 : 8);
+        EXPECT_GE(depth, 1);
+        if (depth > 1) {
+          if (tokenWords > (kind == 1 ? 4 : 8))
+            EXPECT_LE(depth * (weightWords + tokenWords), 64) << rows << " " << tokens << " " << kind;
+          EXPECT_LE(depth * weightWords, 32) << rows << " " << tokens << " " << kind;
+        }
+      }
+}
+
 TEST(DeviceGemvMfma, SliceOfALargerWeightAndLaterTokens) {
   // Rows 64..127 of a 128-row weight, tokens 3..8 of 9.
   std::mt19937 rng(61);

@@ -121,7 +121,7 @@ private:
     if (g.getLowering() == GemvLowering::ScaledMfma || g.getLowering() == GemvLowering::Bf16Mfma) {
       // gfx950's matrix cores (gemv_mfma.h): rows, k, tokens, kind.
       shape.args = rowsAndK + ", " + std::to_string(g.getTokens()) + ", " + std::to_string(wkind);
-      shape.sliceType = "mono_gemv_mfma_weights<" + rowsAndK + ", " + std::to_string(wkind) + ">";
+      shape.sliceType = "mono_gemv_mfma_weights<" + shape.args + ">";
       shape.run = "mono_gemv_mfma_run";
       shape.whole = "mono_gemv_mfma";
       return shape;
