@@ -48,7 +48,16 @@ struct BuildCommand {
   std::optional<int64_t> grid; ///< none: the arch's compute units
   int jobs = 1;
   bool unfused = false;
+  /// --stage-timers: empty (none), spans or calls (emit::StageTimers).
+  std::string stageTimers;
 };
+
+monodc::emit::StageTimers stageTimersOf(const BuildCommand &cmd) {
+  using monodc::emit::StageTimers;
+  return cmd.stageTimers.empty() ? StageTimers::Off
+         : cmd.stageTimers == "calls" ? StageTimers::Calls
+                                      : StageTimers::Spans;
+}
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -180,32 +189,42 @@ void buildOne(const BuildCommand &cmd, const monodc::stages::ModelConfig &config
       finish();
     return;
   }
+  // A timed build's sources and code objects are named apart (.prof), so
+  // that none is taken for the product's.
+  monodc::emit::HipPrintOptions printOptions;
+  printOptions.stageTimers = stageTimersOf(cmd);
+  const std::string timed = cmd.stageTimers.empty() ? "" : ".prof";
   start = std::chrono::steady_clock::now();
-  auto hip = monodc::emit::emitHip(**module);
+  auto hip = monodc::emit::emitHip(**module, {}, printOptions);
   if (mlir::failed(hip))
     return finish("emitting HIP for " + name + " failed: " + diagnostics.str());
   double emitMs = millisecondsSince(start);
   if (cmd.emit == "hip") {
-    if (!write(base + ".hip", *hip))
+    if (!write(base + timed + ".hip", *hip))
       return;
     auto launchOp = *(*module)->getOps<monodc::mono::LaunchOp>().begin();
     if (!write(base + ".manifest", monodc::emit::kernelManifest(launchOp)))
       return;
+    // What each timed stage reads, for the bench's achieved bandwidth.
+    if (!timed.empty() && !write(base + ".prof.reads", monodc::emit::stageReads(launchOp)))
+      return;
     if (cmd.unfused) {
       std::string unfused;
       llvm::raw_string_ostream os(unfused);
-      if (mlir::failed(monodc::emit::printHip(launchOp, os, {/*unfused=*/true})))
+      monodc::emit::HipPrintOptions unfusedOptions = printOptions;
+      unfusedOptions.unfused = true;
+      if (mlir::failed(monodc::emit::printHip(launchOp, os, unfusedOptions)))
         return finish("emitting the unfused baseline of " + name +
                       " failed: " + diagnostics.str());
-      if (!write(base + ".unfused.hip", unfused))
+      if (!write(base + ".unfused" + timed + ".hip", unfused))
         return;
     }
-    result.rows.push_back({name, dslMs, emitMs, {}, nullptr, 0, base + ".hip"});
+    result.rows.push_back({name, dslMs, emitMs, {}, nullptr, 0, base + timed + ".hip"});
     return finish();
   }
   monodc::backends::ClangCompileOptions options;
   options.arch = resolved.arch;
-  options.sourceName = std::filesystem::path(base).filename().string() + ".hip";
+  options.sourceName = std::filesystem::path(base).filename().string() + timed + ".hip";
   options.optLevel = optLevel;
   start = std::chrono::steady_clock::now();
   if (cmd.emit == "asm") {
@@ -213,8 +232,8 @@ void buildOne(const BuildCommand &cmd, const monodc::stages::ModelConfig &config
     if (!assembly)
       return finish(llvm::toString(assembly.takeError()));
     result.rows.push_back(
-        {name, dslMs, emitMs, millisecondsSince(start), nullptr, 0, base + ".s"});
-    if (write(base + ".s", *assembly))
+        {name, dslMs, emitMs, millisecondsSince(start), nullptr, 0, base + timed + ".s"});
+    if (write(base + timed + ".s", *assembly))
       finish();
     return;
   }
@@ -228,7 +247,7 @@ void buildOne(const BuildCommand &cmd, const monodc::stages::ModelConfig &config
     return finish("reading the code object of " + name + ": " + info.message());
   result.kernels = info->kernels;
   for (const auto &k : result.kernels)
-    result.rows.push_back({name, dslMs, emitMs, buildMs, &k, info->codeBytes, base + ".co"});
+    result.rows.push_back({name, dslMs, emitMs, buildMs, &k, info->codeBytes, base + timed + ".co"});
   // The rule matrix and the JIT library apply: a refused kernel is reported
   // with its resources but not written, so no one loads it by mistake.
   for (const auto &k : result.kernels)
@@ -237,7 +256,7 @@ void buildOne(const BuildCommand &cmd, const monodc::stages::ModelConfig &config
         row.file = "(refused, not written)";
       return finish(*problem);
     }
-  if (write(base + ".co", bytes))
+  if (write(base + timed + ".co", bytes))
     finish();
 }
 
@@ -265,6 +284,8 @@ int runBuild(const BuildCommand &cmd) {
     fail(optionsProblem, kUsageError);
   if (cmd.jobs < 1)
     fail(fmt::format("-j must be at least 1, got {}", cmd.jobs), kUsageError);
+  if (!cmd.stageTimers.empty() && (cmd.emit == "mlir" || cmd.emit == "layout"))
+    fail("--stage-timers needs --emit hip, asm or obj", kUsageError);
 
   std::vector<std::string> launches = monodc::stages::launchNames();
   if (cmd.launch != "all") {
@@ -371,6 +392,10 @@ void monodc::cli::addBuildCommand(CLI::App &app) {
       ->capture_default_str();
   sub->add_flag("--unfused", build->unfused,
                 "with --emit hip: also write the unfused baseline (one kernel per stage)");
+  sub->add_flag("--stage-timers{spans}", build->stageTimers,
+                "a diagnostic build with per-CTA stage timers (files named .prof): spans, or "
+                "--stage-timers=calls to also time polls, GEMVs, publishes and library calls")
+      ->check(CLI::IsMember({"spans", "calls"}));
   sub->callback([build, grid, gridOption] {
     if (gridOption->count())
       build->grid = *grid;

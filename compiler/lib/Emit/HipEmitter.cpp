@@ -191,6 +191,54 @@ private:
     }
   }
 
+  /// Stage timers (emit::StageTimers): the counter into which `op`'s call
+  /// is timed with StageTimers::Calls (mailbox polls, GEMVs, flag publishes,
+  /// block-wide library calls), or null where it is not timed.
+  const char *timedCounter(Operation &op) {
+    if (options.stageTimers != emit::StageTimers::Calls)
+      return nullptr;
+    // The unfused baseline prints no local waits or publishes.
+    if ((isa<WaitOp>(op) && !options.unfused) || isa<WaitPeerOp>(op))
+      return "mono_prof_wait";
+    if (isa<GemvRowsOp, GemvOp>(op))
+      return "mono_prof_gemv";
+    if ((isa<PublishOp>(op) && !options.unfused) || isa<PublishPeerOp>(op))
+      return "mono_prof_publish";
+    if (auto r = dyn_cast<ReduceOp>(op))
+      return !rearrangesInThread(r, block) && !r.getShape() ? "mono_prof_block" : nullptr;
+    if (isa<QuantizeMxfp8Op, TopKOp, ExpertGroupsOp>(op))
+      return "mono_prof_block";
+    return nullptr;
+  }
+  bool stageTimers() const { return options.stageTimers != emit::StageTimers::Off; }
+  /// The stage timers' array and clock (emit::StageTimers), after the
+  /// device library.
+  void declareStageTimers(int64_t stages) {
+    const bool nvidia = targetOf(launch.getArch()).isNvidia();
+    os << "// Stage timers (monodc build --stage-timers): CTA c's record of stage s is\n"
+       << "// mono_prof[(c * " << stages << " + s) * " << emit::kStageTimerWords
+       << " ...]: enter, leave (ns), ns in polls, GEMVs, publishes and\n"
+       << "// block-wide library calls, tasks run, the task + 1 at which it left the rest.\n"
+       << (nvidia ? "__device__" : "__attribute__((device))") << " mono_u64 mono_prof[MONO_GRID * "
+       << stages << " * " << emit::kStageTimerWords << "];\n"
+       << "MONO_DEV mono_u64 mono_now_ns() {\n";
+    if (nvidia) {
+      // "memory": the read does not move across the barriers inside the
+      // timed calls (a wait's end read before its barrier would count the
+      // poll as work).
+      os << "  mono_u64 t;\n"
+         << "  asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t) :: \"memory\");\n"
+         << "  return t;\n";
+    } else {
+      // s_memrealtime: the constant 100 MHz clock, 10 ns a tick.
+      os << "  __asm__ volatile(\"\" ::: \"memory\");\n"
+         << "  const mono_u64 t = __builtin_amdgcn_s_memrealtime();\n"
+         << "  __asm__ volatile(\"\" ::: \"memory\");\n"
+         << "  return t * 10;\n";
+    }
+    os << "}\n";
+  }
+
   int64_t peerSlotBytes() {
     auto slot = launch->getAttrOfType<IntegerAttr>("mono.peer_slot_bytes");
     return slot ? slot.getInt() : 0;
@@ -481,6 +529,11 @@ private:
   int nextId = 0;
   /// The area of the library call being printed (placeAreaCall).
   int callArea = 0;
+  /// Stages the launch has (the stage timers' records a CTA).
+  int64_t stageCount = 0;
+  /// The stages are printed one after the other in one kernel body (the
+  /// fused kernel on AMD), not each in a function or kernel of its own.
+  bool inlineStages = false;
 };
 
 LogicalResult LaunchPrinter::print() {
@@ -501,6 +554,9 @@ LogicalResult LaunchPrinter::print() {
   os << deviceLibrarySource() << "\n";
 
   auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
+  stageCount = static_cast<int64_t>(stages.size());
+  if (stageTimers())
+    declareStageTimers(stageCount);
   const bool claims =
       !options.unfused &&
       llvm::any_of(stages, [](StageOp s) { return s->hasAttr("mono.claim"); });
@@ -510,6 +566,7 @@ LogicalResult LaunchPrinter::print() {
   // own kernel does). The AMD targets keep one body: a call there needs
   // scratch.
   const bool stageFunctions = !options.unfused && targetOf(launch.getArch()).isNvidia();
+  inlineStages = !options.unfused && !stageFunctions;
   auto openKernel = [&](const std::string &name) {
     os << "MONO_KERNEL void " << name << "(";
     printKernelParameters([](RegionOp) { return true; });
@@ -638,6 +695,15 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   if (!base)
     return stage.emitOpError() << "has no mono.base; run mono-place-tasks first";
   auto claim = stage->getAttrOfType<IntegerAttr>("mono.claim");
+  if (stageTimers()) {
+    // The stage's own scope where stages share a kernel body.
+    if (inlineStages)
+      os << "  {\n";
+    os << "  mono_u64 mono_prof_enter = mono_now_ns(), "
+       << (options.stageTimers == emit::StageTimers::Calls ? "mono_prof_t0 = 0, " : "")
+       << "mono_prof_wait = 0, mono_prof_gemv = 0, mono_prof_publish = 0, mono_prof_block = 0, "
+          "mono_prof_tasks = 0, mono_prof_rest = 0;\n";
+  }
   if (!options.unfused)
     declareOnceWaits(stage);
   // A task whose last op is a publish ends behind the publish's barrier,
@@ -668,6 +734,8 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     os << "  for (mono_i64 task = (mono_cta() + MONO_GRID - " << base.getInt()
        << ") % MONO_GRID; task < " << stage.getTasks() << "; task += MONO_GRID) {\n";
   }
+  if (stageTimers())
+    os << "    ++mono_prof_tasks;\n";
   names[stage.getTaskIndex()] = "task";
   // A mono.skip_unless opens a block that its task's publish (or the body's
   // end) closes: a skipping task still publishes.
@@ -703,8 +771,13 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     else if (otherSharedUser || isa<SkipUnlessOp>(op))
       settleSharedReads();
     const size_t printedFrom = text.size();
+    const char *timed = timedCounter(op);
+    if (timed)
+      os << "    mono_prof_t0 = mono_now_ns();\n";
     if (failed(printOp(op)))
       return failure();
+    if (timed)
+      os << "    " << timed << " += mono_now_ns() - mono_prof_t0;\n";
     // The barriers above know shared memory's users from sharedBytesFor: an
     // op that used it unannounced could race with a rearrangement's reads.
     if (!otherSharedUser && !rearrangement &&
@@ -731,6 +804,17 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   if (!endsWithPublish)
     os << "    mono_block_sync();  // shared memory is reused by the next task\n";
   os << "  }\n";
+  if (stageTimers()) {
+    os << "  if (mono_t == 0) {\n"
+       << "    mono_u64 *p = mono_prof + (mono_cta() * " << stageCount << " + " << index << ") * "
+       << emit::kStageTimerWords << ";\n"
+       << "    p[0] = mono_prof_enter; p[1] = mono_now_ns(); p[2] = mono_prof_wait; "
+          "p[3] = mono_prof_gemv; p[4] = mono_prof_publish; p[5] = mono_prof_block; "
+          "p[6] = mono_prof_tasks; p[7] = mono_prof_rest;\n"
+       << "  }\n";
+    if (inlineStages)
+      os << "  }\n";
+  }
   return success();
 }
 
@@ -1085,11 +1169,19 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         auto publishes = stage.getBodyBlock().getOps<PublishOp>();
         os << "    if (" << nameOf(skip.getCount())
            << " <= 0) {  // neither this task nor any later one has anything to do\n";
-        if (!options.unfused && !publishes.empty())
+        const bool calls = options.stageTimers == emit::StageTimers::Calls;
+        if (!options.unfused && !publishes.empty()) {
+          if (calls)
+            os << "      mono_prof_t0 = mono_now_ns();\n";
           os << "      mono_publish_rest((mono_u64 *)"
              << regionPointer((*publishes.begin()).getFlags()) << ", task, "
              << stage.getTasks() << ", "
              << (stage->hasAttr("mono.claim") ? "1" : "MONO_GRID") << ", mono_tag);\n";
+          if (calls)
+            os << "      mono_prof_publish += mono_now_ns() - mono_prof_t0;\n";
+        }
+        if (stageTimers())
+          os << "      mono_prof_rest = task + 1;\n";
         os << "      break;  // the stage's later tasks skip too\n    }\n    {\n";
         return success();
       })
@@ -1136,6 +1228,30 @@ FailureOr<std::string> emit::emitHip(ModuleOp module, const FusionOptions &optio
   llvm::raw_string_ostream os(text);
   if (failed(printHip(*launches.begin(), os, printOptions)))
     return failure();
+  return text;
+}
+
+std::string emit::stageReads(LaunchOp launch) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  int64_t index = 0;
+  for (auto stage : launch.getBodyBlock().getOps<StageOp>()) {
+    llvm::StringSet<> read;
+    stage.walk([&](Operation *op) {
+      if (isa<StoreOp, StorePeerOp, PublishOp, PublishPeerOp, WaitOp, WaitPeerOp>(op))
+        return;
+      for (NamedAttribute attr : op->getAttrs())
+        if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
+          if (RegionOp region = lookupRegion(op, ref))
+            read.insert(region.getSymName());
+    });
+    for (auto region : launch.getBodyBlock().getOps<RegionOp>())
+      if (read.contains(region.getSymName()) && !region->hasAttr("mono.offset") &&
+          region.getKind() != MemoryKind::Epoch && region.getKind() != MemoryKind::Peer &&
+          !region->hasAttr("mono.peer"))
+        os << "reads " << index << " " << region.getSymName() << "\n";
+    ++index;
+  }
   return text;
 }
 

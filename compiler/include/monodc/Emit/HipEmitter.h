@@ -12,10 +12,25 @@ namespace monodc::emit {
 /// The kernel symbol of a launch in the emitted source and the code object.
 std::string kernelName(mono::LaunchOp launch);
 
+/// Stage timers, a diagnostic (`monodc build --stage-timers`), never part
+/// of a product build: each CTA keeps, for every stage, a record of
+/// kStageTimerWords 64-bit words in the device array `mono_prof`
+/// ([grid][stages][kStageTimerWords], record of CTA c and stage s at
+/// (c * stages + s) * kStageTimerWords), written by thread 0 as it leaves
+/// the stage: 0 enter and 1 leave (ns of the device's global clock), 2-5 ns
+/// in mailbox polls, GEMVs, flag publishes and block-wide library calls
+/// (quantizer, block reduction, top-k, expert groups; Calls only, else 0),
+/// 6 the tasks it ran, 7 the task plus one at which it left the stage
+/// skipping the rest (0: it did not). The unfused baseline's stage kernels
+/// keep the same records (its `_end` kernel none).
+enum class StageTimers { Off, Spans, Calls };
+constexpr int64_t kStageTimerWords = 8;
+
 struct HipPrintOptions {
   /// The unfused baseline: one kernel per stage (`<kernel>_s<i>`, same
   /// arguments), ordered by the stream; no mailboxes, no epoch.
   bool unfused = false;
+  StageTimers stageTimers = StageTimers::Off;
 };
 
 /// Prints one self-contained HIP translation unit for `launch`, which must
@@ -39,6 +54,12 @@ mlir::FailureOr<std::string> emitHip(mlir::ModuleOp module,
 /// kernel argument ("arg name kind format rows cols bytes", in order) and per
 /// scratch region ("scratch ... offset").
 std::string kernelManifest(mono::LaunchOp launch);
+
+/// For a bench that times stages (StageTimers): one line "reads S REGION"
+/// for every kernel-argument region (input, weight, output) that stage S
+/// reads (loads, GEMV and attention operands; flags and stores left out),
+/// stages in manifest order, regions in declaration order.
+std::string stageReads(mono::LaunchOp launch);
 
 } // namespace monodc::emit
 
