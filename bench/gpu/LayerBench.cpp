@@ -11,11 +11,16 @@
 // BENCH_ROUTING=uniform (default) or skewed sets the router's bias
 // (setRoutingBias); the experts the tokens chose are printed with the floor.
 // BENCH_ROUNDS=K times every width K more times in the same process.
+// BENCH_TRACE=DIR: where stage timers were emitted (`monodc build
+// --stage-timers`, the .prof sources), writes each width's profiled steps,
+// fused and unfused, as a Chrome/Perfetto trace, DIR/trace.r<W>.json.
 // K2_PREFIX=N launches only the unfused K2's first N stage kernels (then its
 // _end), beside a fused K2 that bench/gpu/experiments/patch_k2_prefix.py cut to the same
 // N stages: where in K2 the fused launch gains or loses, without timers.
 //
-// reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,unfused.hip,manifest}.
+// reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,unfused.hip,manifest}, and
+// where they are there the timed copies {prof.hip,unfused.prof.hip} with
+// what each stage reads (prof.reads).
 #include "ReadRate.h"
 #include "SyntheticLayer.h"
 
@@ -55,7 +60,28 @@ struct RankLaunch {
   // The unfused baseline with the same timers, if emitted (then its _end).
   std::vector<CUfunction> profiledStages;
   CUdeviceptr unfusedProfile = 0;  // their mono_prof array, laid out as `profile`
+  // Per stage, the argument regions it reads (.prof.reads); empty where
+  // the timed build did not write them.
+  std::vector<std::vector<std::string>> stageReads;
 };
+
+/// `monodc build --stage-timers`' prof.reads: "reads STAGE REGION" lines.
+std::vector<std::vector<std::string>> readStageReads(const std::string &path, const Manifest &m) {
+  std::vector<std::vector<std::string>> reads;
+  std::ifstream in(path);
+  if (!in)
+    return reads;
+  reads.resize(m.stages.size());
+  std::string word, region;
+  size_t stage = 0;
+  while (in >> word >> stage >> region) {
+    if (word != "reads" || stage >= reads.size())
+      die(path + ": not a list of \"reads STAGE REGION\" lines of " +
+          std::to_string(reads.size()) + " stages");
+    reads[stage].push_back(region);
+  }
+  return reads;
+}
 
 bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
 
@@ -72,11 +98,11 @@ void setRoutingBias(CUdeviceptr bias, const Region &reg, const std::string &rout
   check(cuMemcpyHtoD(bias, values.data(), values.size() * 4), "routing bias");
 }
 
-/// A CTA's record of a stage in the profiled kernel (instrument_stages.py's
-/// PROFILE_WORDS): enter and leave (global ns), then ns in polls, GEMVs,
-/// flag publishes and block-wide library calls, then the tasks it ran and
-/// the task (plus one) at which it left the stage skipping the rest (0: it
-/// did not).
+/// A CTA's record of a stage in the profiled kernel (`monodc build
+/// --stage-timers`, emit::kStageTimerWords): enter and leave (global ns),
+/// then ns in polls, GEMVs, flag publishes and block-wide library calls (0
+/// with --stage-timers=spans), then the tasks it ran and the task (plus
+/// one) at which it left the stage skipping the rest (0: it did not).
 constexpr size_t kTimedWords = 4;
 constexpr size_t kProfileWords = 2 + kTimedWords + 2;
 
@@ -106,15 +132,15 @@ RanksProfile downloadProfiles(const std::vector<RankLaunch> &ranks, CUdeviceptr 
   return out;
 }
 
-/// The mono_prof array of a module built from instrument_stages.py's
-/// output `path`, checked against the manifest's grid and stages.
+/// The mono_prof array of a timed module (`monodc build --stage-timers`'s
+/// `path`), checked against the manifest's grid and stages.
 CUdeviceptr profileArray(CUmodule module, const Manifest &m, const std::string &path) {
   CUdeviceptr array = 0;
   size_t bytes = 0;
   check(cuModuleGetGlobal(&array, &bytes, module, "mono_prof"), "mono_prof");
   if (bytes != m.grid * m.stages.size() * kProfileWords * 8)
     gpu::die(path + ": mono_prof is " + std::to_string(bytes) + " bytes, not grid x stages x " +
-             std::to_string(kProfileWords) + " words (instrument_stages.py and layer_bench disagree)");
+             std::to_string(kProfileWords) + " words (monodc --stage-timers and layer_bench disagree)");
   return array;
 }
 
@@ -235,6 +261,144 @@ void printSideBySide(const RankLaunch &l, int rank, const std::vector<unsigned l
     std::printf("  %-34s %12.1f %12.1f %14.1f %14.1f %14.1f %11.1f\n", m.stages[s].name.c_str(),
                 f.enter, f.leave, u.enter, u.leave, f.leave - u.leave, busiest);
   }
+}
+
+/// The bytes stage `s` of launch `l` must read on one rank: the weights it
+/// reads (the routed experts' only for the experts used, cos_sin left out,
+/// as the floor counts them) and, where it reads the KV cache, the records
+/// its slot lists name (`slotRecords`: distinct slots of a slot region).
+double stageBytes(const RankLaunch &l, size_t s, double usedShare,
+                  const std::function<double(const std::string &)> &slotRecordBytes) {
+  double bytes = 0;
+  bool cache = false;
+  for (const std::string &name : l.stageReads[s]) {
+    const Region &reg = gpu::argument(l.manifest, name);
+    if (name == "kv_cache") {
+      cache = true;
+      continue;
+    }
+    if (reg.kind != "weight" || name == "cos_sin")
+      continue;
+    const bool routed = name.rfind("w13", 0) == 0 || name.rfind("w2", 0) == 0;
+    bytes += routed ? double(reg.bytes) * usedShare : double(reg.bytes);
+  }
+  if (cache)
+    for (const std::string &name : l.stageReads[s])
+      if (name.size() > 6 && name.compare(name.size() - 6, 6, "_slots") == 0)
+        bytes += slotRecordBytes(name);
+  return bytes;
+}
+
+/// Per stage of a launch, every rank together (they share the GPU): the
+/// bytes it must read (stageBytes), the span from its first CTA's entry to
+/// its last CTA's leave over all ranks, fused (CTAs with one of its tasks)
+/// and unfused (its kernels), and the achieved rate, bytes / span, beside
+/// the read-only rate. A fused stage's span overlaps other stages', so its
+/// rate is what the stage got while it ran, not what HBM did.
+void printStageBandwidth(const std::vector<RankLaunch> &ranks, const RanksProfile &fused,
+                         const RanksProfile *unfused, double readRate, double usedShare,
+                         const std::function<double(const std::string &)> &slotRecordBytes) {
+  const Manifest &m = ranks[0].manifest;
+  std::printf("  %-24s %9s %10s %9s %8s %12s %11s %8s\n", (m.kernelName + ", all ranks").c_str(),
+              "MB read", "fused us", "GB/s", "of read", "unfused us", "GB/s", "of read");
+  auto span = [&](const RanksProfile &p, size_t s, bool workingOnly) {
+    StageSpan all{1e30, 0};
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      const StageSpan one = stageSpan(m, p.words[r], s, p.origin, workingOnly);
+      if (one.leave == 0 && one.enter == 0)
+        continue;
+      all.enter = std::min(all.enter, one.enter);
+      all.leave = std::max(all.leave, one.leave);
+    }
+    return all.leave > 0 ? all.leave - all.enter : 0.0;
+  };
+  auto rate = [&](double bytes, double us, char *text, char *share) {
+    if (bytes <= 0 || us <= 0) {
+      std::snprintf(text, 16, "-");
+      std::snprintf(share, 16, "-");
+      return;
+    }
+    const double bytesPerS = bytes / (us * 1e-6);
+    std::snprintf(text, 16, "%.0f", bytesPerS / 1e9);
+    std::snprintf(share, 16, "%.1f%%", 100.0 * bytesPerS / readRate);
+  };
+  double totalBytes = 0;
+  for (size_t s = 0; s < m.stages.size(); ++s) {
+    double bytes = 0;
+    for (const RankLaunch &l : ranks)
+      bytes += stageBytes(l, s, usedShare, slotRecordBytes);
+    totalBytes += bytes;
+    const double f = span(fused, s, /*workingOnly=*/true);
+    const double u = unfused ? span(*unfused, s, /*workingOnly=*/false) : 0;
+    char fRate[16], fShare[16], uRate[16], uShare[16];
+    rate(bytes, f, fRate, fShare);
+    rate(bytes, u, uRate, uShare);
+    std::printf("  %-24s %9.2f %10.1f %9s %8s %12.1f %11s %8s\n", m.stages[s].name.c_str(),
+                bytes / 1e6, f, fRate, fShare, u, unfused ? uRate : "-", unfused ? uShare : "-");
+  }
+  std::printf("  %-24s %9.2f\n", "(launch)", totalBytes / 1e6);
+}
+
+/// The profiled steps as a Chrome/Perfetto JSON trace (the format of
+/// monodc simulate --trace, compiler/lib/Simulator/ChromeTrace.cpp): a
+/// process per form and rank ("fused, rank 0", then "unfused, rank 0"...),
+/// a track per CTA, a slice per stage a CTA ran tasks of (K1's, then K2's;
+/// its name the stage, its category the launch), in microseconds from the
+/// form's earliest stage entry; its args the tasks and the timed calls' µs.
+void writeTrace(const std::string &path, const std::vector<RankLaunch> *launches[2],
+                const RanksProfile fused[2], const RanksProfile *unfused[2]) {
+  std::FILE *f = std::fopen(path.c_str(), "w");
+  if (!f)
+    die(path + ": cannot write the trace");
+  const size_t tp = launches[0]->size();
+  std::fprintf(f, "{\"traceEvents\":[\n");
+  bool first = true;
+  auto event = [&](const std::string &json) {
+    std::fprintf(f, "%s%s", first ? "" : ",\n", json.c_str());
+    first = false;
+  };
+  for (int form = 0; form < 2; ++form) {
+    const RanksProfile *profiles[2] = {form == 0 ? &fused[0] : unfused[0],
+                                       form == 0 ? &fused[1] : unfused[1]};
+    if (!profiles[0] || !profiles[1])
+      continue;
+    const unsigned long long origin = std::min(profiles[0]->origin, profiles[1]->origin);
+    for (size_t r = 0; r < tp; ++r) {
+      const int pid = int(form * tp + r);
+      event("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+            ",\"tid\":0,\"args\":{\"name\":\"" + (form == 0 ? "fused" : "unfused") +
+            ", rank " + std::to_string(r) + "\"}}");
+      std::set<int64_t> named;
+      for (int launch = 0; launch < 2; ++launch) {
+        const RankLaunch &l = (*launches[launch])[r];
+        const Manifest &m = l.manifest;
+        const std::vector<unsigned long long> &p = profiles[launch]->words[r];
+        for (int64_t c = 0; c < m.grid; ++c)
+          for (size_t s = 0; s < m.stages.size(); ++s) {
+            const unsigned long long *w = &p[(c * m.stages.size() + s) * kProfileWords];
+            if (w[2 + kTimedWords] == 0)
+              continue;  // no task of the stage on this CTA
+            if (named.insert(c).second)
+              event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+                    ",\"tid\":" + std::to_string(c) + ",\"args\":{\"name\":\"CTA " +
+                    std::to_string(c) + "\"}}");
+            char text[512];
+            std::snprintf(text, sizeof text,
+                          "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%lld,"
+                          "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"launch\":\"%s\",\"tasks\":%llu,"
+                          "\"poll_us\":%.3f,\"gemv_us\":%.3f,\"publish_us\":%.3f,\"lib_us\":%.3f}}",
+                          m.stages[s].name.c_str(), launch == 0 ? "k1" : "k2", pid,
+                          static_cast<long long>(c), double(w[0] - origin) / 1e3,
+                          double(w[1] - w[0]) / 1e3, launch == 0 ? "k1" : "k2", w[2 + kTimedWords],
+                          double(w[2]) / 1e3, double(w[3]) / 1e3, double(w[4]) / 1e3,
+                          double(w[5]) / 1e3);
+            event(text);
+          }
+      }
+    }
+  }
+  std::fprintf(f, "\n]}\n");
+  std::fclose(f);
 }
 
 /// Under Nsight Compute (NCU_STAGES="stage ..."): one step of the unfused
@@ -379,6 +543,7 @@ int main(int argc, char **argv) {
           CUmodule module = gpu::compileModule(gpu::readText(stem + ".prof.hip"), stem + ".prof.hip");
           check(cuModuleGetFunction(&l.profiled, module, m.kernelName.c_str()), "profiled kernel");
           l.profile = profileArray(module, m, stem + ".prof.hip");
+          l.stageReads = readStageReads(stem + ".prof.reads", m);
         }
         if (profiled && fileExists(stem + ".unfused.prof.hip")) {
           const std::string path = stem + ".unfused.prof.hip";
@@ -544,6 +709,8 @@ int main(int argc, char **argv) {
     // profiled steps are one graph of the ranks' streams forked, as the
     // timed layers are: enqueued rank after rank, rank 1 started K1 late
     // and rank 0 then waited for it in both all-reduces.
+    RanksProfile fusedProfiles[2], unfusedProfiles[2];
+    bool sideBySide = false;
     if (k1[0].profiled) {
       // Three steps of the profiled kernels (fused, or the unfused baseline
       // with the same timers), one graph of the ranks' streams forked,
@@ -567,19 +734,26 @@ int main(int argc, char **argv) {
         check(cuCtxSynchronize(), "profiled steps");
       };
       profileSteps(false);
-      const bool sideBySide = !k1[0].profiledStages.empty() && !k2[0].profiledStages.empty();
-      if (sideBySide)
+      for (int launch = 0; launch < 2; ++launch)
+        fusedProfiles[launch] = downloadProfiles(launch == 0 ? k1 : k2, &RankLaunch::profile);
+      sideBySide = !k1[0].profiledStages.empty() && !k2[0].profiledStages.empty();
+      if (sideBySide) {
         profileSteps(true);
+        for (int launch = 0; launch < 2; ++launch)
+          unfusedProfiles[launch] =
+              downloadProfiles(launch == 0 ? k1 : k2, &RankLaunch::unfusedProfile);
+      }
       std::printf("rows %d, one profiled step (cold weights), every rank:\n", rows);
-      for (const std::vector<RankLaunch> *ranks : {&k1, &k2}) {
-        const RanksProfile fused = downloadProfiles(*ranks, &RankLaunch::profile);
+      for (int launch = 0; launch < 2; ++launch) {
+        const std::vector<RankLaunch> &ranks = launch == 0 ? k1 : k2;
+        const RanksProfile &fused = fusedProfiles[launch];
         for (int r = 0; r < tp; ++r)
-          printStageProfile((*ranks)[r], r, fused.words[r], fused.origin);
+          printStageProfile(ranks[r], r, fused.words[r], fused.origin);
         if (!sideBySide)
           continue;
-        const RanksProfile unfused = downloadProfiles(*ranks, &RankLaunch::unfusedProfile);
+        const RanksProfile &unfused = unfusedProfiles[launch];
         for (int r = 0; r < tp; ++r)
-          printSideBySide((*ranks)[r], r, fused.words[r], fused.origin, unfused.words[r],
+          printSideBySide(ranks[r], r, fused.words[r], fused.origin, unfused.words[r],
                           unfused.origin);
       }
     }
@@ -614,8 +788,13 @@ int main(int argc, char **argv) {
           bytes += routed ? double(reg.bytes) * used.size() / experts : double(reg.bytes);
         }
     const double weightBytes = bytes;
+    // A slot list of K2's (the floor's), or of K1's where only K1 has it.
     auto distinctSlots = [&](const std::string &name) {
-      const std::string data = gpu::download(k2[0].shared[name], gpu::argument(m2, name).bytes);
+      RankLaunch &holder = k2[0].shared.count(name) ? k2[0] : k1[0];
+      if (!holder.shared.count(name))
+        die("no input " + name + " in K1 or K2");
+      const std::string data =
+          gpu::download(holder.shared[name], gpu::argument(holder.manifest, name).bytes);
       std::set<int> slots;
       for (size_t i = 0; i + 4 <= data.size(); i += 4) {
         float v;
@@ -633,6 +812,29 @@ int main(int argc, char **argv) {
     const double floorUs = bytes / readRate * 1e6;
     std::printf("       floor bytes: weights %.1f MB, KV records %.1f MB (all ranks)\n",
                 weightBytes / 1e6, kvBytes / 1e6);
+    // Per stage: the bytes it must read over its span, fused and unfused
+    // (the profiled step's timers), where the timed build listed its reads.
+    if (k1[0].profiled && !k1[0].stageReads.empty() && !k2[0].stageReads.empty() && !k2Prefix) {
+      const double usedShare = double(used.size()) / double(experts);
+      auto slotRecordBytes = [&](const std::string &name) {
+        return recordBytes * double(distinctSlots(name));
+      };
+      std::printf("rows %d, bytes each stage must read / its span (one profiled step, read-only "
+                  "rate %.3f TB/s):\n", rows, readRate / 1e12);
+      for (int launch = 0; launch < 2; ++launch)
+        printStageBandwidth(launch == 0 ? k1 : k2, fusedProfiles[launch],
+                            sideBySide ? &unfusedProfiles[launch] : nullptr, readRate, usedShare,
+                            slotRecordBytes);
+    }
+    if (const char *traceDir = std::getenv("BENCH_TRACE"); traceDir && *traceDir && k1[0].profiled) {
+      const std::string path = std::string(traceDir) + "/trace.r" + std::to_string(rows) + ".json";
+      const std::vector<RankLaunch> *launches[2] = {&k1, &k2};
+      const RanksProfile *unfused[2] = {sideBySide ? &unfusedProfiles[0] : nullptr,
+                                        sideBySide ? &unfusedProfiles[1] : nullptr};
+      writeTrace(path, launches, fusedProfiles, unfused);
+      std::printf("       trace: %s (Chrome/Perfetto JSON: a track per CTA, a slice per stage)\n",
+                  path.c_str());
+    }
     std::printf("%-6d %12.1f %12.1f %8.2fx %10.1f %8.1f%% %zu of %lld (K2 alone: fused %.1f, "
                 "unfused %.1f us)\n",
                 rows, fusedUs, unfusedUs, unfusedUs / fusedUs, floorUs, 100.0 * floorUs / fusedUs,

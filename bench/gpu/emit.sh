@@ -8,7 +8,7 @@
 # config moe16 (DSV41 dims, 16 experts), whose routed GEMVs take the paths
 # of the full size (sm_90's tensor cores), with its scratch regions (--dump-scratch); `layer` K1 and K2 of the full config at
 # TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with their unfused
-# baselines and a copy with per-stage timers (experiments/instrument_stages.py), for the
+# baselines and copies with per-stage timers (monodc build --stage-timers), for the
 # layer benchmark and the layer check (emitted/layer; LAYER_WIDTHS, default
 # "6 12 24 48"); `stress` K1 and K2 of config tiny at TP 2 (grid 66) for rows
 # 6 and 48, fused only, for the race stress of the whole layer
@@ -56,15 +56,11 @@ emit_k1_k2() {
 emit_layer() {
   emit_k1_k2 layer dsv41 "${LAYER_WIDTHS:-6 12 24 48}" --unfused
   # Stage timers in the fused kernel and in the unfused baseline alike
-  # (.prof.hip, .unfused.prof.hip): layer_bench sets their steps side by side.
-  # PROFILE=spans: stage spans only, no timers around the calls inside
-  # (instrument_stages.py --spans), which slow the unfused baseline more.
-  local spans=()
-  [ "${PROFILE:-calls}" = spans ] && spans=(--spans)
-  for source in "$OUT"/layer/k[12].*.hip; do
-    case "$source" in *.prof.hip) continue ;; esac
-    python3 "$ROOT/bench/gpu/experiments/instrument_stages.py" "${spans[@]}" "$source" "${source%.hip}.prof.hip"
-  done
+  # (monodc build --stage-timers: .prof.hip, .unfused.prof.hip and what each
+  # stage reads, .prof.reads): layer_bench sets their steps side by side.
+  # PROFILE=spans: stage spans only, no timers around the calls inside,
+  # which slow the unfused baseline more.
+  emit_k1_k2 layer dsv41 "${LAYER_WIDTHS:-6 12 24 48}" --unfused --stage-timers="${PROFILE:-calls}"
 }
 
 emit_front() {

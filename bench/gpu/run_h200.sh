@@ -145,8 +145,14 @@ if [ -d "$ROOT/bench/gpu/emitted/stress" ] && wanted stress; then
 fi
 # The layer benchmark runs when `emit.sh layer` wrote its sources.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ] && wanted bench; then
-  env -u NCU_STAGES "$BIN/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
+  # Where the sources have stage timers, each width's profiled steps also
+  # go to a Chrome/Perfetto trace, gzipped (trace.r<W>.json.gz: Perfetto
+  # and chrome://tracing open it as it is); BENCH_TRACE= writes none.
+  BENCH_TRACE="${BENCH_TRACE-$OUT}" env -u NCU_STAGES "$BIN/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
     > "$OUT/layer.log" 2>&1 || status=1
+  for trace in "$OUT"/trace.r*.json; do
+    [ -f "$trace" ] && { gzip -f "$trace" || true; }
+  done
   echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
   cat "$OUT/layer.log"
   took "layer benchmark (widths ${WIDTHS:-6 12 24 48})"
