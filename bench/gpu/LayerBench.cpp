@@ -13,7 +13,7 @@
 // BENCH_ROUNDS=K times every width K more times in the same process.
 // BENCH_TRACE=DIR: where stage timers were emitted (`monodc build
 // --stage-timers`, the .prof sources), writes each width's profiled steps,
-// fused and unfused, as a Chrome/Perfetto trace, DIR/trace.r<W>.json.
+// fused and unfused, as a Chrome/Perfetto trace, DIR/trace.tp<TP>.r<W>.json.
 // K2_PREFIX=N launches only the unfused K2's first N stage kernels (then its
 // _end), beside a fused K2 that bench/gpu/experiments/patch_k2_prefix.py cut to the same
 // N stages: where in K2 the fused launch gains or loses, without timers.
@@ -263,29 +263,31 @@ void printSideBySide(const RankLaunch &l, int rank, const std::vector<unsigned l
   }
 }
 
+bool endsWith(const std::string &text, const std::string &end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
 /// The bytes stage `s` of launch `l` must read on one rank: the weights it
 /// reads (the routed experts' only for the experts used, cos_sin left out,
-/// as the floor counts them) and, where it reads the KV cache, the records
-/// its slot lists name (`slotRecords`: distinct slots of a slot region).
+/// as the floor counts them) and, where it reads a KV cache (a byte region
+/// `*cache` of 32-token pages), the records its slot lists (`*_slots`) name
+/// (`distinctSlots`: the distinct slots of a slot list).
 double stageBytes(const RankLaunch &l, size_t s, double usedShare,
-                  const std::function<double(const std::string &)> &slotRecordBytes) {
-  double bytes = 0;
-  bool cache = false;
+                  const std::function<size_t(const std::string &)> &distinctSlots) {
+  double bytes = 0, recordBytes = 0;
   for (const std::string &name : l.stageReads[s]) {
     const Region &reg = gpu::argument(l.manifest, name);
-    if (name == "kv_cache") {
-      cache = true;
-      continue;
-    }
+    if (reg.format == "byte" && endsWith(name, "cache"))
+      recordBytes = std::max(recordBytes, double(reg.cols) / 32);
     if (reg.kind != "weight" || name == "cos_sin")
       continue;
     const bool routed = name.rfind("w13", 0) == 0 || name.rfind("w2", 0) == 0;
     bytes += routed ? double(reg.bytes) * usedShare : double(reg.bytes);
   }
-  if (cache)
+  if (recordBytes > 0)
     for (const std::string &name : l.stageReads[s])
-      if (name.size() > 6 && name.compare(name.size() - 6, 6, "_slots") == 0)
-        bytes += slotRecordBytes(name);
+      if (endsWith(name, "_slots"))
+        bytes += recordBytes * double(distinctSlots(name));
   return bytes;
 }
 
@@ -297,7 +299,7 @@ double stageBytes(const RankLaunch &l, size_t s, double usedShare,
 /// rate is what the stage got while it ran, not what HBM did.
 void printStageBandwidth(const std::vector<RankLaunch> &ranks, const RanksProfile &fused,
                          const RanksProfile *unfused, double readRate, double usedShare,
-                         const std::function<double(const std::string &)> &slotRecordBytes) {
+                         const std::function<size_t(const std::string &)> &distinctSlots) {
   const Manifest &m = ranks[0].manifest;
   std::printf("  %-24s %9s %10s %9s %8s %12s %11s %8s\n", (m.kernelName + ", all ranks").c_str(),
               "MB read", "fused us", "GB/s", "of read", "unfused us", "GB/s", "of read");
@@ -326,7 +328,7 @@ void printStageBandwidth(const std::vector<RankLaunch> &ranks, const RanksProfil
   for (size_t s = 0; s < m.stages.size(); ++s) {
     double bytes = 0;
     for (const RankLaunch &l : ranks)
-      bytes += stageBytes(l, s, usedShare, slotRecordBytes);
+      bytes += stageBytes(l, s, usedShare, distinctSlots);
     totalBytes += bytes;
     const double f = span(fused, s, /*workingOnly=*/true);
     const double u = unfused ? span(*unfused, s, /*workingOnly=*/false) : 0;
@@ -816,18 +818,16 @@ int main(int argc, char **argv) {
     // (the profiled step's timers), where the timed build listed its reads.
     if (k1[0].profiled && !k1[0].stageReads.empty() && !k2[0].stageReads.empty() && !k2Prefix) {
       const double usedShare = double(used.size()) / double(experts);
-      auto slotRecordBytes = [&](const std::string &name) {
-        return recordBytes * double(distinctSlots(name));
-      };
       std::printf("rows %d, bytes each stage must read / its span (one profiled step, read-only "
                   "rate %.3f TB/s):\n", rows, readRate / 1e12);
       for (int launch = 0; launch < 2; ++launch)
         printStageBandwidth(launch == 0 ? k1 : k2, fusedProfiles[launch],
                             sideBySide ? &unfusedProfiles[launch] : nullptr, readRate, usedShare,
-                            slotRecordBytes);
+                            distinctSlots);
     }
     if (const char *traceDir = std::getenv("BENCH_TRACE"); traceDir && *traceDir && k1[0].profiled) {
-      const std::string path = std::string(traceDir) + "/trace.r" + std::to_string(rows) + ".json";
+      const std::string path = std::string(traceDir) + "/trace.tp" + std::to_string(tp) + ".r" +
+                               std::to_string(rows) + ".json";
       const std::vector<RankLaunch> *launches[2] = {&k1, &k2};
       const RanksProfile *unfused[2] = {sideBySide ? &unfusedProfiles[0] : nullptr,
                                         sideBySide ? &unfusedProfiles[1] : nullptr};

@@ -7,7 +7,8 @@
 # the GPU to match (emitted/sim); `moe16` (once `rings`, still accepted) the same for the moe launch of
 # config moe16 (DSV41 dims, 16 experts), whose routed GEMVs take the paths
 # of the full size (sm_90's tensor cores), with its scratch regions (--dump-scratch); `layer` K1 and K2 of the full config at
-# TP 2 (66 CTAs a rank: two ranks share the 132 SMs) with their unfused
+# TP 2 (66 CTAs a rank: two ranks share the 132 SMs; LAYER_TP="2 4" adds TP 4
+# at 33 CTAs a rank) with their unfused
 # baselines and copies with per-stage timers (monodc build --stage-timers), for the
 # layer benchmark and the layer check (emitted/layer; LAYER_WIDTHS, default
 # "6 12 24 48"); `stress` K1 and K2 of config tiny at TP 2 (grid 66) for rows
@@ -40,27 +41,31 @@ case "${PROFILE:-calls}" in
 esac
 rm -rf "$OUT" && mkdir -p "$OUT"
 
-# emit_k1_k2 DIR CONFIG "ROWS..." [OPTION...]: K1 and K2 at TP 2 with 66 CTAs
-# a rank (two ranks share the 132 SMs), sm_90 HIP source, into $OUT/DIR.
+# emit_k1_k2 DIR CONFIG "ROWS..." TP [OPTION...]: K1 and K2 at TP ranks with
+# 132 / TP CTAs a rank (the ranks share the 132 SMs of one GPU), sm_90 HIP
+# source, into $OUT/DIR.
 emit_k1_k2() {
-  local dir="$1" config="$2" widths="$3"
-  shift 3
+  local dir="$1" config="$2" widths="$3" tp="$4"
+  shift 4
   for rows in $widths; do
     for launch in k1 k2; do
-      "$MONODC" build --arch sm_90 --config "$config" --rows "$rows" --tp 2 --grid 66 --emit hip \
-        "$@" --launch "$launch" --out "$OUT/$dir" > /dev/null
+      "$MONODC" build --arch sm_90 --config "$config" --rows "$rows" --tp "$tp" --grid $((132 / tp)) \
+        --emit hip "$@" --launch "$launch" --out "$OUT/$dir" > /dev/null
     done
   done
 }
 
 emit_layer() {
-  emit_k1_k2 layer dsv41 "${LAYER_WIDTHS:-6 12 24 48}" --unfused
-  # Stage timers in the fused kernel and in the unfused baseline alike
-  # (monodc build --stage-timers: .prof.hip, .unfused.prof.hip and what each
-  # stage reads, .prof.reads): layer_bench sets their steps side by side.
-  # PROFILE=spans: stage spans only, no timers around the calls inside,
-  # which slow the unfused baseline more.
-  emit_k1_k2 layer dsv41 "${LAYER_WIDTHS:-6 12 24 48}" --unfused --stage-timers="${PROFILE:-calls}"
+  local tp
+  for tp in ${LAYER_TP:-2}; do
+    emit_k1_k2 layer dsv41 "${LAYER_WIDTHS:-6 12 24 48}" "$tp" --unfused
+    # Stage timers in the fused kernel and in the unfused baseline alike
+    # (monodc build --stage-timers: .prof.hip, .unfused.prof.hip and what
+    # each stage reads, .prof.reads): layer_bench sets their steps side by
+    # side. PROFILE=spans: stage spans only, no timers around the calls
+    # inside, which slow the unfused baseline more.
+    emit_k1_k2 layer dsv41 "${LAYER_WIDTHS:-6 12 24 48}" "$tp" --unfused --stage-timers="${PROFILE:-calls}"
+  done
 }
 
 emit_front() {
@@ -126,7 +131,7 @@ for mode in "${MODES[@]}"; do
       "$MONODC" simulate --config moe16 --rows 6 --tp 4 --launch moe --schedules 2 \
         --dump "$OUT/sim" --dump-scratch > /dev/null ;;
     layer) emit_layer ;;
-    stress) emit_k1_k2 stress tiny "6 48" ;;
+    stress) emit_k1_k2 stress tiny "6 48" 2 ;;
   esac
 done
 # LAUNCHES=small leaves out the largest launch-check inputs (the dsv41

@@ -110,24 +110,36 @@ took "launch checks"
 # sources, tiny on the `emit.sh stress` ones.
 # CHECK_WIDTHS: default the rows of 6 and 48 that the tree has sources for,
 # else every width it has (a tree of rows 24 and 48 alone checks rows 48).
-layer_widths() {
-  (cd "$ROOT/bench/gpu/emitted/layer" && ls k1.dsv41.sm_90.r*.tp2.manifest 2>/dev/null) |
-    sed 's/^k1\.dsv41\.sm_90\.r\([0-9]*\)\.tp2\.manifest$/\1/' | sort -n
+# LAYER_TP: the TP degrees of the layer check and benchmark (default: those
+# the tree has K1 sources for, TP 2 where it has none); TP 2's logs are
+# layer_check.log and layer.log, another's layer_check.tp<TP>.log and
+# layer.tp<TP>.log.
+layer_widths() {  # layer_widths TP
+  { (cd "$ROOT/bench/gpu/emitted/layer" && ls k1.dsv41.sm_90.r*.tp$1.manifest) 2>/dev/null || true; } |
+    sed "s/^k1\.dsv41\.sm_90\.r\([0-9]*\)\.tp$1\.manifest\$/\1/" | sort -n
+}
+layer_tps="${LAYER_TP:-$( { (cd "$ROOT/bench/gpu/emitted/layer" && ls k1.dsv41.sm_90.r*.tp*.manifest) 2>/dev/null || true; } |
+  sed 's/^.*\.tp\([0-9]*\)\.manifest$/\1/' | sort -un | tr '\n' ' ')}"
+layer_tps="$(echo ${layer_tps:-2})"
+tp_log() {  # tp_log NAME TP: NAME.log for TP 2, else NAME.tp<TP>.log
+  [ "$2" = 2 ] && echo "$OUT/$1.log" || echo "$OUT/$1.tp$2.log"
 }
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted check; then
-  check_widths="${CHECK_WIDTHS:-$(layer_widths | grep -x -E '6|48' | tr '\n' ' ')}"
-  check_widths="${check_widths:-$(layer_widths | tr '\n' ' ')}"
-  check_widths="$(echo $check_widths)"  # one space between widths, none around
-  if [ -z "$check_widths" ]; then
-    echo "layer check: no K1 + K2 sources in emitted/layer (emit.sh layer)" > "$OUT/layer_check.log"
-    status=1
-  else
-    "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 2 $check_widths \
-      > "$OUT/layer_check.log" 2>&1 || status=1
-  fi
-  echo "== a whole layer against the CPU reference (K1 + K2, TP 2 on one GPU), dsv41, rows ${check_widths:-none} =="
-  cat "$OUT/layer_check.log"
-  took "layer check, dsv41"
+  for tp in $layer_tps; do
+    log="$(tp_log layer_check "$tp")"
+    check_widths="${CHECK_WIDTHS:-$(layer_widths "$tp" | { grep -x -E '6|48' || true; } | tr '\n' ' ')}"
+    check_widths="${check_widths:-$(layer_widths "$tp" | tr '\n' ' ')}"
+    check_widths="$(echo $check_widths)"  # one space between widths, none around
+    if [ -z "$check_widths" ]; then
+      echo "layer check: no K1 + K2 sources of TP $tp in emitted/layer (emit.sh layer)" > "$log"
+      status=1
+    else
+      "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 "$tp" $check_widths > "$log" 2>&1 || status=1
+    fi
+    echo "== a whole layer against the CPU reference (K1 + K2, TP $tp on one GPU), dsv41, rows ${check_widths:-none} =="
+    cat "$log"
+    took "layer check, dsv41, TP $tp"
+  done
 fi
 if [ -d "$ROOT/bench/gpu/emitted/stress" ] && wanted tiny; then
   "$BIN/layer_check" "$ROOT/bench/gpu/emitted/stress" tiny 2 6 48 > "$OUT/layer_check.tiny.log" 2>&1 || status=1
@@ -146,16 +158,19 @@ fi
 # The layer benchmark runs when `emit.sh layer` wrote its sources.
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_BENCH:-1}" = 1 ] && wanted bench; then
   # Where the sources have stage timers, each width's profiled steps also
-  # go to a Chrome/Perfetto trace, gzipped (trace.r<W>.json.gz: Perfetto
-  # and chrome://tracing open it as it is); BENCH_TRACE= writes none.
-  BENCH_TRACE="${BENCH_TRACE-$OUT}" env -u NCU_STAGES "$BIN/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 2 "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
-    > "$OUT/layer.log" 2>&1 || status=1
-  for trace in "$OUT"/trace.r*.json; do
-    [ -f "$trace" ] && { gzip -f "$trace" || true; }
+  # go to a Chrome/Perfetto trace, gzipped (trace.tp<TP>.r<W>.json.gz:
+  # Perfetto and chrome://tracing open it as it is); BENCH_TRACE= writes none.
+  for tp in $layer_tps; do
+    log="$(tp_log layer "$tp")"
+    BENCH_TRACE="${BENCH_TRACE-$OUT}" env -u NCU_STAGES "$BIN/layer_bench" "$ROOT/bench/gpu/emitted/layer" dsv41 "$tp" "${LAYERS:-4}" ${WIDTHS:-6 12 24 48} \
+      > "$log" 2>&1 || status=1
+    for trace in "$OUT"/trace.*.json; do
+      [ -f "$trace" ] && { gzip -f "$trace" || true; }
+    done
+    echo "== a whole layer (K1 + K2, TP $tp on one GPU), dsv41 =="
+    cat "$log"
+    took "layer benchmark, TP $tp (widths ${WIDTHS:-6 12 24 48})"
   done
-  echo "== a whole layer (K1 + K2, TP 2 on one GPU), dsv41 =="
-  cat "$OUT/layer.log"
-  took "layer benchmark (widths ${WIDTHS:-6 12 24 48})"
 fi
 # Nsight Compute on the named stages' own kernels (rank 0, one layer's
 # weights), when NCU_STAGES names them: details in ncu.log.
