@@ -118,12 +118,12 @@ bool LayerVerdict::pass() const {
   return true;
 }
 
-LayerVerdict checkLayer(const ref::LayerDims &dims, const ref::LayerWeights &weights,
-                        const RegionOutputs &got, const ref::LayerOutputs &want) {
-  LayerVerdict v;
-  const RegionOutputs expected = referenceRegions(want);
-  for (const char *region : {"residual_out", "pre", "post", "comb", "attn_out"})
-    v.checks.push_back(stageCheck(region, ref::compare(got.at(region), expected.at(region))));
+namespace {
+
+/// The checks of the FFN half (K2's after its attention, or the FFN
+/// launch's) from the reduced attention output on, into `v`.
+void checkFfnHalf(LayerVerdict &v, const ref::LayerDims &dims, const ref::LayerWeights &weights,
+                  const RegionOutputs &got, const ref::LayerOutputs &want) {
   const ref::LayerOutputs layer =
       ref::layerOutputs([&](const std::string &name) { return got.at(name); });
   const ref::LayerComparison l = ref::compareLayer(layer, want, dims.hidden);
@@ -165,7 +165,33 @@ LayerVerdict checkLayer(const ref::LayerDims &dims, const ref::LayerWeights &wei
                       l.x.nonFinite, l.xPasses()});
   v.tokens = int(want.nearTie.size());
   v.excluded = l.excludedCount();
+}
+
+} // namespace
+
+LayerVerdict checkLayer(const ref::LayerDims &dims, const ref::LayerWeights &weights,
+                        const RegionOutputs &got, const ref::LayerOutputs &want) {
+  LayerVerdict v;
+  const RegionOutputs expected = referenceRegions(want);
+  for (const char *region : {"residual_out", "pre", "post", "comb", "attn_out"})
+    v.checks.push_back(stageCheck(region, ref::compare(got.at(region), expected.at(region))));
+  checkFfnHalf(v, dims, weights, got, want);
   return v;
+}
+
+LayerVerdict checkFfnLaunch(const ref::LayerDims &dims, const ref::LayerWeights &weights,
+                            const RegionOutputs &got, const ref::LayerOutputs &want) {
+  LayerVerdict v;
+  v.checks.push_back(stageCheck("attn_out", ref::compare(got.at("attn_out"), want.attnOut)));
+  checkFfnHalf(v, dims, weights, got, want);
+  return v;
+}
+
+const std::vector<std::string> &ffnLaunchOutputs() {
+  static const std::vector<std::string> names = {
+      "attn_out", "ffn_residual_out", "ffn_pre",      "ffn_post", "ffn_comb",
+      "ffn_y",    "topk_indices",     "topk_weights", "x_out"};
+  return names;
 }
 
 void printVerdict(const LayerVerdict &verdict, int rows, const char *title) {

@@ -72,6 +72,15 @@ struct LayerVerdict {
 LayerVerdict checkLayer(const ref::LayerDims &dims, const ref::LayerWeights &weights,
                         const RegionOutputs &got, const ref::LayerOutputs &want);
 
+/// The FFN launch (the FFN half alone, from each rank's attention partial):
+/// the reduced attention output (want.attnOut) and the FFN half's checks of
+/// checkLayer.
+LayerVerdict checkFfnLaunch(const ref::LayerDims &dims, const ref::LayerWeights &weights,
+                            const RegionOutputs &got, const ref::LayerOutputs &want);
+
+/// The output regions of the FFN launch that checkFfnLaunch compares.
+const std::vector<std::string> &ffnLaunchOutputs();
+
 /// dims with the routed scaling of the case the check must reject.
 ref::LayerDims offDims(ref::LayerDims dims);
 

@@ -16,17 +16,31 @@
 // routes elsewhere than the reference).
 //
 //   layer_check DIR CONFIG TP WIDTH...
+//   layer_check DIR CONFIG TP --ffn WIDTH...
 //
 // reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,manifest} (emit.sh layer).
+//
+// --ffn: the FFN launch (the FFN half alone, DIR/ffn.*, emit.sh layer with
+// LAYER_FFN=1; the layer's dims from the K1 and K2 manifests beside it). Each
+// rank's attention partial is a random share of the reference layer's
+// reduced attention output (bf16), the seam's streams and gates those of
+// its attention seam; the reference FFN half runs on the partials reduced
+// as the all-reduce does (f32 in rank order, one bf16 rounding). Then the
+// same checks as the layer's FFN half, and the launch timed: fused against
+// its stage kernels, every rank at once, CUDA graphs over FFN_LAYERS
+// (default 4) copies of the weights so that they come from HBM.
 #include "CudaSupport.h"
 #include "LayerCase.h"
 #include "RegionCodec.h"
 
 #include "monodc/reference/LaunchInputs.h"
 
+#include "monodc/formats/NumberFormats.h"
+
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <random>
 #include <set>
 
 using gpu::check;
@@ -66,6 +80,197 @@ void upload(const Manifest &m, const Buffers &buffers, const ref::LaunchInputs &
     put(s.region, s.offset, s.bytes, false);
 }
 
+/// The FFN launch of `rows` tokens against the reference FFN half (--ffn),
+/// then timed fused against its stage kernels; true when every check passed.
+bool checkFfnWidth(const std::string &dir, const std::string &config, int tp, int rows,
+                   const gpu::Device &device, const std::vector<CUstream> &streams) {
+  const Manifest k1 = gpu::readManifest(gpu::layerStem(dir, "k1", config, rows, tp) + ".manifest");
+  const Manifest k2 = gpu::readManifest(gpu::layerStem(dir, "k2", config, rows, tp) + ".manifest");
+  const std::string stem = gpu::layerStem(dir, "ffn", config, rows, tp);
+  const Manifest m = gpu::readManifest(stem + ".manifest");
+  const CUfunction kernel = gpu::compileKernel(stem + ".hip", m.kernelName);
+  gpu::requireResident(kernel, m, tp, device.sms, stem);
+  if (m.ranks != tp)
+    die("the FFN launch is built for " + std::to_string(m.ranks) + " ranks, not " +
+        std::to_string(tp));
+  gpu::LayerCase c;
+  try {
+    c = gpu::makeLayerCase(k1, k2, rows, kSeed);
+  } catch (const std::exception &e) {
+    die(e.what());
+  }
+  // Each rank's partial: a random share of the layer's reduced attention
+  // output, the last rank's the rest; reduced as the all-reduce does.
+  const std::vector<float> &attn = c.want.attnOut;
+  std::mt19937 rng(kSeed * 7919u + unsigned(rows));
+  std::uniform_real_distribution<float> share(0.0f, 2.0f / float(tp));
+  std::vector<std::vector<float>> partials(tp, std::vector<float>(attn.size()));
+  std::vector<float> reduced(attn.size());
+  for (size_t i = 0; i < attn.size(); ++i) {
+    float rest = attn[i];
+    for (int r = 0; r + 1 < tp; ++r) {
+      partials[r][i] = monodc::formats::roundToBf16(attn[i] * share(rng));
+      rest -= partials[r][i];
+    }
+    partials[tp - 1][i] = monodc::formats::roundToBf16(rest);
+    float sum = 0.0f;
+    for (int r = 0; r < tp; ++r)
+      sum += partials[r][i];
+    reduced[i] = monodc::formats::roundToBf16(sum);
+  }
+  const ref::MhcOutputs &seam = c.want.attnSeam;
+  ref::LayerOutputs want = ref::referenceFfnHalf(c.dims, c.weights, c.experts, rows, seam.residual,
+                                                 reduced, seam.post, seam.comb, seam.pre);
+  want.attnOut = reduced;
+  ref::LayerOutputs wantOff = ref::referenceFfnHalf(gpu::offDims(c.dims), c.weights, c.experts, rows,
+                                                    seam.residual, reduced, seam.post, seam.comb,
+                                                    seam.pre);
+  wantOff.attnOut = reduced;
+  const std::vector<int> experts = ref::selectedExperts(want.routing);
+  std::printf("rows %d, FFN launch: %zu of %d experts selected\n", rows, experts.size(),
+              c.dims.experts);
+
+  std::vector<CUdeviceptr> owned;
+  auto alloc = [&](int64_t bytes) { return owned.emplace_back(gpu::alloc(bytes)); };
+  gpu::PeerBuffers peers = gpu::allocatePeers(m, tp);
+  std::vector<Buffers> buffers(tp);
+  std::vector<CUdeviceptr> epochs(tp), scratch(tp);
+  std::vector<std::vector<CUdeviceptr>> values(tp);
+  std::vector<std::vector<void *>> params;
+  std::vector<int> rankValues(tp);
+  for (int r = 0; r < tp; ++r) {
+    rankValues[r] = r;
+    epochs[r] = alloc(4 * m.epochWords);
+    check(cuMemsetD8(epochs[r], 0, 4 * m.epochWords), "zero epoch");
+    for (const Region &reg : m.arguments)
+      buffers[r][reg.name] = alloc(reg.bytes);
+    scratch[r] = alloc(m.scratchBytes);
+    check(cuMemsetD8(scratch[r], 0, m.scratchBytes ? m.scratchBytes : 1), "zero scratch");
+    values[r] = gpu::argumentValues(
+        m, [&](const Region &reg) { return buffers[r].at(reg.name); }, scratch[r], epochs[r],
+        peers.table);
+    std::set<std::string> written;
+    ref::LaunchInputs inputs;
+    inputs.values = {{"partial", partials[r]},
+                     {"ffn_residual", seam.residual},
+                     {"ffn_post_in", seam.post},
+                     {"ffn_comb_in", seam.comb},
+                     {"ffn_pre_in", seam.pre}};
+    inputs.append(ref::ffnHalfInputs(c.weights, r));
+    upload(m, buffers[r], inputs, written);
+    for (const char *name : kRoutedRegions) {
+      const Region &reg = gpu::argument(m, name);
+      check(cuMemsetD8(buffers[r].at(name), reg.format == "e8m0" ? 127 : 0, reg.bytes),
+            "routed filler");
+    }
+    for (int e : experts)
+      upload(m, buffers[r], ref::expertInputs(c.experts(r, e), e), written);
+    for (const Region &reg : m.arguments)
+      if (reg.kind != "output" && !written.count(reg.name))
+        die("ffn: nothing written to input " + reg.name);
+  }
+  for (int r = 0; r < tp; ++r)
+    params.push_back(gpu::kernelParams(values[r], m, rankValues[r]));
+
+  auto step = [&] {
+    for (int r = 0; r < tp; ++r)
+      for (const Region &reg : m.arguments)
+        if (reg.kind == "output")
+          check(cuMemsetD8(buffers[r].at(reg.name), 0xFF, reg.bytes), "poison");
+    check(cuCtxSynchronize(), "uploads");
+    for (int r = 0; r < tp; ++r)
+      gpu::launchOnGrid(kernel, m, streams[r], params[r].data(), "ffn");
+    check(cuCtxSynchronize(), "FFN step");
+    std::vector<std::map<std::string, std::string>> got(tp);
+    for (int r = 0; r < tp; ++r)
+      for (const std::string &name : gpu::ffnLaunchOutputs())
+        got[r][name] = gpu::download(buffers[r].at(name), gpu::argument(m, name).bytes);
+    return got;
+  };
+  const auto first = step(), second = step();
+  bool ranksAgree = true;
+  for (int r = 1; r < tp; ++r)
+    ranksAgree &= first[r] == first[0];
+  const bool repeatAgrees = second == first;
+  gpu::RegionOutputs decoded;
+  for (const auto &[name, bytes] : first[0])
+    decoded[name] = gpu::decodeRegion(gpu::argument(m, name).format, bytes);
+  const gpu::LayerVerdict verdict = gpu::checkFfnLaunch(c.dims, c.weights, decoded, want);
+  const gpu::LayerVerdict off =
+      gpu::checkFfnLaunch(gpu::offDims(c.dims), c.weights, decoded, wantOff);
+  gpu::printVerdict(verdict, rows, "the FFN launch against the reference FFN half");
+  std::printf("  (ranks)  %s\n  (repeat) %s\n  (negative) %s\n",
+              ranksAgree ? "PASS: every rank bit-identical" : "FAIL: ranks differ",
+              repeatAgrees ? "PASS: a second step bit-identical" : "FAIL: the second step differs",
+              off.pass() ? "FAIL: the check passes a reference with the routed scaling 3% high"
+                         : "PASS: the check rejects a reference with the routed scaling 3% high");
+  std::fflush(stdout);
+  const bool pass = verdict.pass() && ranksAgree && repeatAgrees && !off.pass();
+
+  // The launch timed: FFN_LAYERS copies of the weights (each a layer), the
+  // ranks on their own streams, fused against its stage kernels then _end,
+  // one CUDA graph each (5 warm-ups, 20 replays), us a layer.
+  const int layers = std::getenv("FFN_LAYERS") ? std::atoi(std::getenv("FFN_LAYERS")) : 4;
+  if (layers > 0) {
+    CUmodule unfusedModule =
+        gpu::compileModule(gpu::readText(stem + ".unfused.hip"), stem + ".unfused.hip");
+    std::vector<CUfunction> stageKernels;
+    for (size_t s = 0; s <= m.stages.size(); ++s) {
+      CUfunction f;
+      const std::string name = m.kernelName + (s < m.stages.size() ? "_s" + std::to_string(s) : "_end");
+      check(cuModuleGetFunction(&f, unfusedModule, name.c_str()), "unfused kernel");
+      stageKernels.push_back(f);
+    }
+    std::vector<std::vector<std::vector<CUdeviceptr>>> layerValues(layers,
+                                                                   std::vector<std::vector<CUdeviceptr>>(tp));
+    std::vector<std::vector<std::vector<void *>>> layerParams(layers);
+    for (int layer = 0; layer < layers; ++layer)
+      for (int r = 0; r < tp; ++r) {
+        layerValues[layer][r] = gpu::argumentValues(
+            m,
+            [&](const Region &reg) {
+              if (reg.kind != "weight" || layer == 0)
+                return buffers[r].at(reg.name);
+              const CUdeviceptr copy = alloc(reg.bytes);
+              check(cuMemcpyDtoD(copy, buffers[r].at(reg.name), reg.bytes), "weight copy");
+              return copy;
+            },
+            scratch[r], epochs[r], peers.table);
+        layerParams[layer].push_back(gpu::kernelParams(layerValues[layer][r], m, rankValues[r]));
+      }
+    check(cuCtxSynchronize(), "weight copies");
+    CUevent fork, join;
+    check(cuEventCreate(&fork, 0), "event");
+    check(cuEventCreate(&join, 0), "event");
+    auto time = [&](bool unfused) {
+      return 1000.0 *
+             gpu::timeGraph(streams[0], [&] {
+               gpu::forkJoin(streams, fork, join, [&] {
+                 for (int layer = 0; layer < layers; ++layer)
+                   for (int r = 0; r < tp; ++r) {
+                     void **p = layerParams[layer][r].data();
+                     if (!unfused)
+                       gpu::launchOnGrid(kernel, m, streams[r], p, "timed ffn");
+                     else
+                       for (CUfunction f : stageKernels)
+                         gpu::launchOnGrid(f, m, streams[r], p, "timed ffn stage");
+                   }
+               });
+             }, /*warmups=*/5, /*reps=*/20) /
+             layers;
+    };
+    const double fused = time(false), unfused = time(true);
+    std::printf("rows %d, FFN launch, TP %d, %d weight copies: fused %.1f us, unfused %.1f us "
+                "(unfused / fused %.2fx)\n",
+                rows, tp, layers, fused, unfused, unfused / fused);
+    std::fflush(stdout);
+  }
+  for (CUdeviceptr p : owned)
+    cuMemFree(p);
+  gpu::freePeers(peers);
+  return pass;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -82,6 +287,15 @@ int main(int argc, char **argv) {
   for (int r = 0; r < tp; ++r)
     rankValues[r] = r;
   bool allGood = true;
+
+  if (argc > 4 && std::string(argv[4]) == "--ffn") {
+    if (argc < 6)
+      die("usage: layer_check DIR CONFIG TP --ffn WIDTH...");
+    for (int a = 5; a < argc; ++a)
+      allGood &= checkFfnWidth(dir, config, tp, std::atoi(argv[a]), device, streams);
+    std::printf("%s\n", allGood ? "FFN CHECK PASSED" : "FFN CHECK FAILED");
+    return allGood ? 0 : 1;
+  }
 
   for (int a = 4; a < argc; ++a) {
     const int rows = std::atoi(argv[a]);

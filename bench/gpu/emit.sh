@@ -65,6 +65,14 @@ emit_layer() {
     # side. PROFILE=spans: stage spans only, no timers around the calls
     # inside, which slow the unfused baseline more.
     emit_k1_k2 layer dsv41 "${LAYER_WIDTHS:-6 12 24 48}" "$tp" --unfused --stage-timers="${PROFILE:-calls}"
+    # LAYER_FFN=1: the FFN launch too (fused and unfused), for layer_check
+    # --ffn, which takes the layer's dims from the K1 and K2 manifests.
+    if [ "${LAYER_FFN:-0}" = 1 ]; then
+      for rows in ${LAYER_WIDTHS:-6 12 24 48}; do
+        "$MONODC" build --arch sm_90 --config dsv41 --rows "$rows" --tp "$tp" --grid $((132 / tp)) \
+          --emit hip --unfused --launch ffn --out "$OUT/layer" > /dev/null
+      done
+    fi
   done
 }
 

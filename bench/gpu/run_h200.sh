@@ -8,7 +8,7 @@
 # full; NCU_METRICS="a,b" adds metrics to it); SASS="stem ..."
 # summarises the tensor-core loops of those layer sources' SASS (nvcc,
 # experiments/sass_loops.py). ONLY="bench ..." runs only the named phases of those whose
-# sources are there (launcher, check, tiny, bench, stress, sass, launches),
+# sources are there (launcher, check, ffn, tiny, bench, stress, sass, launches),
 # e.g. a benchmark-only run of a tree that was emitted for every check.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -139,6 +139,22 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && want
     echo "== a whole layer against the CPU reference (K1 + K2, TP $tp on one GPU), dsv41, rows ${check_widths:-none} =="
     cat "$log"
     took "layer check, dsv41, TP $tp"
+  done
+fi
+# The FFN launch (emit.sh layer with LAYER_FFN=1) against the reference FFN
+# half at full size, then timed fused against its stage kernels, every TP the
+# tree has it for (ffn_check.log, ffn_check.tp<TP>.log).
+if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted ffn; then
+  for tp in $layer_tps; do
+    ffn_widths="$( { (cd "$ROOT/bench/gpu/emitted/layer" && ls ffn.dsv41.sm_90.r*.tp$tp.manifest) 2>/dev/null || true; } |
+      sed "s/^ffn\.dsv41\.sm_90\.r\([0-9]*\)\.tp$tp\.manifest\$/\1/" | sort -n | tr '\n' ' ')"
+    ffn_widths="$(echo $ffn_widths)"
+    [ -n "$ffn_widths" ] || continue
+    log="$(tp_log ffn_check "$tp")"
+    "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 "$tp" --ffn $ffn_widths > "$log" 2>&1 || status=1
+    echo "== the FFN launch against the reference FFN half (TP $tp on one GPU), dsv41, rows $ffn_widths =="
+    cat "$log"
+    took "FFN launch check and timing, dsv41, TP $tp"
   done
 fi
 if [ -d "$ROOT/bench/gpu/emitted/stress" ] && wanted tiny; then
