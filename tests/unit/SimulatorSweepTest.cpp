@@ -198,6 +198,40 @@ TEST(SimulatorSweep, WeightsLoadedBeforeThePollAreModelled) {
   EXPECT_EQ(before.differingRegion, "y");
 }
 
+/// @make writes the token into scratch @xs; @use's GEMV (bf16 weights, a
+/// read-only region) reads it. A sweep reuses a GEMV's result only for the
+/// same bytes read: with @use's poll erased, the schedules that run it
+/// before @make must still see other outputs.
+TEST(SimulatorSweep, AReusedGemvResultNeverHidesARace) {
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {"gfx950", 4, 256, 1});
+  Region x = l.input("x", bf16, {1, 64});
+  Region w = l.weight("w", bf16, {32, 64});
+  Region xs = l.scratch("xs", bf16, {1, 64});
+  Region y = l.output("y", f32, {1, 32});
+  l.stage("make", 1, [&](Task &t) { t.store(xs, t.index(0), 0, t.load(x, t.index(0), 0, 64)); });
+  l.stage("use", 1, [&](Task &t) {
+    t.store(y, t.id(), 0, t.gemvRows(w, t.index(0), 32, xs, t.index(0), 1));
+  });
+  auto module = l.finish();
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  auto launch = monodc::testing::launchOf(**module);
+  sim::LaunchMemory inputs(launch);
+  std::vector<float> wv(32 * 64), xv(64);
+  for (size_t i = 0; i < wv.size(); ++i)
+    wv[i] = float(int(i % 7) - 3);
+  for (size_t i = 0; i < xv.size(); ++i)
+    xv[i] = float(int(i % 5) + 1);
+  ASSERT_FALSE(inputs.setValues("w", wv));
+  ASSERT_FALSE(inputs.setValues("x", xv));
+  EXPECT_EQ(sweep(launch, inputs, 64).outcomes, 1);
+  ASSERT_GT(eraseWaits(launch, "use"), 0);
+  sim::SweepResult racy = sweep(launch, inputs, 64);
+  EXPECT_EQ(racy.outcomes, 2) << "outputs from @make's token and from zeros";
+  EXPECT_EQ(racy.differingRegion, "y");
+}
+
 /// @fill is dynamic: its CTAs claim their tasks from the step's counter.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> claimedLaunch(mlir::MLIRContext &ctx) {
   Launch l(ctx, "k", {"gfx950", 4, 256, 1});

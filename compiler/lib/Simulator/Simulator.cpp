@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -41,16 +42,19 @@ using TileValues = std::vector<float>;
 float deviceMax(float a, float b) { return a > b ? a : (b == b ? b : a); }
 float deviceMin(float a, float b) { return a < b ? a : (b == b ? b : a); }
 
-float roundTo(Type type, float v) {
-  if (type.isF32())
+float roundTo(StorageFormat format, float v) {
+  switch (format) {
+  case StorageFormat::F32:
     return v;
-  if (type.isBF16())
+  case StorageFormat::Bf16:
     return fmts::roundToBf16(v);
-  if (isa<Float8E4M3FNType>(type))
+  case StorageFormat::E4m3:
     return fmts::roundToE4m3(v);
-  if (isa<Float4E2M1FNType>(type))
+  case StorageFormat::E2m1:
     return fmts::roundToE2m1(v);
-  return fmts::e8m0Value(fmts::e8m0Bits(v));
+  default:
+    return fmts::e8m0Value(fmts::e8m0Bits(v));
+  }
 }
 
 /// Exactly 2^k for k in [-127, 127].
@@ -83,7 +87,8 @@ float scaledMfmaStep(float c, const double (&scaledBlocks)[4]) {
   return fmts::scaledMfmaStep(c, scaledBlocks);
 }
 
-float bf16MfmaStep(float c, const double (&products)[32]) {
+template <size_t N>
+float bf16MfmaStep(float c, const double (&products)[N]) {
   if (auto fast = exactInDouble(c, products))
     return *fast;
   return fmts::bf16MfmaStep(c, products);
@@ -148,6 +153,39 @@ struct WeightCache {
   /// Decoded floats at most: a larger config decodes per task instead.
   static constexpr int64_t kMaxValues = int64_t(64) << 20;
 };
+
+/// The results of the heavy tile ops (gemv_rows, attend_chunk) by exactly
+/// what they read. In a sweep every schedule runs the same op on the same
+/// bytes unless a race changed them, and these ops are pure functions of
+/// what they read: a result is reused only when the op, its rank, its
+/// indices and every byte it reads from writable memory are the same (its
+/// read-only weights and cache cannot differ), so nothing a race changes is
+/// ever taken from here. One per sweep thread: no locking.
+struct OpMemo {
+  std::unordered_map<std::string, std::vector<TileValues>> results;
+  /// Bytes held at most; past it nothing more is kept.
+  static constexpr size_t kMaxBytes = size_t(256) << 20;
+  size_t bytes = 0;
+
+  const std::vector<TileValues> *find(const std::string &key) const {
+    auto it = results.find(key);
+    return it == results.end() ? nullptr : &it->second;
+  }
+  void keep(std::string key, std::vector<TileValues> values) {
+    size_t size = key.size();
+    for (const TileValues &v : values)
+      size += v.size() * sizeof(float);
+    if (bytes + size > kMaxBytes)
+      return;
+    bytes += size;
+    results.emplace(std::move(key), std::move(values));
+  }
+};
+
+/// Appends the raw bytes of `value` to a memo key.
+template <typename T> void appendKey(std::string &key, const T &value) {
+  key.append(reinterpret_cast<const char *>(&value), sizeof(T));
+}
 
 /// Where a CTA stands: the stage it walks, the task it runs and the next op.
 struct CtaState {
@@ -224,9 +262,9 @@ enum class StepResult { Progress, Blocked, Done, Error };
 
 class TaskInterpreter {
 public:
-  TaskInterpreter(const Plan &plan, const WeightCache *cache,
+  TaskInterpreter(const Plan &plan, const WeightCache *cache, OpMemo *memo,
                   const std::vector<LaunchMemory *> &memories, int64_t rank, uint32_t tag)
-      : plan(plan), cache(cache), memory(*memories[rank]), peers(memories), rank(rank),
+      : plan(plan), cache(cache), memo(memo), memory(*memories[rank]), peers(memories), rank(rank),
         ranks(LaunchOp(plan.launch).getRanks()), block(LaunchOp(plan.launch).getBlock()), tag(tag),
         parity(tag / 2 % 2) {}
 
@@ -266,6 +304,8 @@ private:
                 TileValues &scales);
   TileValues gemv(GemvOp op, const RegionInfo &weight, int64_t row0);
   LogicalResult attendChunk(AttendChunkOp op);
+  LogicalResult computeAttendChunk(AttendChunkOp op, int64_t base);
+  LogicalResult gemvRowsOp(GemvRowsOp g);
   TileValues gemvRows(GemvRowsOp op, const DecodedRows &w, const RegionInfo &x, int64_t t0,
                       int64_t count);
   TileValues gemvRowsMfma(GemvRowsOp op, const DecodedRows &w, const RegionInfo &x, int64_t t0,
@@ -282,6 +322,7 @@ private:
 
   const Plan &plan;
   const WeightCache *cache; ///< or null
+  OpMemo *memo;             ///< or null
   /// Set while a prefetched gemv_rows runs: the rows its prefetch read.
   const DecodedRows *prefetchedRows = nullptr;
   LaunchMemory &memory;
@@ -450,18 +491,46 @@ void TaskInterpreter::quantize(const TileValues &x, Mxfp8Variant variant, TileVa
 // dim order, the online rescale per batch.
 LogicalResult TaskInterpreter::attendChunk(AttendChunkOp op) {
   const RegionInfo &qRegion = plan.region(op.getQAttr()), &cacheRegion = plan.region(op.getCacheAttr());
+  const int64_t size = op.getHeads() * op.getHeadDim();
+  auto base = window(op, qRegion, op.getRow(), op.getCol(), size);
+  if (failed(base))
+    return failure();
+  // Memoized on the query's bytes and the slots, over a read-only cache.
+  std::string key;
+  if (memo && !cacheRegion.writable && !qRegion.holdsBytes &&
+      memory.region(qRegion.index).format != StorageFormat::E2m1) {
+    appendKey(key, op.getOperation());
+    appendKey(key, rank);
+    const RegionStorage &q = memory.region(qRegion.index);
+    const int64_t width = static_cast<int64_t>(q.bytes.size()) / q.elements();
+    key.append(reinterpret_cast<const char *>(q.bytes.data()) + *base * width, size * width);
+    const TileValues &slots = tile(op.getSlots());
+    key.append(reinterpret_cast<const char *>(slots.data()), slots.size() * sizeof(float));
+    if (const std::vector<TileValues> *held = memo->find(key)) {
+      tiles[op.getM()] = (*held)[0];
+      tiles[op.getL()] = (*held)[1];
+      tiles[op.getP()] = (*held)[2];
+      return success();
+    }
+  }
+  if (failed(computeAttendChunk(op, *base)))
+    return failure();
+  if (!key.empty())
+    memo->keep(std::move(key), {tiles[op.getM()], tiles[op.getL()], tiles[op.getP()]});
+  return success();
+}
+
+LogicalResult TaskInterpreter::computeAttendChunk(AttendChunkOp op, int64_t base) {
+  const RegionInfo &qRegion = plan.region(op.getQAttr()), &cacheRegion = plan.region(op.getCacheAttr());
   const int64_t heads = op.getHeads(), dim = op.getHeadDim(), nope = op.getNope();
   const int64_t keys = op.getKeys(), batch = AttendChunkOp::kKeyBatch, pt = op.getPageTokens();
   const int64_t data = op.getDataBytes(), pages = cacheRegion.rows;
   const int64_t parts = op.scoreParts(block);
-  auto base = window(op, qRegion, op.getRow(), op.getCol(), heads * dim);
-  if (failed(base))
-    return failure();
   const RegionStorage &qStorage = memory.region(qRegion.index);
   const RegionStorage &cache = memory.region(cacheRegion.index);
   std::vector<float> q(heads * dim);
   for (int64_t i = 0; i < heads * dim; ++i)
-    q[i] = qStorage.get(*base + i);
+    q[i] = qStorage.get(base + i);
   const float minusInf = -std::numeric_limits<float>::infinity(), scale = op.getScoreScale();
   const TileValues &slots = tile(op.getSlots());
   for (float s : slots)
@@ -671,6 +740,9 @@ TileValues TaskInterpreter::gemvRowsMfma(GemvRowsOp op, const DecodedRows &w,
   const int64_t stepK = scaled ? 128 : 32;
   const int64_t steps = k / stepK, scalesPerRow = (k + 31) / 32;
   const int64_t split = mono_gemv_mfma_split(static_cast<int>(n), static_cast<int>(block));
+  // gfx942 runs a 32-k bf16 step as two 16x16x16 instructions, two roundings.
+  const bool bf16Halves =
+      !scaled && targetOf(LaunchOp(plan.launch).getArch()).bf16MfmaStep()->k == 16;
   const RegionStorage &xStorage = memory.region(xRegion.index);
   const RegionStorage *xs =
       scaled ? &memory.region(plan.region(op.getXScalesAttr()).index) : nullptr;
@@ -713,7 +785,13 @@ TileValues TaskInterpreter::gemvRowsMfma(GemvRowsOp op, const DecodedRows &w,
             double products[32];  // exact: bf16 values
             for (int64_t c = 0; c < 32; ++c)
               products[c] = double(xRow[32 * s + c]) * decoded[32 * s + c];
-            acc = bf16MfmaStep(acc, products);
+            if (bf16Halves) {
+              double first[16], second[16];
+              fmts::bf16MfmaHalves(products, first, second);
+              acc = bf16MfmaStep(bf16MfmaStep(acc, first), second);
+            } else {
+              acc = bf16MfmaStep(acc, products);
+            }
             continue;
           }
           double scaledBlocks[4];
@@ -934,7 +1012,8 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
         return success();
       })
       .Case<CastOp>([&](CastOp c) {
-        Type to = cast<TileType>(c.getResult().getType()).getElementType();
+        const StorageFormat to =
+            storageFormatOf(cast<TileType>(c.getResult().getType()).getElementType());
         return unary(c, [&](float v) { return roundTo(to, v); });
       })
       .Case<AddOp>([&](Operation *o) { return binary(o, [](float a, float b) { return a + b; }); })
@@ -1064,8 +1143,10 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       .Case<SliceOp>([&](SliceOp sl) {
         TileValues out(sizeOf(sl.getResult()));
         const View in = view(sl.getInput());
+        // SliceOp::sourceOf, its attributes read once rather than per value.
+        const int64_t offset = sl.getOffset(), block = sl.getBlock(), stride = sl.getStride();
         for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
-          out[i] = in[sl.sourceOf(i)];
+          out[i] = in[offset + (i / block) * stride + i % block];
         tiles[sl.getResult()] = std::move(out);
         return success();
       })
@@ -1111,16 +1192,46 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
           return g.emitOpError() << "reads weight rows [" << row0 << ", "
                                  << row0 + g.getOutputs() << ") or tokens [" << t0 << ", "
                                  << t0 + count << ") outside their regions";
+        // Memoized on the tokens' bytes (and their scales'), over read-only
+        // weights.
+        std::string key;
+        const RegionInfo *xScales = g.getXScales() ? &plan.region(g.getXScalesAttr()) : nullptr;
+        const bool fixedWeights =
+            !weight.writable &&
+            !(g.getWeightScales() && plan.region(g.getWeightScalesAttr()).writable);
+        if (memo && fixedWeights) {
+          appendKey(key, g.getOperation());
+          appendKey(key, rank);
+          appendKey(key, row0);
+          appendKey(key, t0);
+          appendKey(key, count);
+          for (const RegionInfo *r : {&x, xScales}) {
+            if (!r)
+              continue;
+            const RegionStorage &bytes = memory.region(r->index);
+            const size_t rowBytes = bytes.bytes.size() / bytes.rows;
+            key.append(reinterpret_cast<const char *>(bytes.bytes.data()) + t0 * rowBytes,
+                       count * rowBytes);
+          }
+          if (const std::vector<TileValues> *held = memo->find(key)) {
+            tiles[g.getResult()] = (*held)[0];
+            return success();
+          }
+        }
         // The weights as the prefetch read them, or read now; a count of 0
         // reads none.
+        TileValues result;
         if (prefetchedRows) {
-          tiles[g.getResult()] = gemvRows(g, *prefetchedRows, x, t0, count);
-          return success();
+          result = gemvRows(g, *prefetchedRows, x, t0, count);
+        } else {
+          DecodedRows w;
+          if (count > 0)
+            decodeWeightRows(g, row0, w);
+          result = gemvRows(g, w, x, t0, count);
         }
-        DecodedRows w;
-        if (count > 0)
-          decodeWeightRows(g, row0, w);
-        tiles[g.getResult()] = gemvRows(g, w, x, t0, count);
+        if (!key.empty())
+          memo->keep(std::move(key), {result});
+        tiles[g.getResult()] = std::move(result);
         return success();
       })
       .Case<GemvOp>([&](GemvOp g) -> LogicalResult {
@@ -1309,20 +1420,20 @@ FailureOr<std::unique_ptr<PreparedLaunch>> PreparedLaunch::prepare(LaunchOp laun
 
 namespace {
 FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cache,
-                                        const std::vector<LaunchMemory *> &memories,
+                                        OpMemo *memo, const std::vector<LaunchMemory *> &memories,
                                         const Schedule &schedule);
 } // namespace
 
 FailureOr<SimulationResult> monodc::sim::simulateRanks(const PreparedLaunch &prepared,
                                                        const std::vector<LaunchMemory *> &memories,
                                                        const Schedule &schedule) {
-  return runSchedule(prepared.plan(), nullptr, memories, schedule);
+  return runSchedule(prepared.plan(), nullptr, nullptr, memories, schedule);
 }
 
 namespace {
 
 FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cache,
-                                        const std::vector<LaunchMemory *> &memories,
+                                        OpMemo *memo, const std::vector<LaunchMemory *> &memories,
                                         const Schedule &schedule) {
   LaunchOp launch = plan.launch;
   if (static_cast<int64_t>(memories.size()) != launch.getRanks())
@@ -1344,7 +1455,7 @@ FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cac
   for (int64_t r = 0; r < ranks; ++r) {
     uint32_t e = static_cast<uint32_t>(memories[r]->region(epochIndex).word(epoch::kEpochWord));
     epochs.push_back(e);
-    interpreters.emplace_back(plan, cache, memories, r,
+    interpreters.emplace_back(plan, cache, memo, memories, r,
                               2u * e + static_cast<uint32_t>(plan.tagOffset));
   }
   const int64_t slots = ranks * grid;
@@ -1540,7 +1651,7 @@ SweepResult monodc::sim::sweepSchedules(const PreparedLaunch &prepared,
   std::atomic<bool> stop{false};
 
   // Runs schedule i on fresh memories; false when it failed (recorded).
-  auto run = [&](int64_t i, std::vector<std::unique_ptr<LaunchMemory>> &memories) {
+  auto run = [&](int64_t i, std::vector<std::unique_ptr<LaunchMemory>> &memories, OpMemo &memo) {
     memories.clear();
     std::vector<LaunchMemory *> pointers;
     for (int64_t r = 0; r < ranks; ++r) {
@@ -1551,7 +1662,7 @@ SweepResult monodc::sim::sweepSchedules(const PreparedLaunch &prepared,
     }
     Schedule schedule = sweepSchedule(i, options.seed, ctas);
     schedule.trace = options.trace;
-    auto result = runSchedule(plan, &cache, pointers, schedule);
+    auto result = runSchedule(plan, &cache, &memo, pointers, schedule);
     std::string failure;
     if (failed(result))
       failure = "simulation failed";
@@ -1574,7 +1685,8 @@ SweepResult monodc::sim::sweepSchedules(const PreparedLaunch &prepared,
   };
 
   // Schedule 0 first: every other is compared with it.
-  if (options.schedules < 1 || !run(0, sweep.first))
+  OpMemo firstMemo;
+  if (options.schedules < 1 || !run(0, sweep.first, firstMemo))
     return sweep;
   auto compare = [&](int64_t i, const std::vector<std::unique_ptr<LaunchMemory>> &memories) {
     for (int64_t r = 0; r < ranks; ++r)
@@ -1593,18 +1705,20 @@ SweepResult monodc::sim::sweepSchedules(const PreparedLaunch &prepared,
         return;
       }
   };
-  auto worker = [&] {
+  auto worker = [&](OpMemo &memo) {
     std::vector<std::unique_ptr<LaunchMemory>> memories;
     for (int64_t i; !stop && (i = next++) < options.schedules;)
-      if (run(i, memories))
+      if (run(i, memories, memo))
         compare(i, memories);
   };
   const unsigned threads =
       std::max(1u, std::min<unsigned>(options.threads, static_cast<unsigned>(options.schedules)));
+  // Each thread its own memo; this one goes on with schedule 0's.
+  std::vector<OpMemo> memos(threads - 1);
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t)
-    pool.emplace_back(worker);
-  worker();
+    pool.emplace_back(worker, std::ref(memos[t - 1]));
+  worker(firstMemo);
   for (std::thread &t : pool)
     t.join();
 
