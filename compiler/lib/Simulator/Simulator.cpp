@@ -1199,19 +1199,24 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
         const bool fixedWeights =
             !weight.writable &&
             !(g.getWeightScales() && plan.region(g.getWeightScalesAttr()).writable);
-        if (memo && fixedWeights) {
+        const RegionStorage &xStorage = memory.region(x.index);
+        const RegionStorage *xsStorage = xScales ? &memory.region(xScales->index) : nullptr;
+        if (memo && fixedWeights && xStorage.format != StorageFormat::E2m1 &&
+            (!xsStorage || xsStorage->format != StorageFormat::E2m1)) {
           appendKey(key, g.getOperation());
           appendKey(key, rank);
           appendKey(key, row0);
           appendKey(key, t0);
           appendKey(key, count);
-          for (const RegionInfo *r : {&x, xScales}) {
+          // Exactly the values the GEMV reads: tokens [t0, t0 + count) of k
+          // values, and of k / 32 scales.
+          const int64_t k = weight.cols;
+          for (auto [r, perToken] : {std::pair(&xStorage, k), std::pair(xsStorage, k / 32)}) {
             if (!r)
               continue;
-            const RegionStorage &bytes = memory.region(r->index);
-            const size_t rowBytes = bytes.bytes.size() / bytes.rows;
-            key.append(reinterpret_cast<const char *>(bytes.bytes.data()) + t0 * rowBytes,
-                       count * rowBytes);
+            const int64_t width = static_cast<int64_t>(r->bytes.size()) / r->elements();
+            key.append(reinterpret_cast<const char *>(r->bytes.data()) + t0 * perToken * width,
+                       count * perToken * width);
           }
           if (const std::vector<TileValues> *held = memo->find(key)) {
             tiles[g.getResult()] = (*held)[0];
