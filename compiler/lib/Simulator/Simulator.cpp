@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include "gemv_shape.h"
@@ -199,10 +200,10 @@ struct CtaState {
   /// The waits marked polled once that this CTA has passed in this step:
   /// its later tasks of the stage do not poll them again (as on the GPU).
   llvm::DenseSet<Operation *> waitsPassed;
-  /// This task's gemv_rows weights loaded before its poll (mono.prefetched),
-  /// and whether the prefetch has been issued.
+  /// This task's gemv_rows weights loaded before their polls
+  /// (mono.prefetched), and the waits before which they were issued.
   llvm::DenseMap<Operation *, DecodedRows> prefetched;
-  bool prefetchIssued = false;
+  llvm::SmallPtrSet<Operation *, 2> prefetchesIssued;
   llvm::DenseMap<Value, int64_t> indices;
   llvm::DenseMap<Value, TileValues> tiles;
 
@@ -213,7 +214,7 @@ struct CtaState {
     indices.clear();
     tiles.clear();
     prefetched.clear();
-    prefetchIssued = false;
+    prefetchesIssued.clear();
     indices[stage.getTaskIndex()] = id;
   }
 };
@@ -362,10 +363,9 @@ StepResult TaskInterpreter::resume(CtaState &cta, StageOp stage, Waiter *waiter)
     // the waits in front of it (once a task, as the GPU issues them once):
     // a GEMV whose weights were written behind those flags would read them
     // early here as on the GPU.
-    if (!cta.prefetchIssued && isa<WaitOp, WaitPeerOp>(*cta.pc)) {
+    if (isa<WaitOp, WaitPeerOp>(*cta.pc)) {
       auto g = plan.prefetchAt.find(&*cta.pc);
-      if (g != plan.prefetchAt.end()) {
-        cta.prefetchIssued = true;
+      if (g != plan.prefetchAt.end() && cta.prefetchesIssued.insert(&*cta.pc).second) {
         if (failed(prefetch(cta, g->second))) {
           result = StepResult::Error;
           break;
