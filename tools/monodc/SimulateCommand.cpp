@@ -195,8 +195,10 @@ int runSimulate(const SimulateCommand &cmd) {
   if (cmd.schedules < 1)
     fail(fmt::format("--schedules must be at least 1, got {}", cmd.schedules),
          monodc::cli::kUsageError);
-  if (cmd.jobs < 1)
-    fail(fmt::format("-j must be at least 1, got {}", cmd.jobs), monodc::cli::kUsageError);
+  // Each thread holds a launch's writable memory: a bound keeps a typo from
+  // starting thousands.
+  if (cmd.jobs < 1 || cmd.jobs > 256)
+    fail(fmt::format("-j must be in 1..256, got {}", cmd.jobs), monodc::cli::kUsageError);
   const std::string arch(monodc::runtime::kDefaultTarget);
   if (auto problem = monodc::cli::gridProblem(arch, cmd.grid))
     fail(*problem, monodc::cli::kUsageError);
