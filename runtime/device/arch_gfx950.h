@@ -145,5 +145,31 @@ MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b
                                                __builtin_bit_cast(mono_bf16x8, vb), vc, 0, 0, 0);
   c[0] = vc.x; c[1] = vc.y; c[2] = vc.z; c[3] = vc.w;
 }
+#elif defined(__gfx942__)
+// gfx942 has no 16x16x32 bf16 form: a 32-k step is two v_mfma_f32_16x16x16_bf16,
+// each lane giving the first the lower half of its 8 k (a[0..1], b[0..1]) and
+// the second the upper half, so a lane loads the same 16 bytes as on gfx950.
+// A and B pair the same lanes' halves, so each instruction sums 16 of the
+// step's products (k % 8 < 4, then the rest) and rounds once
+// (formats::bf16MfmaStep with k 16; docs/gfx950-matrix-cores.md).
+#define MONO_HAS_MFMA_BF16 1
+typedef float mono_f32x4 __attribute__((ext_vector_type(4)));
+typedef short mono_i16x4 __attribute__((ext_vector_type(4)));
+MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b)[4], float (&c)[4]) {
+  mono_f32x4 vc = {c[0], c[1], c[2], c[3]};
+  const mono_u32 alo[2] = {a[0], a[1]}, ahi[2] = {a[2], a[3]};
+  const mono_u32 blo[2] = {b[0], b[1]}, bhi[2] = {b[2], b[3]};
+  vc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(mono_i16x4, alo),
+                                                 __builtin_bit_cast(mono_i16x4, blo), vc, 0, 0, 0);
+  vc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(mono_i16x4, ahi),
+                                                 __builtin_bit_cast(mono_i16x4, bhi), vc, 0, 0, 0);
+  c[0] = vc.x; c[1] = vc.y; c[2] = vc.z; c[3] = vc.w;
+}
+// No scaled form: gemv_mfma.h's scaled path must not be instantiated here.
+template <int FA, int FB>
+MONO_DEV void mono_mfma_scale_16x16x128(const mono_u32 (&)[8], const mono_u32 (&)[8], float (&)[4],
+                                        int, int) {
+  static_assert(FA < 0, "gfx942 has no scaled MFMA (mono-lower-tiles never chooses it there)");
+}
 #endif
 #endif

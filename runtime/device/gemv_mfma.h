@@ -30,7 +30,9 @@
 // Its shape (gemv_shape.h: mono_gemv_mfma_fits and the rest) is planned by
 // the compiler too.
 
-#if defined(MONO_HAS_SCALED_MFMA) && defined(MONO_HAS_MFMA_BF16)
+// gfx942 has the bf16 form only (its arch layer refuses the scaled one at
+// instantiation).
+#if defined(MONO_HAS_MFMA_BF16)
 
 // A lane's share of the weights: its row of each of its tiles for the steps
 // in flight (mono_gemv_mfma_depth: TOKENS sets how many), with the scale

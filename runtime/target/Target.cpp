@@ -73,6 +73,12 @@ const MatrixInstruction *Target::findMatrix(int m, int n, int k, MatrixOperand a
   return nullptr;
 }
 
+const MatrixInstruction *Target::bf16MfmaStep() const {
+  if (const MatrixInstruction *one = findMatrix(16, 16, 32, MatrixOperand::Bf16, MatrixOperand::Bf16))
+    return one;
+  return findMatrix(16, 16, 16, MatrixOperand::Bf16, MatrixOperand::Bf16);
+}
+
 bool Target::hasScaledMatrix() const {
   for (const MatrixInstruction &i : matrix)
     if (i.scaleBlock > 0)

@@ -174,6 +174,7 @@ TEST(Bf16MfmaModel, NonFiniteTermsGiveTheirIeeeSum) {
   EXPECT_EQ(d[1][2], 0.0f);          // D[2][1]: no infinity in row 2
 }
 
+#if !defined(MONO_HOST_GFX942)
 // The device wrapper's host form: four waves, each with its own problem,
 // give the model's results.
 TEST(Bf16MfmaWrapper, FourWavesGiveTheModelsResults) {
@@ -202,6 +203,129 @@ TEST(Bf16MfmaWrapper, FourWavesGiveTheModelsResults) {
             << "wave " << w << " lane " << l << " value " << v;
   }
 }
+#else
+// ---- gfx942: the 16x16x16 instruction and the 32-k step made of two ----
+
+/// Where operand value (index, k < 16) of a 16x16x16 operand goes: lane
+/// index + 16 (k / 4), bf16 k % 4 (its documented layout), or, as a mistake
+/// made on A only, k interleaved over the lane groups: lane index + 16 (k %
+/// 4), bf16 k / 4.
+host_mfma::Bf16x16WaveOperands pack16(const Problem &p, bool stridedK = false) {
+  host_mfma::Bf16x16WaveOperands w;
+  auto put16 = [](uint32_t (&regs)[64][2], int lane, int i, uint16_t bits) {
+    uint32_t &reg = regs[lane][i / 2];
+    const int shift = 16 * (i % 2);
+    reg = (reg & ~(0xFFFFu << shift)) | uint32_t(bits) << shift;
+  };
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 16; ++k) {
+      const int lane = i + 16 * (k / 4), at = k % 4;
+      put16(w.a, stridedK ? i + 16 * (k % 4) : lane, stridedK ? k / 4 : at, p.a[i][k]);
+      put16(w.b, lane, at, p.b[i][k]);
+    }
+  for (int l = 0; l < 64; ++l)
+    for (int v = 0; v < 4; ++v)
+      w.c[l][v] = p.c[4 * (l / 16) + v][l % 16];
+  return w;
+}
+
+/// D = A . B + C over the first 16 k, in long double, rounded once.
+float denseD16(const Problem &p, int i, int j) {
+  long double sum = p.c[i][j];
+  for (int k = 0; k < 16; ++k)
+    sum += (long double)fmts::bf16Value(p.a[i][k]) * (long double)fmts::bf16Value(p.b[j][k]);
+  return float(sum);
+}
+
+int exactResults16(const Problem &p, const host_mfma::WaveResult &d) {
+  int exact = 0;
+  for (int l = 0; l < 64; ++l)
+    for (int v = 0; v < 4; ++v)
+      exact += std::bit_cast<uint32_t>(denseD16(p, 4 * (l / 16) + v, l % 16)) ==
+               std::bit_cast<uint32_t>(d[size_t(l)][size_t(v)]);
+  return exact;
+}
+
+TEST(Bf16x16MfmaModel, MatchesTheDenseProduct) {
+  std::mt19937 rng(14);
+  for (int trial = 0; trial < 20; ++trial) {
+    const Problem p = randomProblem(rng);
+    EXPECT_EQ(exactResults16(p, host_mfma::bf16x16Mfma(pack16(p))), 256) << "trial " << trial;
+  }
+}
+
+// A packed with k interleaved over the lane groups moves most results.
+TEST(Bf16x16MfmaModel, StridedKIsCaught) {
+  std::mt19937 rng(15);
+  const Problem p = randomProblem(rng);
+  EXPECT_LT(exactResults16(p, host_mfma::bf16x16Mfma(pack16(p, true))), 64);
+}
+
+/// Each output of the 32-k step as gfx942 computes it: formats'
+/// bf16MfmaStepAsHalves (the simulator's model) over the dense products.
+float halvesD(const Problem &p, int i, int j) {
+  double products[32];
+  for (int k = 0; k < 32; ++k)
+    products[k] = double(fmts::bf16Value(p.a[i][k])) * double(fmts::bf16Value(p.b[j][k]));
+  return fmts::bf16MfmaStepAsHalves(p.c[i][j], products);
+}
+
+/// The wrapper's host form on one wave per problem.
+void runWrapper(const Bf16WaveOperands (&operands)[4], float (&got)[4][64][4]) {
+  host_arch::runBlock([&] {
+    const int tid = mono_tid(), w = tid / 64, lane = tid % 64;
+    float c[4];
+    for (int v = 0; v < 4; ++v)
+      c[v] = operands[w].c[lane][v];
+    mono_mfma_bf16_16x16x32(operands[w].a[lane], operands[w].b[lane], c);
+    for (int v = 0; v < 4; ++v)
+      got[w][lane][v] = c[v];
+  });
+}
+
+// The 32-k step on two 16x16x16 instructions, fed the 16x16x32 form's
+// registers: every result is the halves model's, bit for bit.
+TEST(Bf16MfmaGfx942Wrapper, FourWavesGiveTheHalvesModelsResults) {
+  std::mt19937 rng(16);
+  Problem problems[4];
+  Bf16WaveOperands operands[4];
+  for (int w = 0; w < 4; ++w) {
+    problems[w] = randomProblem(rng);
+    operands[w] = pack(problems[w]);
+  }
+  float got[4][64][4];
+  runWrapper(operands, got);
+  for (int w = 0; w < 4; ++w)
+    for (int l = 0; l < 64; ++l)
+      for (int v = 0; v < 4; ++v)
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[w][l][v]),
+                  std::bit_cast<uint32_t>(halvesD(problems[w], 4 * (l / 16) + v, l % 16)))
+            << "wave " << w << " lane " << l << " value " << v;
+}
+
+// Two roundings, not one: C = 1 with one product of 2^-24 in each half
+// (k 0 and k 4) stays 1 (each half ties to even), where the 16x16x32 form
+// gives 1 + 2^-23. A wrapper that summed the halves the other way round
+// (k 0-15, then 16-31) would give 1 + 2^-23 too: it fails here.
+TEST(Bf16MfmaGfx942Wrapper, RoundsEachHalfOnce) {
+  Problem p;
+  for (auto &row : p.c)
+    for (float &v : row)
+      v = 1.0f;
+  for (int i = 0; i < 16; ++i) {
+    p.a[i][0] = p.a[i][4] = fmts::bf16Bits(std::ldexp(1.0f, -12));
+    p.b[i][0] = p.b[i][4] = fmts::bf16Bits(std::ldexp(1.0f, -12));
+  }
+  Bf16WaveOperands operands[4] = {pack(p), pack(p), pack(p), pack(p)};
+  float got[4][64][4];
+  runWrapper(operands, got);
+  EXPECT_EQ(got[0][0][0], 1.0f);
+  EXPECT_EQ(denseD(p, 0, 0), 1.0f + std::ldexp(1.0f, -23));
+  for (int l = 0; l < 64; ++l)
+    for (int v = 0; v < 4; ++v)
+      ASSERT_EQ(got[0][l][v], halvesD(p, 4 * (l / 16) + v, l % 16));
+}
+#endif
 
 // ---- mono_gemv_mfma over bf16 (the router's GEMV on gfx950) ----
 
@@ -236,7 +360,8 @@ std::vector<float> deviceGemv(const std::vector<uint16_t> &w, const std::vector<
 /// The order the device sums in, written from gemv_mfma.h's description
 /// (the simulator mirrors the same): per row and token, each wave's share of
 /// the 32-k steps, each step the accumulator and 32 exact products rounded
-/// once, then the waves' sums in order in f32.
+/// once (on gfx942 two halves, each rounded once: bf16MfmaStepAsHalves,
+/// pinned by RoundsEachHalfOnce), then the waves' sums in order in f32.
 float orderedSum(const std::vector<uint16_t> &w, const std::vector<uint16_t> &x, int K, int row,
                  int token, int split) {
   const int steps = K / 32;
@@ -244,12 +369,20 @@ float orderedSum(const std::vector<uint16_t> &w, const std::vector<uint16_t> &x,
   for (int p = 0; p < split; ++p) {
     float acc = 0.0f;
     for (int s = p * steps / split; s < (p + 1) * steps / split; ++s) {
+#if defined(MONO_HOST_GFX942)
+      double products[32];
+      for (int k = 0; k < 32; ++k)
+        products[k] = double(fmts::bf16Value(w[size_t(row) * K + 32 * s + k])) *
+                      double(fmts::bf16Value(x[size_t(token) * K + 32 * s + k]));
+      acc = fmts::bf16MfmaStepAsHalves(acc, products);
+#else
       fmts::ExactSum step;
       step.add(acc);
       for (int k = 32 * s; k < 32 * s + 32; ++k)
         step.add(double(fmts::bf16Value(w[size_t(row) * K + k])) *
                  double(fmts::bf16Value(x[size_t(token) * K + k])));
       acc = step.toFloat();  // the values are finite
+#endif
     }
     sum = split == 1 ? acc : sum + acc;
   }

@@ -274,6 +274,7 @@ struct MfmaExchange {
   std::barrier<> meet{64};
   host_mfma::WaveOperands operands;
   host_mfma::Bf16WaveOperands bf16;
+  host_mfma::Bf16x16WaveOperands bf16x16;
 };
 inline std::deque<MfmaExchange> *mfmas = nullptr;
 } // namespace host_arch
@@ -296,6 +297,24 @@ MONO_DEV void mono_mfma_scale_16x16x128(const mono_u32 (&a)[8], const mono_u32 (
     c[v] = d[size_t(v)];
 }
 #define MONO_HAS_MFMA_BF16 1
+#if defined(MONO_HOST_GFX942)
+// gfx942's form of the 32-k step (arch_gfx950.h): the 16x16x16 instruction
+// on each lane's lower halves (a[0..1], b[0..1]), then on its upper halves.
+MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b)[4], float (&c)[4]) {
+  const int lane = host_arch::threadId % 64;
+  host_arch::MfmaExchange &x = (*host_arch::mfmas)[host_arch::threadId / 64];
+  for (int half = 0; half < 2; ++half) {
+    std::memcpy(x.bf16x16.a[lane], a + 2 * half, 2 * sizeof a[0]);
+    std::memcpy(x.bf16x16.b[lane], b + 2 * half, 2 * sizeof b[0]);
+    std::memcpy(x.bf16x16.c[lane], c, sizeof c);
+    x.meet.arrive_and_wait();
+    const std::array<float, 4> d = host_mfma::bf16x16LaneResult(x.bf16x16, lane);
+    x.meet.arrive_and_wait();
+    for (int v = 0; v < 4; ++v)
+      c[v] = d[size_t(v)];
+  }
+}
+#else
 MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b)[4], float (&c)[4]) {
   const int lane = host_arch::threadId % 64;
   host_arch::MfmaExchange &x = (*host_arch::mfmas)[host_arch::threadId / 64];
@@ -308,6 +327,7 @@ MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b
   for (int v = 0; v < 4; ++v)
     c[v] = d[size_t(v)];
 }
+#endif
 #endif
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting

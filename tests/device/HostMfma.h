@@ -228,6 +228,41 @@ inline WaveResult bf16Mfma(const Bf16WaveOperands &w) {
   return d;
 }
 
+// gfx942's v_mfma_f32_16x16x16_bf16. Layout (lane l, g = l / 16, r = l %
+// 16): bf16 i of lane l (half i % 2 of register i / 2) is A[r][4 g + i]
+// (B[4 g + i][r] the same); value v of lane l is D[4 g + v][r]. Arithmetic:
+// as the 16x16x32 form, over 16 products.
+struct Bf16x16WaveOperands {
+  uint32_t a[kLanes][2] = {};
+  uint32_t b[kLanes][2] = {};
+  float c[kLanes][4] = {};
+};
+
+inline double bf16x16OperandValue(const uint32_t (*regs)[2], int index, int k) {
+  const int lane = index + 16 * (k / 4), i = k % 4;
+  const uint32_t bits = (regs[lane][i / 2] >> (16 * (i % 2))) & 0xFFFFu;
+  return double(std::bit_cast<float>(bits << 16));
+}
+
+inline std::array<float, 4> bf16x16LaneResult(const Bf16x16WaveOperands &w, int lane) {
+  const int g = lane >> 4, col = lane & 15;
+  std::array<float, 4> d{};
+  for (int v = 0; v < 4; ++v) {
+    double products[16];
+    for (int k = 0; k < 16; ++k)
+      products[k] = bf16x16OperandValue(w.a, 4 * g + v, k) * bf16x16OperandValue(w.b, col, k);
+    d[size_t(v)] = monodc::formats::bf16MfmaStep(w.c[lane][v], products);
+  }
+  return d;
+}
+
+inline WaveResult bf16x16Mfma(const Bf16x16WaveOperands &w) {
+  WaveResult d;
+  for (int lane = 0; lane < kLanes; ++lane)
+    d[size_t(lane)] = bf16x16LaneResult(w, lane);
+  return d;
+}
+
 } // namespace host_mfma
 
 #endif

@@ -49,6 +49,18 @@ TEST(Target, TheProductHasScaledMfmaAndTheOthersDoNot) {
             nullptr);
 }
 
+// The bf16 step of the device library's MFMA forms: gfx950's 16x16x32,
+// gfx942's 16x16x16 (two a step), none on gfx90a or sm_90.
+TEST(Target, Bf16MfmaStepIsTheWidest16x16Form) {
+  ASSERT_NE(findTarget("gfx950")->bf16MfmaStep(), nullptr);
+  EXPECT_EQ(findTarget("gfx950")->bf16MfmaStep()->mnemonic, "v_mfma_f32_16x16x32_bf16");
+  ASSERT_NE(findTarget("gfx942")->bf16MfmaStep(), nullptr);
+  EXPECT_EQ(findTarget("gfx942")->bf16MfmaStep()->mnemonic, "v_mfma_f32_16x16x16_bf16");
+  EXPECT_EQ(findTarget("gfx942")->bf16MfmaStep()->k, 16);
+  EXPECT_EQ(findTarget("gfx90a")->bf16MfmaStep(), nullptr);
+  EXPECT_EQ(findTarget("sm_90")->bf16MfmaStep(), nullptr);
+}
+
 TEST(Target, TheValidationTargetIsCudasWarpMma) {
   const Target *sm90 = findTarget(kValidationTarget);
   ASSERT_NE(sm90, nullptr);

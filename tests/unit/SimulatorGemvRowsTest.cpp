@@ -56,6 +56,50 @@ TEST(SimulatorGemvRows, UnscaledWeightWithKNotAMultipleOf32) {
   }
 }
 
+/// A bf16 GEMV of 16 rows, k 256, one token on `arch`, simulated: x . w
+/// where x[8] w[8] = 1 and x[32] w[32] = x[36] w[36] = 2^-24, all else 0.
+/// The 4 waves split the 8 steps of 32 k, so wave 0 sums steps 0 and 1.
+float bf16MfmaResult(const std::string &arch) {
+  constexpr int64_t kRows = 16, kK = 256;
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {arch, 4, 256, 1});
+  Region x = l.input("x", bf16, {1, kK});
+  Region w = l.weight("w", bf16, {kRows, kK});
+  Region y = l.output("y", f32, {1, kRows});
+  l.stage("gemv", 1, [&](Task &t) {
+    t.store(y, t.index(0), 0, t.gemvRows(w, t.index(0), kRows, x, t.index(0), 1));
+  });
+  auto module = l.finish();
+  EXPECT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  auto launch = monodc::testing::launchOf(**module);
+  bool onMfma = false;
+  launch.walk([&](mono::GemvRowsOp g) { onMfma = g.getLowering() == mono::GemvLowering::Bf16Mfma; });
+  EXPECT_TRUE(onMfma) << arch;
+  sim::LaunchMemory memory(launch);
+  std::vector<float> xs(kK, 0.0f), ws(kRows * kK, 0.0f);
+  xs[8] = 1.0f;
+  xs[32] = xs[36] = std::ldexp(1.0f, -12);
+  for (int64_t j = 0; j < kRows; ++j) {
+    ws[j * kK + 8] = 1.0f;
+    ws[j * kK + 32] = ws[j * kK + 36] = std::ldexp(1.0f, -12);
+  }
+  monodc::testing::setValues(memory, "x", xs);
+  monodc::testing::setValues(memory, "w", ws);
+  auto run = sim::simulate(launch, memory);
+  EXPECT_TRUE(succeeded(run));
+  return memory.values("y")[5];
+}
+
+// gfx950 adds a step's 32 products to the accumulator with one rounding:
+// 1 + 2^-24 + 2^-24 = 1 + 2^-23. gfx942 runs the step as two 16x16x16
+// instructions, k % 8 < 4 (k 32) first, then the rest (k 36), each rounded
+// once: 1 + 2^-24 ties to 1, twice (gemv_mfma.h, DeviceBf16MfmaGfx942Test).
+TEST(SimulatorGemvRows, Bf16MfmaStepsRoundAsTheTargetsInstructions) {
+  EXPECT_EQ(bf16MfmaResult("gfx950"), 1.0f + std::ldexp(1.0f, -23));
+  EXPECT_EQ(bf16MfmaResult("gfx942"), 1.0f);
+}
+
 /// A launch whose one task multiplies the 4 tokens a first stage hands over
 /// (e4m3 codes; their scales are an input) with 32 e4m3 weight rows, for a
 /// token count read from the index input `count`; through the fusion passes

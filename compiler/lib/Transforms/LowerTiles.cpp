@@ -38,9 +38,9 @@ bool fitsScaledMfma(GemvRowsOp g, int64_t block, const Target &target) {
 }
 
 /// gemv_mfma.h's bf16 form: bf16 weights over bf16 tokens, no scales, on
-/// the 16x16x32 bf16 MFMA; k in whole 32-wide steps.
+/// the 16x16 bf16 MFMA (Target::bf16MfmaStep); k in whole 32-wide steps.
 bool fitsBf16Mfma(GemvRowsOp g, int64_t block, const Target &target) {
-  if (!target.findMatrix(16, 16, 32, MatrixOperand::Bf16, MatrixOperand::Bf16))
+  if (!target.bf16MfmaStep())
     return false;
   RegionOp x = lookupRegion(g, g.getXAttr());
   const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
@@ -80,8 +80,8 @@ std::optional<std::string> refusal(GemvRowsOp g, GemvLowering lowering, int64_t 
   case GemvLowering::Bf16Mfma:
     if (fitsBf16Mfma(g, block, target))
       return std::nullopt;
-    if (!target.findMatrix(16, 16, 32, MatrixOperand::Bf16, MatrixOperand::Bf16))
-      return std::string(target.name) + " has no 16x16x32 bf16 MFMA";
+    if (!target.bf16MfmaStep())
+      return std::string(target.name) + " has no 16x16 bf16 MFMA (16x16x32 or 16x16x16)";
     return "the bf16 MFMA needs bf16 weights over bf16 tokens without scales, whole 16-row tiles "
            "that the block's waves share evenly and k a multiple of 32";
   }
@@ -89,7 +89,7 @@ std::optional<std::string> refusal(GemvRowsOp g, GemvLowering lowering, int64_t 
 }
 
 /// The matrix instruction a matrix-core form of the chunk is written on:
-/// attend_mfma.h on gfx950's 16x16x32 bf16 MFMA, attend_mma.h on sm_90's
+/// attend_mfma.h on the 16x16 bf16 MFMA (gfx950, gfx942), attend_mma.h on sm_90's
 /// 16x8x16 bf16 warp mma; null where the target lacks it (or for f32 chains).
 const monodc::runtime::MatrixInstruction *attendInstruction(AttendLowering lowering,
                                                             const Target &target) {
@@ -99,7 +99,7 @@ const monodc::runtime::MatrixInstruction *attendInstruction(AttendLowering lower
   case AttendLowering::WarpMma:
     return target.findMatrix(16, 8, 16, MatrixOperand::Bf16, MatrixOperand::Bf16);
   case AttendLowering::Bf16Mfma:
-    return target.findMatrix(16, 16, 32, MatrixOperand::Bf16, MatrixOperand::Bf16);
+    return target.bf16MfmaStep();
   }
   return nullptr;
 }
@@ -121,7 +121,8 @@ bool shapeFits(AttendChunkOp a, AttendLowering lowering, int64_t block) {
 
 bool fitsAttend(AttendChunkOp a, AttendLowering lowering, int64_t block, const Target &target) {
   return (lowering == AttendLowering::FmaChains || attendInstruction(lowering, target)) &&
-         shapeFits(a, lowering, block);
+         shapeFits(a, lowering, block) &&
+         attendMatrixSharedBytes(a, lowering, block) <= target.sharedBytesPerBlock;
 }
 
 AttendLowering choose(AttendChunkOp a, int64_t block, const Target &target) {
@@ -138,7 +139,11 @@ std::optional<std::string> refusal(AttendChunkOp a, AttendLowering lowering, int
   const bool mfma = lowering == AttendLowering::Bf16Mfma;
   if (!attendInstruction(lowering, target))
     return std::string(target.name) + " has no " +
-           (mfma ? "16x16x32 bf16 MFMA" : "16x8x16 bf16 warp mma");
+           (mfma ? "16x16 bf16 MFMA (16x16x32 or 16x16x16)" : "16x8x16 bf16 warp mma");
+  if (shapeFits(a, lowering, block))
+    return "the chunk needs " + std::to_string(attendMatrixSharedBytes(a, lowering, block)) +
+           " bytes of shared memory in this form; a CTA of " + std::string(target.name) +
+           " has at most " + std::to_string(target.sharedBytesPerBlock);
   return std::string("the chunk's shape does not fit it: at most 8 heads, keys a multiple of ") +
          (mfma ? "32" : "16") +
          ", whole 64-dim scale groups, and dims and keys that the block's threads share evenly";
@@ -186,4 +191,18 @@ std::optional<std::string> monodc::mono::loweringRefusal(Operation *op, int64_t 
     if (auto reason = refusal(a, *a.getLowering(), block, target))
       return "lowered to " + stringifyAttendLowering(*a.getLowering()).str() + ": " + *reason;
   return std::nullopt;
+}
+
+int64_t monodc::mono::attendMatrixSharedBytes(AttendChunkOp a, AttendLowering lowering,
+                                              int64_t block) {
+  const int dim = static_cast<int>(a.getHeadDim()), keys = static_cast<int>(a.getKeys());
+  switch (lowering) {
+  case AttendLowering::FmaChains:
+    return 0;
+  case AttendLowering::WarpMma:
+    return mono_attend_mma_shared_bytes(dim, keys, static_cast<int>(block));
+  case AttendLowering::Bf16Mfma:
+    return mono_attend_mfma_shared_bytes(dim, keys, static_cast<int>(block));
+  }
+  return 0;
 }

@@ -3,8 +3,7 @@
 
 #include "llvm/Support/ErrorHandling.h"
 
-// The device library's gemv_rows slice and attention chunk shapes (runtime/device).
-#include "attend_shape.h"
+// The device library's gemv_rows slice shapes (runtime/device).
 #include "gemv_shape.h"
 
 namespace monodc::mono {
@@ -149,11 +148,9 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
     return ring ? llvm::alignTo(own, 16) + ring : own;
   }
   if (auto a = dyn_cast<AttendChunkOp>(op)) {
-    const int dim = static_cast<int>(a.getHeadDim()), keys = static_cast<int>(a.getKeys());
-    if (a.getLowering() == AttendLowering::WarpMma)
-      return mono_attend_mma_shared_bytes(dim, keys, static_cast<int>(block));
-    if (a.getLowering() == AttendLowering::Bf16Mfma)
-      return mono_attend_mfma_shared_bytes(dim, keys, static_cast<int>(block));
+    const AttendLowering lowering = a.getLowering().value_or(AttendLowering::FmaChains);
+    if (lowering != AttendLowering::FmaChains)
+      return attendMatrixSharedBytes(a, lowering, block);
     // Key and query rows are D + parts words (mono_attend_word's gaps).
     const int64_t parts = a.scoreParts(block), row = a.getHeadDim() + parts;
     return (a.getKeys() + (AttendChunkOp::kKeyBatch + a.getHeads()) * row +

@@ -52,9 +52,11 @@ mono.launch @partial attributes {arch = "gfx950", grid = 4 : i64, block = 256 : 
 // -----
 
 // gfx942 has no scaled MFMA and sm_90 no MFMA: the same GEMV takes fma
-// chains there, and the warp mma on sm_90 where its rule chooses it.
+// chains there, and the warp mma on sm_90 where its rule chooses it. The
+// bf16 GEMV takes gfx942's 16x16x16 bf16 MFMA (two a 32-k step).
 // CHECK-LABEL: mono.launch @cdna3
 // CHECK: lowered to fma_chains
+// CHECK: mono.gemv_rows @wb[{{.*}}], @xb[{{.*}}] tokens 2 lowered to bf16_mfma
 // CHECK-LABEL: mono.launch @hopper
 // CHECK: lowered to warp_mma
 mono.launch @cdna3 attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
@@ -62,10 +64,13 @@ mono.launch @cdna3 attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i6
   mono.region @ws weight : f8E8M0FNU [1, 64]
   mono.region @x input : f8E4M3FN [2, 2048]
   mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.region @wb weight : bf16 [32, 2048]
+  mono.region @xb input : bf16 [2, 2048]
   mono.stage @s tasks 1 {
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
     %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<64, f32>
+    %c = mono.gemv_rows @wb[%c0], @xb[%c0] tokens 2 : !mono.tile<64, f32>
   }
 }
 mono.launch @hopper attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
@@ -143,15 +148,18 @@ mono.launch @nowarpmma attributes {arch = "gfx950", grid = 4 : i64, block = 256 
 
 // -----
 
-// The attention chunk: gfx950 takes the 16x16x32 bf16 MFMA, sm_90 the
-// 16x8x16 bf16 warp mma, gfx942 (neither form) f32 chains; 48 keys are not
-// whole 32-key steps of the MFMA, so gfx950 keeps f32 chains for them.
+// The attention chunk: gfx950 takes the 16x16x32 bf16 MFMA, gfx942 the
+// same steps on its 16x16x16 form (two a step), sm_90 the 16x8x16 bf16 warp
+// mma, gfx90a (none of them) f32 chains; 48 keys are not whole 32-key steps
+// of the MFMA, so gfx950 keeps f32 chains for them.
 // CHECK-LABEL: mono.launch @attend950
 // CHECK: mono.attend_chunk @q[{{.*}}], @cache[{{.*}}] lowered to bf16_mfma
 // CHECK: mono.attend_chunk @q[{{.*}}], @cache[{{.*}}] lowered to fma_chains
 // CHECK-LABEL: mono.launch @attend90
 // CHECK: lowered to warp_mma
 // CHECK-LABEL: mono.launch @attend942
+// CHECK: lowered to bf16_mfma
+// CHECK-LABEL: mono.launch @attend90a
 // CHECK: lowered to fma_chains
 mono.launch @attend950 attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
@@ -188,6 +196,17 @@ mono.launch @attend942 attributes {arch = "gfx942", grid = 4 : i64, block = 256 
     %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
   }
 }
+mono.launch @attend90a attributes {arch = "gfx90a", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [2, 6400]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
 
 // -----
 
@@ -200,7 +219,22 @@ mono.launch @attendnomfma attributes {arch = "sm_90", grid = 4 : i64, block = 25
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
     %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
-    // expected-error @+1 {{'mono.attend_chunk' op lowered to bf16_mfma: sm_90 has no 16x16x32 bf16 MFMA}}
+    // expected-error @+1 {{'mono.attend_chunk' op lowered to bf16_mfma: sm_90 has no 16x16 bf16 MFMA (16x16x32 or 16x16x16)}}
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] lowered to bf16_mfma {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
+  }
+}
+
+// -----
+
+mono.launch @attendnomfma90a attributes {arch = "gfx90a", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 256]
+  mono.region @cache input : i8 [2, 6400]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.attend_chunk' op lowered to bf16_mfma: gfx90a has no 16x16 bf16 MFMA (16x16x32 or 16x16x16)}}
     %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] lowered to bf16_mfma {heads = 2 : i64, headDim = 128 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<2, f32>, !mono.tile<2, f32>, !mono.tile<256, f32>
   }
 }
@@ -242,7 +276,54 @@ mono.launch @nobf16mfma90 attributes {arch = "sm_90", grid = 4 : i64, block = 25
   mono.stage @s tasks 1 {
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
-    // expected-error @+1 {{'mono.gemv_rows' op lowered to bf16_mfma: sm_90 has no 16x16x32 bf16 MFMA}}
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to bf16_mfma: sm_90 has no 16x16 bf16 MFMA (16x16x32 or 16x16x16)}}
     %a = mono.gemv_rows @wb[%c0], @xb[%c0] tokens 2 lowered to bf16_mfma : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+// DSV41's chunk (8 heads of 512 dims, 64 keys) lays out 79552 bytes of
+// shared memory in the MFMA form: gfx950's CTA holds it, gfx942's 64 KB do
+// not, so gfx942 keeps f32 chains, and a preset MFMA form is refused.
+// CHECK-LABEL: mono.launch @bigchunk950
+// CHECK: lowered to bf16_mfma
+// CHECK-LABEL: mono.launch @bigchunk942
+// CHECK: lowered to fma_chains
+mono.launch @bigchunk950 attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 4096]
+  mono.region @cache input : i8 [2, 18688]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 8 : i64, headDim = 512 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<8, f32>, !mono.tile<8, f32>, !mono.tile<4096, f32>
+  }
+}
+mono.launch @bigchunk942 attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 4096]
+  mono.region @cache input : i8 [2, 18688]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] {heads = 8 : i64, headDim = 512 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<8, f32>, !mono.tile<8, f32>, !mono.tile<4096, f32>
+  }
+}
+
+// -----
+
+mono.launch @bigchunkpreset942 attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
+  mono.region @q input : bf16 [1, 4096]
+  mono.region @cache input : i8 [2, 18688]
+  mono.stage @attend tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %s = mono.load @slots[%t, %c0] : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.attend_chunk' op lowered to bf16_mfma: the chunk needs 79552 bytes of shared memory in this form; a CTA of gfx942 has at most 65536}}
+    %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] lowered to bf16_mfma {heads = 8 : i64, headDim = 512 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<8, f32>, !mono.tile<8, f32>, !mono.tile<4096, f32>
   }
 }

@@ -191,12 +191,12 @@ mono.launch @f32tokens attributes {arch = "sm_90", grid = 4 : i64, block = 256 :
 // -----
 
 // Attention of 2 heads of 128 dims over 64 keys at block 256 in f32 chains
-// (gfx942 has no matrix form of the chunk): 16 threads a score (256 / (2
+// (gfx90a has no matrix form of the chunk): 16 threads a score (256 / (2
 // heads x 8 keys)), so key and query rows are 128 + 16 words (one word
 // between the 16-dim segments). 64 slots + (8 keys + 2 queries) x 144 + 2 x
 // 8 x 16 partial scores + 3 x 2 running values = 1766 words.
 // CHECK: mono.launch @attend attributes {{{.*}}mono.lds_bytes = 7064 : i64
-mono.launch @attend attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+mono.launch @attend attributes {arch = "gfx90a", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   mono.region @slots input : f32 [1, 64] {index_bound = 64 : i64}
   mono.region @q input : bf16 [1, 256]
   mono.region @cache input : i8 [2, 6400]

@@ -98,6 +98,10 @@ int64_t gemvRowsWeightKind(GemvRowsOp g);
 std::optional<std::string> loweringRefusal(mlir::Operation *op, int64_t block,
                                            llvm::StringRef arch);
 
+/// The shared memory an attend_chunk's matrix-core form lays out for itself
+/// (attend_shape.h); 0 for f32 chains.
+int64_t attendMatrixSharedBytes(AttendChunkOp a, AttendLowering lowering, int64_t block);
+
 /// Whether a gemv_rows runs on tensor cores (the device library's
 /// mono_gemv_mma): on sm_90, for e4m3 and MXFP4 weights whose rows and k
 /// make whole 16 x 32 tiles over the block's warps (gemv_shape.h).

@@ -12,6 +12,7 @@
 #include <bit>
 #include <cfloat>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -92,10 +93,11 @@ inline float scaledMfmaStep(float c, const double (&scaledBlocks)[4]) {
   return sum.toFloat();
 }
 
-/// One bf16 MFMA step for one output: C plus the 32 products (each exact in
-/// double), summed exactly and rounded once to f32; a NaN or infinite term
-/// gives the terms' IEEE sum (NaN or that infinity).
-inline float bf16MfmaStep(float c, const double (&products)[32]) {
+/// One bf16 MFMA instruction for one output: C plus its N products (each
+/// exact in double), summed exactly and rounded once to f32; a NaN or
+/// infinite term gives the terms' IEEE sum (NaN or that infinity).
+template <size_t N>
+inline float bf16MfmaStep(float c, const double (&products)[N]) {
   double ieee = double(c);
   for (double p : products)
     ieee += p;
@@ -106,6 +108,20 @@ inline float bf16MfmaStep(float c, const double (&products)[32]) {
   for (double p : products)
     sum.add(p);
   return sum.toFloat();
+}
+
+/// A 32-k bf16 step as gfx942 runs it: two 16x16x16 instructions, the
+/// first over the products at k % 8 < 4 (each lane's lower half of its 8 k),
+/// the second over the rest, each rounded once.
+inline void bf16MfmaHalves(const double (&products)[32], double (&first)[16],
+                           double (&second)[16]) {
+  for (int k = 0; k < 32; ++k)
+    (k % 8 < 4 ? first[k / 8 * 4 + k % 4] : second[k / 8 * 4 + k % 4]) = products[k];
+}
+inline float bf16MfmaStepAsHalves(float c, const double (&products)[32]) {
+  double first[16], second[16];
+  bf16MfmaHalves(products, first, second);
+  return bf16MfmaStep(bf16MfmaStep(c, first), second);
 }
 
 } // namespace monodc::formats

@@ -58,6 +58,10 @@ struct Target {
                                       bool scaled = false) const;
   /// Whether any instruction takes block scales in hardware (scaled MFMA).
   bool hasScaledMatrix() const;
+  /// The bf16 MFMA that a 32-k step of the device library's bf16 forms
+  /// (gemv_mfma.h, attend_mfma.h) runs on: 16x16x32, or where there is none
+  /// 16x16x16 twice (gfx942); null where there is neither.
+  const MatrixInstruction *bf16MfmaStep() const;
 };
 
 /// Every target, the product first.
