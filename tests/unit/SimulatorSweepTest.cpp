@@ -232,6 +232,45 @@ TEST(SimulatorSweep, AReusedGemvResultNeverHidesARace) {
   EXPECT_EQ(racy.differingRegion, "y");
 }
 
+/// A registered launch on two threads (what TSan checks: scripts/sanitize.sh
+/// tsan-sim): the prepared launch, the shared inputs, the weight cache and
+/// the reused results are read by both threads at once; the outcome is the
+/// one thread's, bit for bit.
+TEST(SimulatorSweep, TwoThreadsAgreeWithOneOnAFusedLaunch) {
+  mlir::MLIRContext ctx;
+  auto module = monodc::testing::buildFusedLaunch(ctx, "moe_router_shared",
+                                                  stages::tinyConfig(), 6, 2, 16);
+  ASSERT_TRUE(module);
+  auto launch = monodc::testing::launchOf(*module);
+  std::vector<std::unique_ptr<sim::LaunchMemory>> inputs;
+  std::vector<const sim::LaunchMemory *> pointers;
+  for (int64_t r = 0; r < launch.getRanks(); ++r) {
+    inputs.push_back(std::make_unique<sim::LaunchMemory>(launch));
+    for (auto region : launch.getBodyBlock().getOps<mono::RegionOp>()) {
+      if (region.isWritable())
+        continue;
+      const int64_t n = region.getRows() * region.getCols();
+      std::vector<float> v(n);
+      for (int64_t i = 0; i < n; ++i)
+        v[i] = region.getIndexBound() ? float(i % *region.getIndexBound())
+                                      : float((i * 7919 + r * 31) % 17 - 8) * 0.25f;
+      EXPECT_FALSE(inputs.back()->setValues(region.getSymName().str(), v));
+    }
+    pointers.push_back(inputs.back().get());
+  }
+  auto prepared = sim::PreparedLaunch::prepare(launch);
+  ASSERT_TRUE(succeeded(prepared));
+  sim::SweepResult one = sim::sweepSchedules(**prepared, pointers, {48, 3, 1, false});
+  sim::SweepResult two = sim::sweepSchedules(**prepared, pointers, {48, 3, 2, false});
+  EXPECT_EQ(one.failedSchedule, -1) << one.failure;
+  EXPECT_EQ(two.failedSchedule, -1) << two.failure;
+  EXPECT_EQ(one.outcomes, 1);
+  EXPECT_EQ(two.outcomes, 1);
+  EXPECT_EQ(two.schedules, 48);
+  for (int64_t r = 0; r < launch.getRanks(); ++r)
+    EXPECT_EQ(one.first[r]->bytes("shared_out"), two.first[r]->bytes("shared_out"));
+}
+
 /// @fill is dynamic: its CTAs claim their tasks from the step's counter.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> claimedLaunch(mlir::MLIRContext &ctx) {
   Launch l(ctx, "k", {"gfx950", 4, 256, 1});

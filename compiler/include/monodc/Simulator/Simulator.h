@@ -150,7 +150,11 @@ struct SweepResult {
 /// each on fresh memories whose input and weight regions are those of
 /// `inputs` (one a rank, shared read-only, never copied), and compares their
 /// outputs. A difference does not stop it; a deadlock or an op error does.
-/// Schedules run on `options.threads` threads.
+/// Schedules run on `options.threads` threads. The read-only GEMV weights
+/// are decoded once, and each thread reuses a gemv_rows or attend_chunk
+/// result where the op reads exactly the same bytes again (OpMemo in
+/// Simulator.cpp): later schedules cost a fraction of the first, and a
+/// race that changes what such an op reads makes it compute again.
 SweepResult sweepSchedules(const PreparedLaunch &launch,
                            const std::vector<const LaunchMemory *> &inputs,
                            const SweepOptions &options);
