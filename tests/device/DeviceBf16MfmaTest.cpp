@@ -74,10 +74,12 @@ enum class Packing {
 struct Where {
   int lane, reg, half;
 };
-/// Where operand value (index, k) goes. The mistakes are made on A only:
-/// the same k permutation on both operands leaves every sum unchanged.
+/// Where operand value (index, k) of a 16 x K operand goes (K / 4 values a
+/// lane). The mistakes are made on A only: the same k permutation on both
+/// operands leaves every sum unchanged.
+template <int K>
 Where place(int index, int k, Packing packing, bool isA) {
-  const int g = k / 8, i = k % 8;
+  const int g = k / (K / 4), i = k % (K / 4);
   if (isA && packing == Packing::Cdna3Layout) {
     const int g3 = (k % 16) / 4, i3 = k % 4 + 4 * (k / 16);
     return {index + 16 * g3, i3 / 2, i3 % 2};
@@ -88,18 +90,21 @@ Where place(int index, int k, Packing packing, bool isA) {
   return {index + 16 * g, i / 2, half};
 }
 
-void put(uint32_t (&regs)[64][4], Where w, uint16_t bits) {
+template <int Regs>
+void put(uint32_t (&regs)[64][Regs], Where w, uint16_t bits) {
   uint32_t &reg = regs[w.lane][w.reg];
   const int shift = 16 * w.half;
   reg = (reg & ~(0xFFFFu << shift)) | uint32_t(bits) << shift;
 }
 
-Bf16WaveOperands pack(const Problem &p, Packing packing = Packing::Documented) {
-  Bf16WaveOperands w;
+/// The first K k of the problem in the registers of the 16x16xK form.
+template <int K = 32>
+host_mfma::Bf16Operands<K> pack(const Problem &p, Packing packing = Packing::Documented) {
+  host_mfma::Bf16Operands<K> w;
   for (int i = 0; i < 16; ++i)
-    for (int k = 0; k < 32; ++k) {
-      put(w.a, place(i, k, packing, true), p.a[i][k]);
-      put(w.b, place(i, k, packing, false), p.b[i][k]);
+    for (int k = 0; k < K; ++k) {
+      put(w.a, place<K>(i, k, packing, true), p.a[i][k]);
+      put(w.b, place<K>(i, k, packing, false), p.b[i][k]);
     }
   for (int l = 0; l < 64; ++l)
     for (int v = 0; v < 4; ++v)
@@ -107,21 +112,23 @@ Bf16WaveOperands pack(const Problem &p, Packing packing = Packing::Documented) {
   return w;
 }
 
-/// D = A . B + C in long double (its 64-bit significand holds these sums
-/// exactly), rounded once.
+/// D = A . B + C over the first K k in long double (its 64-bit significand
+/// holds these sums exactly), rounded once.
+template <int K = 32>
 float denseD(const Problem &p, int i, int j) {
   long double sum = p.c[i][j];
-  for (int k = 0; k < 32; ++k)
+  for (int k = 0; k < K; ++k)
     sum += (long double)fmts::bf16Value(p.a[i][k]) * (long double)fmts::bf16Value(p.b[j][k]);
   return float(sum);
 }
 
 /// How many of the wave's 256 results equal the dense product bit for bit.
+template <int K = 32>
 int exactResults(const Problem &p, const host_mfma::WaveResult &d) {
   int exact = 0;
   for (int l = 0; l < 64; ++l)
     for (int v = 0; v < 4; ++v)
-      exact += std::bit_cast<uint32_t>(denseD(p, 4 * (l / 16) + v, l % 16)) ==
+      exact += std::bit_cast<uint32_t>(denseD<K>(p, 4 * (l / 16) + v, l % 16)) ==
                std::bit_cast<uint32_t>(d[size_t(l)][size_t(v)]);
   return exact;
 }
@@ -174,102 +181,6 @@ TEST(Bf16MfmaModel, NonFiniteTermsGiveTheirIeeeSum) {
   EXPECT_EQ(d[1][2], 0.0f);          // D[2][1]: no infinity in row 2
 }
 
-#if !defined(MONO_HOST_GFX942)
-// The device wrapper's host form: four waves, each with its own problem,
-// give the model's results.
-TEST(Bf16MfmaWrapper, FourWavesGiveTheModelsResults) {
-  std::mt19937 rng(13);
-  Problem problems[4];
-  Bf16WaveOperands operands[4];
-  for (int w = 0; w < 4; ++w) {
-    problems[w] = randomProblem(rng);
-    operands[w] = pack(problems[w]);
-  }
-  float got[4][64][4];
-  host_arch::runBlock([&] {
-    const int tid = mono_tid(), w = tid / 64, lane = tid % 64;
-    float c[4];
-    for (int v = 0; v < 4; ++v)
-      c[v] = operands[w].c[lane][v];
-    mono_mfma_bf16_16x16x32(operands[w].a[lane], operands[w].b[lane], c);
-    for (int v = 0; v < 4; ++v)
-      got[w][lane][v] = c[v];
-  });
-  for (int w = 0; w < 4; ++w) {
-    const host_mfma::WaveResult want = host_mfma::bf16Mfma(operands[w]);
-    for (int l = 0; l < 64; ++l)
-      for (int v = 0; v < 4; ++v)
-        ASSERT_EQ(std::bit_cast<uint32_t>(got[w][l][v]), std::bit_cast<uint32_t>(want[size_t(l)][size_t(v)]))
-            << "wave " << w << " lane " << l << " value " << v;
-  }
-}
-#else
-// ---- gfx942: the 16x16x16 instruction and the 32-k step made of two ----
-
-/// Where operand value (index, k < 16) of a 16x16x16 operand goes: lane
-/// index + 16 (k / 4), bf16 k % 4 (its documented layout), or, as a mistake
-/// made on A only, k interleaved over the lane groups: lane index + 16 (k %
-/// 4), bf16 k / 4.
-host_mfma::Bf16x16WaveOperands pack16(const Problem &p, bool stridedK = false) {
-  host_mfma::Bf16x16WaveOperands w;
-  auto put16 = [](uint32_t (&regs)[64][2], int lane, int i, uint16_t bits) {
-    uint32_t &reg = regs[lane][i / 2];
-    const int shift = 16 * (i % 2);
-    reg = (reg & ~(0xFFFFu << shift)) | uint32_t(bits) << shift;
-  };
-  for (int i = 0; i < 16; ++i)
-    for (int k = 0; k < 16; ++k) {
-      const int lane = i + 16 * (k / 4), at = k % 4;
-      put16(w.a, stridedK ? i + 16 * (k % 4) : lane, stridedK ? k / 4 : at, p.a[i][k]);
-      put16(w.b, lane, at, p.b[i][k]);
-    }
-  for (int l = 0; l < 64; ++l)
-    for (int v = 0; v < 4; ++v)
-      w.c[l][v] = p.c[4 * (l / 16) + v][l % 16];
-  return w;
-}
-
-/// D = A . B + C over the first 16 k, in long double, rounded once.
-float denseD16(const Problem &p, int i, int j) {
-  long double sum = p.c[i][j];
-  for (int k = 0; k < 16; ++k)
-    sum += (long double)fmts::bf16Value(p.a[i][k]) * (long double)fmts::bf16Value(p.b[j][k]);
-  return float(sum);
-}
-
-int exactResults16(const Problem &p, const host_mfma::WaveResult &d) {
-  int exact = 0;
-  for (int l = 0; l < 64; ++l)
-    for (int v = 0; v < 4; ++v)
-      exact += std::bit_cast<uint32_t>(denseD16(p, 4 * (l / 16) + v, l % 16)) ==
-               std::bit_cast<uint32_t>(d[size_t(l)][size_t(v)]);
-  return exact;
-}
-
-TEST(Bf16x16MfmaModel, MatchesTheDenseProduct) {
-  std::mt19937 rng(14);
-  for (int trial = 0; trial < 20; ++trial) {
-    const Problem p = randomProblem(rng);
-    EXPECT_EQ(exactResults16(p, host_mfma::bf16x16Mfma(pack16(p))), 256) << "trial " << trial;
-  }
-}
-
-// A packed with k interleaved over the lane groups moves most results.
-TEST(Bf16x16MfmaModel, StridedKIsCaught) {
-  std::mt19937 rng(15);
-  const Problem p = randomProblem(rng);
-  EXPECT_LT(exactResults16(p, host_mfma::bf16x16Mfma(pack16(p, true))), 64);
-}
-
-/// Each output of the 32-k step as gfx942 computes it: formats'
-/// bf16MfmaStepAsHalves (the simulator's model) over the dense products.
-float halvesD(const Problem &p, int i, int j) {
-  double products[32];
-  for (int k = 0; k < 32; ++k)
-    products[k] = double(fmts::bf16Value(p.a[i][k])) * double(fmts::bf16Value(p.b[j][k]));
-  return fmts::bf16MfmaStepAsHalves(p.c[i][j], products);
-}
-
 /// The wrapper's host form on one wave per problem.
 void runWrapper(const Bf16WaveOperands (&operands)[4], float (&got)[4][64][4]) {
   host_arch::runBlock([&] {
@@ -283,10 +194,25 @@ void runWrapper(const Bf16WaveOperands (&operands)[4], float (&got)[4][64][4]) {
   });
 }
 
-// The 32-k step on two 16x16x16 instructions, fed the 16x16x32 form's
-// registers: every result is the halves model's, bit for bit.
-TEST(Bf16MfmaGfx942Wrapper, FourWavesGiveTheHalvesModelsResults) {
-  std::mt19937 rng(16);
+/// D[i][j] of the 32-k step: one rounding of the exact sum (the 16x16x32
+/// model, MatchesTheDenseProduct), or on gfx942 formats'
+/// bf16MfmaStepAsHalves (the simulator's model) over the same products.
+float stepD(const Problem &p, int i, int j) {
+#if defined(MONO_HOST_GFX942)
+  double products[32];
+  for (int k = 0; k < 32; ++k)
+    products[k] = double(fmts::bf16Value(p.a[i][k])) * double(fmts::bf16Value(p.b[j][k]));
+  return fmts::bf16MfmaStepAsHalves(p.c[i][j], products);
+#else
+  return denseD(p, i, j);
+#endif
+}
+
+// The device wrapper's host form (on gfx942 two 16x16x16 instructions fed
+// the 16x16x32 form's registers): four waves, each with its own problem,
+// give the step's results bit for bit.
+TEST(Bf16MfmaWrapper, FourWavesGiveTheStepsResults) {
+  std::mt19937 rng(13);
   Problem problems[4];
   Bf16WaveOperands operands[4];
   for (int w = 0; w < 4; ++w) {
@@ -299,8 +225,26 @@ TEST(Bf16MfmaGfx942Wrapper, FourWavesGiveTheHalvesModelsResults) {
     for (int l = 0; l < 64; ++l)
       for (int v = 0; v < 4; ++v)
         ASSERT_EQ(std::bit_cast<uint32_t>(got[w][l][v]),
-                  std::bit_cast<uint32_t>(halvesD(problems[w], 4 * (l / 16) + v, l % 16)))
+                  std::bit_cast<uint32_t>(stepD(problems[w], 4 * (l / 16) + v, l % 16)))
             << "wave " << w << " lane " << l << " value " << v;
+}
+
+#if defined(MONO_HOST_GFX942)
+// ---- gfx942: the 16x16x16 instruction and the step made of two ----
+
+TEST(Bf16x16MfmaModel, MatchesTheDenseProduct) {
+  std::mt19937 rng(14);
+  for (int trial = 0; trial < 20; ++trial) {
+    const Problem p = randomProblem(rng);
+    EXPECT_EQ(exactResults<16>(p, host_mfma::bf16Mfma(pack<16>(p))), 256) << "trial " << trial;
+  }
+}
+
+// A packed with k interleaved over the lane groups moves most results.
+TEST(Bf16x16MfmaModel, StridedKIsCaught) {
+  std::mt19937 rng(15);
+  const Problem p = randomProblem(rng);
+  EXPECT_LT(exactResults<16>(p, host_mfma::bf16Mfma(pack<16>(p, Packing::StridedK))), 64);
 }
 
 // Two roundings, not one: C = 1 with one product of 2^-24 in each half
@@ -323,7 +267,7 @@ TEST(Bf16MfmaGfx942Wrapper, RoundsEachHalfOnce) {
   EXPECT_EQ(denseD(p, 0, 0), 1.0f + std::ldexp(1.0f, -23));
   for (int l = 0; l < 64; ++l)
     for (int v = 0; v < 4; ++v)
-      ASSERT_EQ(got[0][l][v], halvesD(p, 4 * (l / 16) + v, l % 16));
+      ASSERT_EQ(got[0][l][v], stepD(p, 4 * (l / 16) + v, l % 16));
 }
 #endif
 

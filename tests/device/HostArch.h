@@ -296,38 +296,36 @@ MONO_DEV void mono_mfma_scale_16x16x128(const mono_u32 (&a)[8], const mono_u32 (
   for (int v = 0; v < 4; ++v)
     c[v] = d[size_t(v)];
 }
-#define MONO_HAS_MFMA_BF16 1
-#if defined(MONO_HOST_GFX942)
-// gfx942's form of the 32-k step (arch_gfx950.h): the 16x16x16 instruction
-// on each lane's lower halves (a[0..1], b[0..1]), then on its upper halves.
-MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b)[4], float (&c)[4]) {
-  const int lane = host_arch::threadId % 64;
-  host_arch::MfmaExchange &x = (*host_arch::mfmas)[host_arch::threadId / 64];
-  for (int half = 0; half < 2; ++half) {
-    std::memcpy(x.bf16x16.a[lane], a + 2 * half, 2 * sizeof a[0]);
-    std::memcpy(x.bf16x16.b[lane], b + 2 * half, 2 * sizeof b[0]);
-    std::memcpy(x.bf16x16.c[lane], c, sizeof c);
-    x.meet.arrive_and_wait();
-    const std::array<float, 4> d = host_mfma::bf16x16LaneResult(x.bf16x16, lane);
-    x.meet.arrive_and_wait();
-    for (int v = 0; v < 4; ++v)
-      c[v] = d[size_t(v)];
-  }
-}
-#else
-MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b)[4], float (&c)[4]) {
-  const int lane = host_arch::threadId % 64;
-  host_arch::MfmaExchange &x = (*host_arch::mfmas)[host_arch::threadId / 64];
-  std::memcpy(x.bf16.a[lane], a, sizeof a);
-  std::memcpy(x.bf16.b[lane], b, sizeof b);
-  std::memcpy(x.bf16.c[lane], c, sizeof c);
+namespace host_arch {
+/// One 16x16 bf16 MFMA of K over the wave: this lane's K / 8 words of a and
+/// b from `a`, `b`; c in place.
+template <int K>
+void bf16Instruction(host_mfma::Bf16Operands<K> &slot, const mono_u32 *a, const mono_u32 *b,
+                     float (&c)[4]) {
+  const int lane = threadId % 64;
+  MfmaExchange &x = (*mfmas)[threadId / 64];
+  std::memcpy(slot.a[lane], a, sizeof slot.a[lane]);
+  std::memcpy(slot.b[lane], b, sizeof slot.b[lane]);
+  std::memcpy(slot.c[lane], c, sizeof c);
   x.meet.arrive_and_wait();
-  const std::array<float, 4> d = host_mfma::bf16LaneResult(x.bf16, lane);
+  const std::array<float, 4> d = host_mfma::bf16LaneResult(slot, lane);
   x.meet.arrive_and_wait();
   for (int v = 0; v < 4; ++v)
     c[v] = d[size_t(v)];
 }
+} // namespace host_arch
+#define MONO_HAS_MFMA_BF16 1
+MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b)[4], float (&c)[4]) {
+  host_arch::MfmaExchange &x = (*host_arch::mfmas)[host_arch::threadId / 64];
+#if defined(MONO_HOST_GFX942)
+  // gfx942's form of the step (arch_gfx950.h): the 16x16x16 instruction on
+  // each lane's lower halves (a[0..1], b[0..1]), then on its upper halves.
+  host_arch::bf16Instruction(x.bf16x16, a, b, c);
+  host_arch::bf16Instruction(x.bf16x16, a + 2, b + 2, c);
+#else
+  host_arch::bf16Instruction(x.bf16, a, b, c);
 #endif
+}
 #endif
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting

@@ -187,79 +187,53 @@ inline WaveResult scaledMfma(const WaveOperands &w, int cbsz, int blgp, int opse
   return d;
 }
 
-// v_mfma_f32_16x16x32_bf16. Layout (lane l, g = l / 16, r = l % 16): bf16
-// i of lane l (half i % 2 of register i / 2, the low half first) is
-// A[r][8 g + i] (B[8 g + i][r] the same); value v of lane l is D[4 g + v][r].
-// Arithmetic (the scaled form's assumption): the 32 products are exact, and
-// they and C are summed exactly and rounded once to f32, to nearest even. A
-// NaN or infinite term gives the terms' IEEE sum (NaN or that infinity).
-struct Bf16WaveOperands {
-  uint32_t a[kLanes][4] = {};
-  uint32_t b[kLanes][4] = {};
+// The 16x16 bf16 MFMAs over K = 32 (gfx950's v_mfma_f32_16x16x32_bf16) or
+// K = 16 (gfx942's v_mfma_f32_16x16x16_bf16). Layout (lane l, g = l / 16,
+// r = l % 16): bf16 i of lane l (half i % 2 of register i / 2, the low half
+// first) is A[r][K/4 g + i] (B[K/4 g + i][r] the same); value v of lane l is
+// D[4 g + v][r]. Arithmetic (the scaled form's assumption): the K products
+// are exact, and they and C are summed exactly and rounded once to f32, to
+// nearest even. A NaN or infinite term gives the terms' IEEE sum (NaN or
+// that infinity).
+template <int K>
+struct Bf16Operands {
+  static constexpr int kRegs = K / 8;  // two bf16 a register, K / 4 a lane
+  uint32_t a[kLanes][kRegs] = {};
+  uint32_t b[kLanes][kRegs] = {};
   float c[kLanes][4] = {};
 };
+using Bf16WaveOperands = Bf16Operands<32>;
+using Bf16x16WaveOperands = Bf16Operands<16>;
 
-/// Operand value (index, k) of a 16 x 32 bf16 operand from a wave's
-/// registers [lane][4].
-inline double bf16OperandValue(const uint32_t (*regs)[4], int index, int k) {
-  const int lane = index + 16 * (k / 8), i = k % 8;
+/// Operand value (index, k) of a 16 x K bf16 operand from a wave's
+/// registers [lane][K / 8].
+template <int K>
+inline double bf16OperandValue(const uint32_t (*regs)[K / 8], int index, int k) {
+  const int lane = index + 16 * (k / (K / 4)), i = k % (K / 4);
   const uint32_t bits = (regs[lane][i / 2] >> (16 * (i % 2))) & 0xFFFFu;
   return double(std::bit_cast<float>(bits << 16));
 }
 
-inline std::array<float, 4> bf16LaneResult(const Bf16WaveOperands &w, int lane) {
+template <int K>
+inline std::array<float, 4> bf16LaneResult(const Bf16Operands<K> &w, int lane) {
   const int g = lane >> 4, col = lane & 15;
   std::array<float, 4> d{};
   for (int v = 0; v < 4; ++v) {
     const int row = 4 * g + v;
-    double products[32];  // exact: two 8-bit significands
-    for (int k = 0; k < 32; ++k)
-      products[k] = bf16OperandValue(w.a, row, k) * bf16OperandValue(w.b, col, k);
+    double products[K];  // exact: two 8-bit significands
+    for (int k = 0; k < K; ++k)
+      products[k] = bf16OperandValue<K>(w.a, row, k) * bf16OperandValue<K>(w.b, col, k);
     d[size_t(v)] = monodc::formats::bf16MfmaStep(w.c[lane][v], products);
   }
   return d;
 }
 
 /// The whole wave's results: lane l value v is D[4 (l / 16) + v][l % 16].
-inline WaveResult bf16Mfma(const Bf16WaveOperands &w) {
+template <int K>
+inline WaveResult bf16Mfma(const Bf16Operands<K> &w) {
   WaveResult d;
   for (int lane = 0; lane < kLanes; ++lane)
     d[size_t(lane)] = bf16LaneResult(w, lane);
-  return d;
-}
-
-// gfx942's v_mfma_f32_16x16x16_bf16. Layout (lane l, g = l / 16, r = l %
-// 16): bf16 i of lane l (half i % 2 of register i / 2) is A[r][4 g + i]
-// (B[4 g + i][r] the same); value v of lane l is D[4 g + v][r]. Arithmetic:
-// as the 16x16x32 form, over 16 products.
-struct Bf16x16WaveOperands {
-  uint32_t a[kLanes][2] = {};
-  uint32_t b[kLanes][2] = {};
-  float c[kLanes][4] = {};
-};
-
-inline double bf16x16OperandValue(const uint32_t (*regs)[2], int index, int k) {
-  const int lane = index + 16 * (k / 4), i = k % 4;
-  const uint32_t bits = (regs[lane][i / 2] >> (16 * (i % 2))) & 0xFFFFu;
-  return double(std::bit_cast<float>(bits << 16));
-}
-
-inline std::array<float, 4> bf16x16LaneResult(const Bf16x16WaveOperands &w, int lane) {
-  const int g = lane >> 4, col = lane & 15;
-  std::array<float, 4> d{};
-  for (int v = 0; v < 4; ++v) {
-    double products[16];
-    for (int k = 0; k < 16; ++k)
-      products[k] = bf16x16OperandValue(w.a, 4 * g + v, k) * bf16x16OperandValue(w.b, col, k);
-    d[size_t(v)] = monodc::formats::bf16MfmaStep(w.c[lane][v], products);
-  }
-  return d;
-}
-
-inline WaveResult bf16x16Mfma(const Bf16x16WaveOperands &w) {
-  WaveResult d;
-  for (int lane = 0; lane < kLanes; ++lane)
-    d[size_t(lane)] = bf16x16LaneResult(w, lane);
   return d;
 }
 

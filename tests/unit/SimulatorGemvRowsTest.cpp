@@ -20,20 +20,31 @@ using namespace monodc::dsl;
 
 namespace {
 
+/// One task: y (f32 [1, rows]) = w (bf16 [rows, k]) . x (bf16 [1, k]) on
+/// `arch`, through the fusion passes.
+mlir::OwningOpRef<mlir::ModuleOp> bf16Gemv(mlir::MLIRContext &ctx, const std::string &arch,
+                                           int64_t rows, int64_t k) {
+  Launch l(ctx, "k", {arch, 4, 256, 1});
+  Region x = l.input("x", bf16, {1, k});
+  Region w = l.weight("w", bf16, {rows, k});
+  Region y = l.output("y", f32, {1, rows});
+  l.stage("gemv", 1, [&](Task &t) {
+    t.store(y, t.index(0), 0, t.gemvRows(w, t.index(0), rows, x, t.index(0), 1));
+  });
+  auto module = l.finish();
+  EXPECT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  if (!module)
+    return {};
+  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  return std::move(*module);
+}
+
 TEST(SimulatorGemvRows, UnscaledWeightWithKNotAMultipleOf32) {
   constexpr int64_t kRows = 16, kK = 48;
   mlir::MLIRContext ctx;
-  Launch l(ctx, "k", {"gfx950", 4, 256, 1});
-  Region x = l.input("x", bf16, {1, kK});
-  Region w = l.weight("w", bf16, {kRows, kK});
-  Region y = l.output("y", f32, {1, kRows});
-  l.stage("gemv", 1, [&](Task &t) {
-    t.store(y, t.index(0), 0, t.gemvRows(w, t.index(0), kRows, x, t.index(0), 1));
-  });
-  auto module = l.finish();
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module)));
-  auto launch = monodc::testing::launchOf(**module);
+  auto module = bf16Gemv(ctx, "gfx950", kRows, kK);
+  ASSERT_TRUE(module);
+  auto launch = monodc::testing::launchOf(*module);
   sim::LaunchMemory memory(launch);
   std::vector<float> xs(kK), ws(kRows * kK);
   for (int64_t i = 0; i < kK; ++i)
@@ -62,17 +73,10 @@ TEST(SimulatorGemvRows, UnscaledWeightWithKNotAMultipleOf32) {
 float bf16MfmaResult(const std::string &arch) {
   constexpr int64_t kRows = 16, kK = 256;
   mlir::MLIRContext ctx;
-  Launch l(ctx, "k", {arch, 4, 256, 1});
-  Region x = l.input("x", bf16, {1, kK});
-  Region w = l.weight("w", bf16, {kRows, kK});
-  Region y = l.output("y", f32, {1, kRows});
-  l.stage("gemv", 1, [&](Task &t) {
-    t.store(y, t.index(0), 0, t.gemvRows(w, t.index(0), kRows, x, t.index(0), 1));
-  });
-  auto module = l.finish();
-  EXPECT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  EXPECT_TRUE(succeeded(mono::runFusionPipeline(**module)));
-  auto launch = monodc::testing::launchOf(**module);
+  auto module = bf16Gemv(ctx, arch, kRows, kK);
+  if (!module)
+    return NAN;
+  auto launch = monodc::testing::launchOf(*module);
   bool onMfma = false;
   launch.walk([&](mono::GemvRowsOp g) { onMfma = g.getLowering() == mono::GemvLowering::Bf16Mfma; });
   EXPECT_TRUE(onMfma) << arch;
