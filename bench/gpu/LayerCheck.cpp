@@ -221,22 +221,36 @@ bool checkFfnWidth(const std::string &dir, const std::string &config, int tp, in
       check(cuModuleGetFunction(&f, unfusedModule, name.c_str()), "unfused kernel");
       stageKernels.push_back(f);
     }
-    std::vector<std::vector<std::vector<CUdeviceptr>>> layerValues(layers,
-                                                                   std::vector<std::vector<CUdeviceptr>>(tp));
-    std::vector<std::vector<std::vector<void *>>> layerParams(layers);
+    // Per layer and rank, the fused launch's values and the unfused
+    // kernels' (the same buffers but a scratch of their own, as layer_bench).
+    using Values = std::vector<std::vector<CUdeviceptr>>;
+    std::vector<Values> layerValues(layers, Values(tp)), unfusedValues(layers, Values(tp));
+    std::vector<std::vector<std::vector<void *>>> layerParams(layers), unfusedParams(layers);
+    std::vector<CUdeviceptr> unfusedScratch(tp);
+    for (int r = 0; r < tp; ++r) {
+      unfusedScratch[r] = alloc(m.scratchBytes);
+      check(cuMemsetD8(unfusedScratch[r], 0, m.scratchBytes ? m.scratchBytes : 1), "zero scratch");
+    }
     for (int layer = 0; layer < layers; ++layer)
       for (int r = 0; r < tp; ++r) {
-        layerValues[layer][r] = gpu::argumentValues(
-            m,
-            [&](const Region &reg) {
-              if (reg.kind != "weight" || layer == 0)
-                return buffers[r].at(reg.name);
-              const CUdeviceptr copy = alloc(reg.bytes);
-              check(cuMemcpyDtoD(copy, buffers[r].at(reg.name), reg.bytes), "weight copy");
-              return copy;
-            },
-            scratch[r], epochs[r], peers.table);
+        std::map<std::string, CUdeviceptr> copies;
+        auto bufferOf = [&](const Region &reg) {
+          if (reg.kind != "weight" || layer == 0)
+            return buffers[r].at(reg.name);
+          if (!copies.count(reg.name)) {
+            copies[reg.name] = alloc(reg.bytes);
+            check(cuMemcpyDtoD(copies[reg.name], buffers[r].at(reg.name), reg.bytes), "weight copy");
+          }
+          return copies[reg.name];
+        };
+        layerValues[layer][r] = gpu::argumentValues(m, bufferOf, scratch[r], epochs[r], peers.table);
+        unfusedValues[layer][r] =
+            gpu::argumentValues(m, bufferOf, unfusedScratch[r], epochs[r], peers.table);
+      }
+    for (int layer = 0; layer < layers; ++layer)
+      for (int r = 0; r < tp; ++r) {
         layerParams[layer].push_back(gpu::kernelParams(layerValues[layer][r], m, rankValues[r]));
+        unfusedParams[layer].push_back(gpu::kernelParams(unfusedValues[layer][r], m, rankValues[r]));
       }
     check(cuCtxSynchronize(), "weight copies");
     CUevent fork, join;
@@ -248,7 +262,7 @@ bool checkFfnWidth(const std::string &dir, const std::string &config, int tp, in
                gpu::forkJoin(streams, fork, join, [&] {
                  for (int layer = 0; layer < layers; ++layer)
                    for (int r = 0; r < tp; ++r) {
-                     void **p = layerParams[layer][r].data();
+                     void **p = (unfused ? unfusedParams : layerParams)[layer][r].data();
                      if (!unfused)
                        gpu::launchOnGrid(kernel, m, streams[r], p, "timed ffn");
                      else
