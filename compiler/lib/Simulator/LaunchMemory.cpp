@@ -103,6 +103,8 @@ LaunchMemory::LaunchMemory(mono::LaunchOp launch) {
       scratchRegions.push_back(name);
     if (!region.isWritable())
       readOnlyRegions.push_back(name);
+    else
+      writableIndices.push_back(byIndex.size() - 1);
   }
 }
 
@@ -139,6 +141,11 @@ llvm::Error LaunchMemory::share(const std::string &name,
   byIndex[indexOf.at(name)] = shared;
   regions[name] = std::move(shared);
   return llvm::Error::success();
+}
+
+void LaunchMemory::zeroWritable() {
+  for (size_t index : writableIndices)
+    std::fill(byIndex[index]->bytes.begin(), byIndex[index]->bytes.end(), 0);
 }
 
 llvm::Error LaunchMemory::shareReadOnly(const LaunchMemory &from) {

@@ -1007,8 +1007,9 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
           return store.emitOpError() << "count " << rowsStored << " is outside [0, "
                                      << store.getRows() << "]";
         RegionStorage &r = memory.region(region.index);
-        for (int64_t i = 0; i < rowsStored * width; ++i)
-          r.set(*base + (i / width) * region.cols + i % width, value[i]);
+        for (int64_t row = 0; row < rowsStored; ++row)
+          for (int64_t c = 0; c < width; ++c)
+            r.set(*base + row * region.cols + c, value[row * width + c]);
         return success();
       })
       .Case<CastOp>([&](CastOp c) {
@@ -1656,14 +1657,18 @@ SweepResult monodc::sim::sweepSchedules(const PreparedLaunch &prepared,
   std::atomic<bool> stop{false};
 
   // Runs schedule i on fresh memories; false when it failed (recorded).
+  // A thread's memories from its previous schedule are zeroed and reused.
   auto run = [&](int64_t i, std::vector<std::unique_ptr<LaunchMemory>> &memories, OpMemo &memo) {
-    memories.clear();
     std::vector<LaunchMemory *> pointers;
     for (int64_t r = 0; r < ranks; ++r) {
-      memories.push_back(std::make_unique<LaunchMemory>(launch));
-      if (llvm::Error e = memories.back()->shareReadOnly(*inputs[r]))
-        llvm::report_fatal_error(std::move(e));
-      pointers.push_back(memories.back().get());
+      if (static_cast<int64_t>(memories.size()) <= r) {
+        memories.push_back(std::make_unique<LaunchMemory>(launch));
+        if (llvm::Error e = memories.back()->shareReadOnly(*inputs[r]))
+          llvm::report_fatal_error(std::move(e));
+      } else {
+        memories[r]->zeroWritable();
+      }
+      pointers.push_back(memories[r].get());
     }
     Schedule schedule = sweepSchedule(i, options.seed, ctas);
     schedule.trace = options.trace;

@@ -139,6 +139,10 @@ public:
   /// they are read-only (the verifier refuses stores to them), so the
   /// schedules of one run can share them instead of each encoding them.
   llvm::Error shareReadOnly(const LaunchMemory &from);
+  /// Zeroes every region but the inputs and weights: the memory as a fresh
+  /// one sharing them (what a sweep thread reuses between schedules, rather
+  /// than mapping and faulting in new pages).
+  void zeroWritable();
 
   /// Fills every scratch region of a number format that has NaN (f32, bf16,
   /// e4m3, e8m0) with NaN: a stage that reads a word no task of the step
@@ -160,6 +164,7 @@ private:
   std::map<std::string, size_t> indexOf;
   std::vector<std::string> scratchRegions;  ///< the launch's scratch, by name
   std::vector<std::string> readOnlyRegions; ///< inputs and weights
+  std::vector<size_t> writableIndices;      ///< every other region
 };
 
 } // namespace monodc::sim
