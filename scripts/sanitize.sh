@@ -7,7 +7,12 @@
 #               (ASAN_SKIP below; they run in the main build);
 #   build-tsan  clang-22 -fsanitize=thread: the cache's multi-process and
 #               multi-threaded tests, the session, and the device library's
-#               multi-threaded host blocks (mailbox, block reduce, topk).
+#               multi-threaded host blocks (mailbox, block reduce, topk);
+#   tsan-sim    (not in the default kinds: by hand) a full build (LLVM/MLIR,
+#               clang-22 -fsanitize=thread, the Debian libraries uninstrumented)
+#               of the unit tests, to run the simulator's threaded schedule
+#               sweeps (SimulatorSweep.*) under TSan; its cold build is too
+#               slow for CI (docs/reliability.md).
 # Usage: scripts/sanitize.sh [asan|tsan]... (default: both). ccache is used
 # when present (CCACHE_DIR defaults to $HOME/.cache/monodc-ccache, as in
 # scripts/build.sh). docs/reliability.md says what each covers and how long
@@ -31,10 +36,10 @@ OWN_SEGV='^IsolatedRun\.'
 TSAN_TARGETS=(runtime_test DeviceMailboxTest DeviceBlockReduceTest DeviceTopkTest)
 TSAN_TESTS='^(CacheRace\.|CodeObjectCache\.|CacheDirectory\.|RuntimeOnlySession\.|DeviceMailbox\.|DeviceBlockReduce\.|DeviceTopk\.)'
 
-configure() { # folder, sanitizer flags
+configure() { # folder, sanitizer flags[, runtime-only: ON (default) or OFF]
   local build="$1" flags="$2 -fno-omit-frame-pointer -g -O1"
   if [ ! -f "$build/build.ninja" ]; then
-    cmake -S "$ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= -DMONODC_RUNTIME_ONLY=ON \
+    cmake -S "$ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= -DMONODC_RUNTIME_ONLY="${3:-ON}" \
       -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
       -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
       -DCMAKE_EXE_LINKER_FLAGS="$2" -DCMAKE_SHARED_LINKER_FLAGS="$2" "${LAUNCHER[@]}" >/dev/null
@@ -66,7 +71,14 @@ for kind in "${KINDS[@]}"; do
       TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
         ctest --test-dir "$build" --output-on-failure -j "$JOBS" -R "$TSAN_TESTS" || status=1
       ;;
-    *) echo "sanitize.sh: unknown kind '$kind' (asan, tsan)" >&2; exit 2 ;;
+    tsan-sim)
+      build="${MONODC_TSAN_SIM_BUILD_DIR:-$ROOT/build-tsan-sim}"
+      configure "$build" "-fsanitize=thread" OFF
+      cmake --build "$build" -j "$JOBS" --target monodc_unit_tests
+      TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+        "$build/bin/monodc_unit_tests" --gtest_filter='SimulatorSweep.*' || status=1
+      ;;
+    *) echo "sanitize.sh: unknown kind '$kind' (asan, tsan, tsan-sim)" >&2; exit 2 ;;
   esac
   echo "sanitize.sh: $kind took $(( $(date +%s) - start )) s"
 done
