@@ -560,12 +560,10 @@ LogicalResult LaunchPrinter::print() {
   const bool claims =
       !options.unfused &&
       llvm::any_of(stages, [](StageOp s) { return s->hasAttr("mono.claim"); });
-  // On CUDA each fused stage is a function of its own that is not inlined:
-  // ptxas then allocates its registers as for the stage alone, instead of
-  // for one body holding every stage (the fused K2 spilled where no stage's
-  // own kernel does). The AMD targets keep one body: a call there needs
-  // scratch.
-  const bool stageFunctions = !options.unfused && targetOf(launch.getArch()).isNvidia();
+  // Fused stages as functions of their own where mono-prepare-emission says
+  // so (mono.stage_calls).
+  const bool stageFunctions =
+      !options.unfused && launch->hasAttr(MonoDialect::StageCallsAttrHelper::getNameStr());
   inlineStages = !options.unfused && !stageFunctions;
   auto openKernel = [&](const std::string &name) {
     os << "MONO_KERNEL void " << name << "(";

@@ -228,6 +228,14 @@ struct PrepareEmission
       launch->setAttr("mono.lds_bytes",
                       IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                        std::max<int64_t>(shared, 4)));
+      // On CUDA each fused stage is a function of its own that is not
+      // inlined: ptxas then allocates its registers as for the stage alone,
+      // instead of for one body holding every stage (the fused K2 spilled
+      // where no stage's own kernel does). The AMD targets keep one body: a
+      // call there needs scratch.
+      if (targetOf(launch.getArch()).isNvidia())
+        launch->setAttr(MonoDialect::StageCallsAttrHelper::getNameStr(),
+                        UnitAttr::get(&getContext()));
     });
     if (failed)
       signalPassFailure();

@@ -2,8 +2,10 @@
 // The prepare pass records the shared memory a launch needs and refuses what
 // the printer cannot serve.
 
-// A gemv of k = 64 into 32 outputs needs (64 + 2 + 256 + 32) floats.
+// A gemv of k = 64 into 32 outputs needs (64 + 2 + 256 + 32) floats. An
+// AMD launch keeps its stages in one body (no mono.stage_calls).
 // CHECK: mono.launch @ok attributes {{{.*}}mono.lds_bytes = 1416 : i64
+// CHECK-NOT: mono.stage_calls
 mono.launch @ok attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   mono.region @g weight : bf16 [32, 64]
   mono.stage @s tasks 1 {
@@ -39,7 +41,8 @@ mono.launch @big attributes {arch = "gfx950", grid = 4 : i64, block = 32 : i64, 
 // partial sums and 2 x 32 f32 outputs: 10112 bytes. No ring. With 9
 // tokens (two tiles), still one pass and one chunk: 9 x (2 x 2048 + 64) +
 // 64 x 9 x 4 + 8 x 16 x 9 x 4 + 9 x 32 x 4 = 45504.
-// CHECK: mono.launch @mma attributes {{{.*}}mono.lds_bytes = 10112 : i64
+// An NVIDIA launch's fused stages are functions of their own.
+// CHECK: mono.launch @mma attributes {{{.*}}mono.lds_bytes = 10112 : i64{{.*}}mono.stage_calls
 // CHECK-NOT: mono.ring_bytes
 mono.launch @mma attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
   mono.region @w weight : f8E4M3FN [32, 2048]

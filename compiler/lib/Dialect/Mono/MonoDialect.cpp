@@ -65,6 +65,7 @@ constexpr DeclaredAttribute kDeclared[] = {
     {D::PeerSlotBytesAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<LaunchOp>,
      "mono.launch"},
     {D::LdsBytesAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<LaunchOp>, "mono.launch"},
+    {D::StageCallsAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<LaunchOp>, "mono.launch"},
     {D::OffsetAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<RegionOp>, "mono.region"},
     {D::PeerOffsetAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<RegionOp>,
      "mono.region"},

@@ -50,8 +50,10 @@ def Mono_Dialect : Dialect {
     "::mlir::IntegerAttr":$peer_offset,
     "::mlir::UnitAttr":$peer,
     // mono-prepare-emission: on mono.launch the shared memory its building
-    // blocks need; on mono.gemv_rows the bytes of its weight ring.
+    // blocks need, and whether its fused stages print as functions of their
+    // own; on mono.gemv_rows the bytes of its weight ring.
     "::mlir::IntegerAttr":$lds_bytes,
+    "::mlir::UnitAttr":$stage_calls,
     "::mlir::IntegerAttr":$ring_bytes
   );
   let hasOperationAttrVerify = 1;
