@@ -12,9 +12,9 @@
 // Not a test: it prints numbers (docs/runtime.md records them).
 //
 //===----------------------------------------------------------------------===//
-#include "monodc/Compiler.h"
 #include "monodc/Emit/HipEmitter.h"
-#include "monodc/backends/ClangBackend.h"
+#include "monodc/jit/ClangBackend.h"
+#include "monodc/jit/Compiler.h"
 #include "monodc/runtime/CodeObject.h"
 #include "monodc/stages/Launches.h"
 

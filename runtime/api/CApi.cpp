@@ -1,5 +1,5 @@
 //===- CApi.cpp - the C ABI of the monodc runtime -------------------------===//
-#include "CApiHandles.h"
+#include "monodc/runtime/CApiHandles.h"
 
 #include "monodc/runtime/CudaDriver.h"
 #include "monodc/runtime/HipRuntime.h"

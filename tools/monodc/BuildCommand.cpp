@@ -10,7 +10,7 @@
 #include "monodc/Support/DiagnosticText.h"
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Transforms/Passes.h"
-#include "monodc/backends/ClangBackend.h"
+#include "monodc/jit/ClangBackend.h"
 #include "monodc/runtime/CodeObject.h"
 #include "monodc/stages/Launches.h"
 

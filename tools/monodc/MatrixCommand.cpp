@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
-#include "monodc/Compiler.h"
+#include "monodc/jit/Compiler.h"
 #include "monodc/stages/Launches.h"
 
 #include <fmt/format.h>

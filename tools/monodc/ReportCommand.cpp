@@ -12,7 +12,7 @@
 #include "monodc/Analysis/StageCost.h"
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Support/DiagnosticText.h"
-#include "monodc/backends/ClangBackend.h"
+#include "monodc/jit/ClangBackend.h"
 #include "monodc/stages/Launches.h"
 
 #include "llvm/ADT/StringExtras.h"

@@ -1,7 +1,7 @@
 // The LLVM-free code-object reader against LLVM's own MessagePack reader, on a
 // real gfx950 code object of the DSV41 attention front: every field of every
 // kernel and argument agrees.
-#include "monodc/Compiler.h"
+#include "monodc/jit/Compiler.h"
 #include "monodc/runtime/CodeObject.h"
 
 #include "llvm/BinaryFormat/ELF.h"

@@ -1,6 +1,6 @@
 // Full JIT: requests become whole keys, keys become checked code objects, and
 // a session builds once, then hits in memory and on disk.
-#include "monodc/Compiler.h"
+#include "monodc/jit/Compiler.h"
 #include "monodc/runtime/BuildId.h"
 #include "monodc/runtime/CodeObject.h"
 

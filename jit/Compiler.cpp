@@ -1,8 +1,8 @@
 //===- Compiler.cpp - full JIT: build keys into code objects --------------===//
-#include "monodc/Support/DiagnosticText.h"
-#include "monodc/Compiler.h"
+#include "monodc/jit/Compiler.h"
 
 #include "monodc/Emit/HipEmitter.h"
+#include "monodc/Support/DiagnosticText.h"
 #include "monodc/runtime/BuildId.h"
 #include "monodc/runtime/CodeObject.h"
 #include "monodc/runtime/Sha256.h"

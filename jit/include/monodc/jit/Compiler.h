@@ -5,8 +5,8 @@
 // backend. A launch that needs scratch memory is refused here, at build time.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MONODC_COMPILER_H
-#define MONODC_COMPILER_H
+#ifndef MONODC_JIT_COMPILER_H
+#define MONODC_JIT_COMPILER_H
 
 #include "monodc/CompileBackend.h"
 #include "monodc/Session.h"
@@ -50,4 +50,4 @@ std::unique_ptr<Session> openJitSession(SessionOptions options = {});
 
 } // namespace monodc
 
-#endif // MONODC_COMPILER_H
+#endif // MONODC_JIT_COMPILER_H

@@ -1,6 +1,6 @@
 //===- ClangBackend.cpp - HIP -> AMDGPU code object, in process -----------===//
+#include "monodc/jit/ClangBackend.h"
 #include "monodc/runtime/Target.h"
-#include "monodc/backends/ClangBackend.h"
 
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticOptions.h"

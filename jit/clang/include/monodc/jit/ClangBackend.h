@@ -1,6 +1,6 @@
 //===- ClangBackend.h - HIP -> AMDGPU code object, in process ---*- C++ -*-===//
-#ifndef MONODC_BACKENDS_CLANGBACKEND_H
-#define MONODC_BACKENDS_CLANGBACKEND_H
+#ifndef MONODC_JIT_CLANGBACKEND_H
+#define MONODC_JIT_CLANGBACKEND_H
 
 #include "llvm/Support/Error.h"
 
@@ -40,4 +40,4 @@ llvm::Expected<std::string> compileHipToAssembly(const std::string &source,
 
 } // namespace monodc::backends
 
-#endif // MONODC_BACKENDS_CLANGBACKEND_H
+#endif // MONODC_JIT_CLANGBACKEND_H

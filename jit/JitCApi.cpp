@@ -1,6 +1,6 @@
 //===- JitCApi.cpp - the C ABI's session with the compiler ----------------===//
-#include "CApiHandles.h"
-#include "monodc/Compiler.h"
+#include "monodc/runtime/CApiHandles.h"
+#include "monodc/jit/Compiler.h"
 
 extern "C" monodc_error *monodc_jit_session_open(const char *cache_dir,
                                                  monodc_session **session) {

@@ -1,6 +1,11 @@
 //===- CApiHandles.h - what the C ABI's opaque handles hold -----*- C++ -*-===//
-#ifndef MONODC_API_CAPIHANDLES_H
-#define MONODC_API_CAPIHANDLES_H
+//
+// Not part of the C ABI: a header of the library, public so that entry points
+// outside runtime/ (jit/'s monodc_jit_session_open) build the same handles.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MONODC_RUNTIME_CAPIHANDLES_H
+#define MONODC_RUNTIME_CAPIHANDLES_H
 
 #include "monodc/Session.h"
 #include "monodc/monodc.h"
@@ -26,4 +31,4 @@ monodc_error *openSession(const char *cacheDir, std::shared_ptr<KernelBuilder> b
 
 } // namespace monodc::capi
 
-#endif // MONODC_API_CAPIHANDLES_H
+#endif // MONODC_RUNTIME_CAPIHANDLES_H

@@ -1,7 +1,7 @@
 //===- ClangBackendAdapter.cpp - in-process clang + lld as a CompileBackend ===//
-#include "monodc/Compiler.h"
+#include "monodc/jit/Compiler.h"
 
-#include "monodc/backends/ClangBackend.h"
+#include "monodc/jit/ClangBackend.h"
 
 #include "llvm/Config/llvm-config.h"
 
