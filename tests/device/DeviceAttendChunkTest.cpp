@@ -23,8 +23,8 @@
 
 // clang-format off
 #include "prelude.h"
-#include "gemv_shape.h"
-#include "attend_shape.h"
+#include "monodc/device/gemv_shape.h"
+#include "monodc/device/attend_shape.h"
 #include "HostArch.h"
 #include "generic.h"
 #include "attend_batch.h"

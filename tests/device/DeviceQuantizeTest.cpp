@@ -23,7 +23,7 @@
 
 // clang-format off
 #include "prelude.h"
-#include "gemv_shape.h"
+#include "monodc/device/gemv_shape.h"
 #include "HostArch.h"
 #include "generic.h"
 // clang-format on

@@ -18,7 +18,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-#include "gemv_shape.h"
+#include "monodc/device/gemv_shape.h"
 
 #include <atomic>
 #include <cmath>

@@ -2,8 +2,8 @@
 #include "monodc/Transforms/Passes.h"
 
 // The device library's gemv_rows and attend_chunk shapes (runtime/device).
-#include "attend_shape.h"
-#include "gemv_shape.h"
+#include "monodc/device/attend_shape.h"
+#include "monodc/device/gemv_shape.h"
 
 #include <optional>
 

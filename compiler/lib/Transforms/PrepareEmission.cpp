@@ -4,7 +4,7 @@
 #include "llvm/Support/ErrorHandling.h"
 
 // The device library's gemv_rows slice shapes (runtime/device).
-#include "gemv_shape.h"
+#include "monodc/device/gemv_shape.h"
 
 namespace monodc::mono {
 #define GEN_PASS_DEF_PREPAREEMISSION
