@@ -1,6 +1,7 @@
 //===- Compiler.cpp - full JIT: build keys into code objects --------------===//
 #include "monodc/jit/Compiler.h"
 
+#include "monodc/Emit/EmitPipeline.h"
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Support/DiagnosticText.h"
 #include "monodc/runtime/BuildId.h"

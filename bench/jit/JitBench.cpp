@@ -12,7 +12,7 @@
 // Not a test: it prints numbers (docs/runtime.md records them).
 //
 //===----------------------------------------------------------------------===//
-#include "monodc/Emit/HipEmitter.h"
+#include "monodc/Emit/EmitPipeline.h"
 #include "monodc/jit/ClangBackend.h"
 #include "monodc/jit/Compiler.h"
 #include "monodc/runtime/CodeObject.h"

@@ -1,6 +1,6 @@
 // The in-process clang + lld backend: a gfx950 code object from HIP source,
 // compiler errors with source locations, clear refusals.
-#include "monodc/Emit/HipEmitter.h"
+#include "monodc/Emit/EmitPipeline.h"
 #include "monodc/jit/ClangBackend.h"
 #include "monodc/runtime/CodeObject.h"
 #include "monodc/stages/Launches.h"

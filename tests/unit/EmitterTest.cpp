@@ -2,6 +2,7 @@
 // launches that skipped the prepare pass, where block reductions put their
 // shared memory.
 #include "monodc/Dialect/Mono/MonoDialect.h"
+#include "monodc/Emit/EmitPipeline.h"
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/stages/Launches.h"

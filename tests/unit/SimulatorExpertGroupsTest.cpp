@@ -4,7 +4,7 @@
 // places written here, the emitted call, and the DSL's refusal of empty slots.
 #include "FusedLaunch.h"
 
-#include "monodc/Emit/HipEmitter.h"
+#include "monodc/Emit/EmitPipeline.h"
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/dsl/Launch.h"

@@ -5,7 +5,7 @@
 #include "FusedLaunch.h"
 #include "MemoryInputs.h"
 
-#include "monodc/Emit/HipEmitter.h"
+#include "monodc/Emit/EmitPipeline.h"
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/dsl/Launch.h"

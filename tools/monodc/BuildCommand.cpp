@@ -8,6 +8,7 @@
 #include "Commands.h"
 
 #include "monodc/Support/DiagnosticText.h"
+#include "monodc/Emit/EmitPipeline.h"
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/jit/ClangBackend.h"

@@ -10,6 +10,7 @@
 #include "Commands.h"
 
 #include "monodc/Analysis/StageCost.h"
+#include "monodc/Emit/EmitPipeline.h"
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Support/DiagnosticText.h"
 #include "monodc/jit/ClangBackend.h"

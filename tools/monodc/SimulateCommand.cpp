@@ -14,6 +14,7 @@
 #include "Commands.h"
 
 #include "monodc/Support/DiagnosticText.h"
+#include "monodc/Emit/EmitPipeline.h"
 #include "monodc/Emit/HipEmitter.h"
 #include "monodc/Simulator/ChromeTrace.h"
 #include "monodc/Simulator/Simulator.h"

@@ -1215,20 +1215,6 @@ LogicalResult emit::printHip(LaunchOp launch, llvm::raw_ostream &os,
   return LaunchPrinter(launch, os, options).print();
 }
 
-FailureOr<std::string> emit::emitHip(ModuleOp module, const FusionOptions &options,
-                                     const HipPrintOptions &printOptions) {
-  if (failed(runFusionPipeline(module, options)))
-    return failure();
-  auto launches = module.getOps<LaunchOp>();
-  if (launches.empty())
-    return module.emitError("module holds no mono.launch"), failure();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (failed(printHip(*launches.begin(), os, printOptions)))
-    return failure();
-  return text;
-}
-
 std::string emit::stageReads(LaunchOp launch) {
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -1,11 +1,17 @@
 //===- HipEmitter.h - print a launch as HIP ---------------------*- C++ -*-===//
+//
+// The printer alone: this header includes no pass. EmitPipeline.h runs the
+// fusion pipeline and then prints.
+//
+//===----------------------------------------------------------------------===//
 #ifndef MONODC_EMIT_HIPEMITTER_H
 #define MONODC_EMIT_HIPEMITTER_H
 
 #include "monodc/Dialect/Mono/MonoDialect.h"
-#include "monodc/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <string>
 
 namespace monodc::emit {
 
@@ -41,12 +47,6 @@ struct HipPrintOptions {
 /// once when allocated; never cleared between steps).
 mlir::LogicalResult printHip(mono::LaunchOp launch, llvm::raw_ostream &os,
                              const HipPrintOptions &options = {});
-
-/// Runs the fusion passes and mono-prepare-emission on `module`, then prints
-/// its first launch.
-mlir::FailureOr<std::string> emitHip(mlir::ModuleOp module,
-                                     const mono::FusionOptions &options = {},
-                                     const HipPrintOptions &printOptions = {});
 
 /// A plain-text description of a synchronized launch's kernel for hosts that
 /// launch the emitted source without the compiler (the GPU harness): name,
