@@ -6,7 +6,7 @@
 // does; every e4m3 code through the reference's decoder against the
 // emulation of cvt.rn.f16x2.e4m3x2 (NaN against NaN). About 20 s.
 //   g++ -O2 -std=c++20 -I runtime/formats/include -I $CUDA_HOME/include \
-//     bench/gpu/E4m3CvtCheck.cpp runtime/formats/src/NumberFormats.cpp -o /tmp/e4m3_cvt_check
+//     bench/gpu/E4m3CvtCheck.cpp runtime/formats/NumberFormats.cpp -o /tmp/e4m3_cvt_check
 #include "monodc/formats/NumberFormats.h"
 
 #include <cuda_fp16.h>
