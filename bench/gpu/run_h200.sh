@@ -43,7 +43,7 @@ if [ "${BUILD:-1}" = 1 ]; then
   }
   for harness in FrontHarness:front_harness LaunchCheck:launch_check; do
     build "${harness##*:}" "${reference[@]}" "${launch[@]}" "$ROOT/bench/gpu/${harness%%:*}.cpp" \
-      "$ROOT/runtime/formats/src/NumberFormats.cpp" "$ROOT/tests/reference/src/Reference.cpp" \
+      "$ROOT/runtime/formats/NumberFormats.cpp" "$ROOT/tests/reference/Reference.cpp" \
       "$ROOT/runtime/launch/LaunchInterface.cpp"
   done
   # The layer harnesses need only the manifest parser: SOURCE:PROGRAM.
@@ -53,7 +53,7 @@ if [ "${BUILD:-1}" = 1 ]; then
   # The layer check builds the whole CPU reference layer (threads, no FMA
   # contraction, as the reference's own build).
   build layer_check -ffp-contract=off -pthread "${reference[@]}" "${launch[@]}" "$ROOT/bench/gpu/LayerCheck.cpp" \
-    "$ROOT/bench/gpu/LayerCase.cpp" "$ROOT"/runtime/formats/src/*.cpp "$ROOT"/tests/reference/src/*.cpp \
+    "$ROOT/bench/gpu/LayerCase.cpp" "$ROOT"/runtime/formats/*.cpp "$ROOT"/tests/reference/*.cpp \
     "$ROOT/runtime/launch/LaunchInterface.cpp"
   failed=0
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
@@ -74,7 +74,7 @@ if [ -d "$LAUNCHER" ] && wanted launcher; then
     includes+=(-I "$ROOT/$d")
   done
   if g++ -O2 -std=c++20 "${includes[@]}" -I "$CUDA/include" "$ROOT/bench/gpu/LauncherCheck.cpp" \
-       "$ROOT/runtime/formats/src/NumberFormats.cpp" "$ROOT/tests/reference/src/Reference.cpp" \
+       "$ROOT/runtime/formats/NumberFormats.cpp" "$ROOT/tests/reference/Reference.cpp" \
        "$ROOT"/runtime/api/*.cpp "$ROOT"/runtime/keys/*.cpp "$LAUNCHER/BuildId.cpp" "$ROOT"/runtime/cache/*.cpp \
        "$ROOT"/runtime/codeobject/*.cpp "$ROOT"/runtime/launch/*.cpp "$ROOT"/runtime/backends/nvrtc/*.cpp \
        "$ROOT"/runtime/backends/hiprtc/*.cpp -L "$CUDA/lib64/stubs" -lcuda -ldl -pthread \
