@@ -16,7 +16,7 @@
 // the library must refuse, to show their messages.
 //
 //   launcher_check CACHE SIM_DIR STEM=REQUEST...
-#include "monodc/monodc.h"
+#include "monodc/runtime/monodc.h"
 
 #include "CudaSupport.h"
 #include "RegionCompare.h"

@@ -6,7 +6,7 @@
 // it as a new process. Usage: monodc-bench-lookup CACHE_DIR REQUEST FIELDS...
 //
 //===----------------------------------------------------------------------===//
-#include "monodc/Session.h"
+#include "monodc/runtime/Session.h"
 
 #include <chrono>
 #include <iostream>

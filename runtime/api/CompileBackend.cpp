@@ -1,5 +1,5 @@
 //===- CompileBackend.cpp - hiprtc and nvrtc behind one interface ---------===//
-#include "monodc/CompileBackend.h"
+#include "monodc/runtime/CompileBackend.h"
 
 #include "monodc/runtime/HiprtcCompiler.h"
 #include "monodc/runtime/NvrtcCompiler.h"

@@ -1,5 +1,5 @@
 //===- Kernel.cpp - a built launch, ready to load -------------------------===//
-#include "monodc/Kernel.h"
+#include "monodc/runtime/Kernel.h"
 
 using namespace monodc;
 using namespace monodc::runtime;

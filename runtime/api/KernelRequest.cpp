@@ -1,5 +1,5 @@
 //===- KernelRequest.cpp - what a serving engine asks for -----------------===//
-#include "monodc/KernelRequest.h"
+#include "monodc/runtime/KernelRequest.h"
 
 #include <sstream>
 #include <variant>

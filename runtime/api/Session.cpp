@@ -1,5 +1,5 @@
 //===- Session.cpp - kernels by request or build key, cached --------------===//
-#include "monodc/Session.h"
+#include "monodc/runtime/Session.h"
 
 #include "monodc/runtime/BuildId.h"
 #include "monodc/runtime/CacheDirectory.h"

@@ -5,7 +5,7 @@
 // as memory, an unbound region, a rank the kernel does not have). Each gets
 // an error whose exact text is checked; none crashes. The launcher runs
 // over the stand-in HIP runtime (FakeHip.c), chosen with MONODC_HIP_LIBRARY.
-#include "monodc/monodc.h"
+#include "monodc/runtime/monodc.h"
 
 #include "support/TestSupport.h"
 

@@ -2,7 +2,7 @@
  * kernel by request, prints what it learns, then shows the errors. Usage:
  *   monodc_capi_test CACHE_DIR REQUEST
  * Exit status 0 when every call behaved as documented. */
-#include "monodc/monodc.h"
+#include "monodc/runtime/monodc.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 // A runtime-only session (no compiler): it serves what a cache directory
 // holds, finds entries by the fields a request names, and a missing key is an
 // error naming it.
-#include "monodc/Session.h"
+#include "monodc/runtime/Session.h"
 
 #include "support/TestSupport.h"
 

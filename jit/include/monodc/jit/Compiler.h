@@ -8,9 +8,9 @@
 #ifndef MONODC_JIT_COMPILER_H
 #define MONODC_JIT_COMPILER_H
 
-#include "monodc/CompileBackend.h"
-#include "monodc/Session.h"
+#include "monodc/runtime/CompileBackend.h"
 #include "monodc/runtime/LaunchInterface.h"
+#include "monodc/runtime/Session.h"
 
 #include <map>
 #include <mutex>

@@ -7,8 +7,8 @@
 #ifndef MONODC_RUNTIME_CAPIHANDLES_H
 #define MONODC_RUNTIME_CAPIHANDLES_H
 
-#include "monodc/Session.h"
-#include "monodc/monodc.h"
+#include "monodc/runtime/Session.h"
+#include "monodc/runtime/monodc.h"
 
 #include <memory>
 #include <string>

@@ -11,8 +11,8 @@
  * what the cache lacks.
  *
 \*===----------------------------------------------------------------------===*/
-#ifndef MONODC_MONODC_H
-#define MONODC_MONODC_H
+#ifndef MONODC_RUNTIME_MONODC_H
+#define MONODC_RUNTIME_MONODC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -106,4 +106,4 @@ void monodc_launcher_destroy(monodc_launcher *launcher);
 }
 #endif
 
-#endif /* MONODC_MONODC_H */
+#endif /* MONODC_RUNTIME_MONODC_H */

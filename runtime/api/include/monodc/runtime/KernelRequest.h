@@ -1,6 +1,6 @@
 //===- KernelRequest.h - what a serving engine asks for ---------*- C++ -*-===//
-#ifndef MONODC_KERNELREQUEST_H
-#define MONODC_KERNELREQUEST_H
+#ifndef MONODC_RUNTIME_KERNELREQUEST_H
+#define MONODC_RUNTIME_KERNELREQUEST_H
 
 #include "monodc/runtime/Target.h"
 #include "monodc/runtime/BuildKey.h"
@@ -37,4 +37,4 @@ struct KernelRequest {
 
 } // namespace monodc
 
-#endif // MONODC_KERNELREQUEST_H
+#endif // MONODC_RUNTIME_KERNELREQUEST_H

@@ -6,12 +6,12 @@
 // time, and a missing key is an error naming it: runtime-only.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MONODC_SESSION_H
-#define MONODC_SESSION_H
+#ifndef MONODC_RUNTIME_SESSION_H
+#define MONODC_RUNTIME_SESSION_H
 
-#include "monodc/Kernel.h"
-#include "monodc/KernelRequest.h"
 #include "monodc/runtime/CodeObjectCache.h"
+#include "monodc/runtime/Kernel.h"
+#include "monodc/runtime/KernelRequest.h"
 
 #include <functional>
 #include <memory>
@@ -69,4 +69,4 @@ private:
 
 } // namespace monodc
 
-#endif // MONODC_SESSION_H
+#endif // MONODC_RUNTIME_SESSION_H

@@ -5,8 +5,8 @@
 // its library and the arch.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MONODC_COMPILEBACKEND_H
-#define MONODC_COMPILEBACKEND_H
+#ifndef MONODC_RUNTIME_COMPILEBACKEND_H
+#define MONODC_RUNTIME_COMPILEBACKEND_H
 
 #include "monodc/runtime/Result.h"
 
@@ -40,4 +40,4 @@ runtime::Result<std::shared_ptr<CompileBackend>> loadNvrtcBackend();
 
 } // namespace monodc
 
-#endif // MONODC_COMPILEBACKEND_H
+#endif // MONODC_RUNTIME_COMPILEBACKEND_H

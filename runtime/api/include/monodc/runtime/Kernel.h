@@ -1,6 +1,6 @@
 //===- Kernel.h - a built launch, ready to load -----------------*- C++ -*-===//
-#ifndef MONODC_KERNEL_H
-#define MONODC_KERNEL_H
+#ifndef MONODC_RUNTIME_KERNEL_H
+#define MONODC_RUNTIME_KERNEL_H
 
 #include "monodc/runtime/ArgumentLayout.h"
 #include "monodc/runtime/BuildKey.h"
@@ -33,4 +33,4 @@ struct Kernel {
 
 } // namespace monodc
 
-#endif // MONODC_KERNEL_H
+#endif // MONODC_RUNTIME_KERNEL_H
