@@ -70,7 +70,7 @@ if [ -d "$LAUNCHER" ] && wanted launcher; then
   includes=()
   for d in runtime/formats/include tests/reference/include runtime/launch/include runtime/keys/include \
            runtime/cache/include runtime/codeobject/include runtime/api/include \
-           runtime/backends/nvrtc/include runtime/backends/hiprtc/include runtime/api; do
+           runtime/backends/nvrtc/include runtime/backends/hiprtc/include; do
     includes+=(-I "$ROOT/$d")
   done
   if g++ -O2 -std=c++20 "${includes[@]}" -I "$CUDA/include" "$ROOT/bench/gpu/LauncherCheck.cpp" \

@@ -130,7 +130,7 @@ int childLookup(const std::string &dir, bool withCompiler, const KernelRequest &
 }
 
 /// The cold build again, one phase at a time, with the cc1 arguments of
-/// runtime/backends/clang/ClangBackend.cpp: the result must equal the
+/// jit/clang/ClangBackend.cpp: the result must equal the
 /// backend's code object byte for byte, or the split measured other work.
 int childPhases(const KernelRequest &request) {
   // What the backend does once per process before its first build.
