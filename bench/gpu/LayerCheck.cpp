@@ -152,6 +152,7 @@ bool checkFfnWidth(const std::string &dir, const std::string &config, int tp, in
     std::set<std::string> written;
     ref::LaunchInputs inputs;
     inputs.values = {{"partial", partials[r]},
+                     {"slot_mapping", c.step.slots},
                      {"ffn_residual", seam.residual},
                      {"ffn_post_in", seam.post},
                      {"ffn_comb_in", seam.comb},

@@ -8,6 +8,7 @@
 #include "monodc/stages/AttentionBack.h"
 
 #include "monodc/stages/GemvStage.h"
+#include "monodc/stages/PadRows.h"
 #include "monodc/stages/Quantize.h"
 
 #include <algorithm>
@@ -35,6 +36,7 @@ AttentionBackRegions monodc::stages::declareAttentionBack(Launch &launch, const 
   AttentionBackRegions r;
   r.q = launch.input("q", bf16, {rows, heads * dim});
   r.positions = launch.indexInput("positions", {rows, 1}, c.ropePositions);
+  r.slotMapping = declareSlotMapping(launch, c);
   r.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
   r.windowCache = launch.input("kv_cache", byte, {c.kvCachePages, c.kvPageBytes()});
   r.windowSlots = launch.indexInput("window_slots", {rows, c.windowKeys}, slots);
@@ -59,10 +61,11 @@ AttentionBackRegions monodc::stages::declareAttentionBack(Launch &launch, const 
 namespace {
 
 /// One split-K chunk per task for every (token, chunk, 8 heads) over the keys
-/// of one cache; chunk c lands in column c of the state.
+/// of one cache; chunk c lands in column c of the state. A pad row's keys are
+/// all masked, whatever its list holds: it reads no cache.
 void addChunks(Launch &launch, const ModelConfig &c, int64_t heads, const std::string &name,
                const Region &q, const Region &cache, const Region &slots,
-               const ChunkStateRegions &state) {
+               const Region &slotMapping, const ChunkStateRegions &state) {
   const int64_t rows = launch.options().rows, dim = c.headDim, keys = ModelConfig::kAttentionChunk;
   const int64_t chunks = slots.cols() / keys, perTask = std::min<int64_t>(heads, 8);
   const int64_t headGroups = heads / perTask;
@@ -70,8 +73,9 @@ void addChunks(Launch &launch, const ModelConfig &c, int64_t heads, const std::s
     Index token = t.id() / (chunks * headGroups);
     Index chunk = (t.id() / headGroups) % chunks;
     Index firstHead = (t.id() % headGroups) * perTask;
-    AttentionState s = t.attendChunk(q, token, firstHead * dim, perTask, dim, c.ropeDim, cache,
-                                     t.load(slots, token, chunk * keys, keys));
+    Tile keySlots = unlessPad(t, slotMapping, token, t.load(slots, token, chunk * keys, keys), -1.0f);
+    AttentionState s =
+        t.attendChunk(q, token, firstHead * dim, perTask, dim, c.ropeDim, cache, keySlots);
     Index row = token * heads + firstHead;
     t.storeRows(state.max, row, chunk, perTask, s.m);
     t.storeRows(state.sum, row, chunk, perTask, s.l);
@@ -86,9 +90,10 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   const int64_t rows = launch.options().rows, dim = c.headDim;
   const int64_t nope = dim - c.ropeDim, pairs = c.ropeDim / 2;
   const int64_t groups = heads / c.headsPerGroup, hpg = c.headsPerGroup;
-  addChunks(launch, c, heads, "back.window", r.q, r.windowCache, r.windowSlots, r.windowState);
+  addChunks(launch, c, heads, "back.window", r.q, r.windowCache, r.windowSlots, r.slotMapping,
+            r.windowState);
   addChunks(launch, c, heads, "back.compressed", r.q, r.compressedCache, r.compressedSlots,
-            r.compressedState);
+            r.slotMapping, r.compressedState);
 
   // Combine, one task a (token, head): the sink joins the denominator only.
   // Every load comes first, as mono-hoist-loads would place them anyway: a
@@ -98,7 +103,7 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
     Index token = t.id() / heads, head = t.id() % heads;
     const ChunkStateRegions *sources[] = {&r.windowState, &r.compressedState};
     Tile sink = t.load(r.sinks, t.index(0), head, 1) * kLog2e;
-    Index position = t.toIndex(t.load(r.positions, token, 0, 1));
+    Index position = tableRow(t, r.positions, token);
     Tile cs = t.load(r.cosSin, position, 0, pairs), sn = t.load(r.cosSin, position, pairs, pairs);
     struct Loaded {
       int64_t chunks;

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "monodc/stages/AttentionFront.h"
 
+#include "monodc/stages/PadRows.h"
+
 #include "monodc/stages/GemvStage.h"
 #include "monodc/stages/Quantize.h"
 
@@ -81,8 +83,7 @@ void storeRotated(Task &t, const ModelConfig &config, const Tile &row, Index pos
 void monodc::stages::addKeyRope(Launch &launch, const ModelConfig &config,
                                 const KeyRopeRegions &r) {
   launch.stage("front.k_rope", launch.options().rows, [&](Task &t) {
-    Index position = t.toIndex(t.load(r.positions, t.id(), 0, 1));
-    storeRotated(t, config, t.loadRow(r.kn, t.id()), position, r.cosSin, r.k, t.id(),
+    storeRotated(t, config, t.loadRow(r.kn, t.id()), tableRow(t, r.positions, t.id()), r.cosSin, r.k, t.id(),
                  t.index(0));
   });
 }
@@ -123,8 +124,8 @@ void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t
   launch.stage("front.q_rope", tokens * heads, [&](Task &t) {
     Index token = t.id() / heads;
     Index col = (t.id() % heads) * config.headDim;
-    Index position = t.toIndex(t.load(r.positions, token, 0, 1));
-    storeRotated(t, config, t.load(r.unrotated, token, col, config.headDim), position, r.cosSin,
+    storeRotated(t, config, t.load(r.unrotated, token, col, config.headDim),
+                 tableRow(t, r.positions, token), r.cosSin,
                  r.q, token, col);
   });
 }

@@ -6,6 +6,7 @@
 #include "monodc/stages/AttentionFront.h"
 #include "monodc/stages/MhcSeam.h"
 #include "monodc/stages/Moe.h"
+#include "monodc/stages/PadRows.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -42,7 +43,7 @@ FrontRegions declareFront(Launch &launch, const ModelConfig &c, const Region &xq
   f.positions = launch.indexInput("positions", {rows, 1}, c.ropePositions);
   f.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
   f.k = launch.output("k", bf16, {rows, c.kvDim});
-  f.slots = launch.indexInput("slot_mapping", {rows, 1}, c.kvCachePages * c.kKvPageTokens);
+  f.slots = declareSlotMapping(launch, c);
   f.cache = launch.output("kv_cache", byte, {c.kvCachePages, c.kvPageBytes()});
   return f;
 }
@@ -151,7 +152,8 @@ struct MoeRegions {
 };
 
 MoeRegions declareMoe(Launch &launch, const ModelConfig &c, int64_t tp, const Region &x,
-                      const Region &codes, const Region &scales, bool withRouted) {
+                      const Region &codes, const Region &scales, const Region &slotMapping,
+                      bool withRouted) {
   const int64_t rows = launch.options().rows, h = c.hidden, inter = c.sharedPerRank(tp);
   MoeRegions m;
   m.withRouted = withRouted;
@@ -161,7 +163,8 @@ MoeRegions declareMoe(Launch &launch, const ModelConfig &c, int64_t tp, const Re
               launch.output("logits", f32, {rows, c.experts}),
               launch.output("topk_indices", f32, {rows, c.topK}),
               launch.output("topk_weights", f32, {rows, c.topK}),
-              withRouted ? launch.scratch("routed_pairs", f32, {1, rows * c.topK}) : Region()};
+              withRouted ? launch.scratch("routed_pairs", f32, {1, rows * c.topK}) : Region(),
+              slotMapping};
   m.shared = {codes,
               scales,
               launch.weight("shared_gate_up", e4m3, {2 * inter, h}),
@@ -197,7 +200,7 @@ void addMoe(Launch &launch, const ModelConfig &c, int64_t tp, const MoeRegions &
   // comes after the routed GEMVs, where nothing waits for it (before them,
   // CTAs would poll there and hold routed.xr back).
   addRoutedTokens(launch, m.routed);
-  addRoutedPlan(launch, m.routed);
+  addRoutedPlan(launch, c, m.routed);
   addSharedExpertGateUp(launch, m.shared);
   addRoutedInput(launch, c, m.routed);
   addRoutedGateUp(launch, c, routed, m.routed);
@@ -217,7 +220,8 @@ monodc::stages::buildMoe(mlir::MLIRContext &context, const ModelConfig &c,
   const int64_t rows = params.rows, h = c.hidden;
   Region x = launch.input("x", bf16, {rows, h});
   Region xq = launch.scratch("xq", e4m3, {rows, h}), xs = launch.scratch("xs", e8m0, {rows, h / 32});
-  MoeRegions moe = declareMoe(launch, c, params.tp, x, xq, xs, withRouted);
+  MoeRegions moe = declareMoe(launch, c, params.tp, x, xq, xs, declareSlotMapping(launch, c),
+                              withRouted);
   addMxfp8Rows(launch, "moe.xq", x, xq, xs);
   addMoe(launch, c, params.tp, moe);
   return launch.finish();
@@ -231,12 +235,14 @@ monodc::stages::buildLayerBack(mlir::MLIRContext &context, const ModelConfig &c,
                  /*endsStep=*/true});
   const int64_t rows = params.rows, h = c.hidden, heads = c.heads / params.tp;
   AttentionBackRegions back;
-  Region partial;
+  Region partial, slotMapping;
   if (withAttention) {
     back = declareAttentionBack(launch, c, heads);
     partial = back.partial;
+    slotMapping = back.slotMapping;
   } else {
     partial = launch.input("partial", bf16, {rows, h});
+    slotMapping = declareSlotMapping(launch, c);
   }
   AllReduceRegions attnReduce{partial, launch.peer("attn_partials", bf16, {rows, h}),
                               launch.output("attn_out", bf16, {rows, h})};
@@ -245,7 +251,7 @@ monodc::stages::buildLayerBack(mlir::MLIRContext &context, const ModelConfig &c,
   Region y = launch.output("ffn_y", bf16, {rows, h});
   Region yq = launch.scratch("ffn_yq", e4m3, {rows, h});
   Region ys = launch.scratch("ffn_ys", e8m0, {rows, h / 32});
-  MoeRegions moe = declareMoe(launch, c, params.tp, y, yq, ys, /*withRouted=*/true);
+  MoeRegions moe = declareMoe(launch, c, params.tp, y, yq, ys, slotMapping, /*withRouted=*/true);
   AllReduceRegions moeReduce{moe.routed.out, launch.peer("moe_partials", bf16, {rows, h}),
                              launch.output("x_out", bf16, {rows, h})};
   if (withAttention)

@@ -3,6 +3,7 @@
 
 #include "monodc/formats/AiterShuffle.h"
 #include "monodc/stages/GemvStage.h"
+#include "monodc/stages/PadRows.h"
 #include "monodc/stages/Quantize.h"
 
 using namespace monodc::dsl;
@@ -21,6 +22,7 @@ void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegi
   // s = sqrt(softplus(z)) (NaN -> 0); top-k of s + bias, lower index first
   // on ties (pick order); S = the chosen s summed in pick order,
   // r = scaling / max(S, 1e-20), w = s * r, all f32 (vLLM's dsv4_topk).
+  // A pad row picks nothing (its pairs go to no expert).
   l.stage("moe.route", tokens, [&](Task &t) {
     Tile z = t.loadRow(r.logits, t.id());
     Tile softplus = selectGreater(z, t.constant(20.0f), z, log(exp(z) + 1.0f));
@@ -29,10 +31,11 @@ void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegi
     Tile chosen = gather(score, top.indices);
     Tile total = max(sumAlong(chosen, 1, c.topK, 1), t.constant(1e-20f));
     Tile ratio = t.constant(c.routedScaling) / total;
-    t.store(r.indices, t.id(), 0, top.indices);
-    t.store(r.weights, t.id(), 0, chosen * ratio);
+    t.store(r.indices, t.id(), 0, unlessPad(t, r.slotMapping, t.id(), top.indices, -1.0f));
+    t.store(r.weights, t.id(), 0, unlessPad(t, r.slotMapping, t.id(), chosen * ratio, 0.0f));
     if (!r.pairExperts.name().empty())
-      t.store(r.pairExperts, t.index(0), t.id() * c.topK, top.indices);
+      t.store(r.pairExperts, t.index(0), t.id() * c.topK,
+              unlessPad(t, r.slotMapping, t.id(), top.indices, float(c.experts)));
   });
 }
 
@@ -108,20 +111,25 @@ RoutedExpertRegions monodc::stages::declareRoutedExperts(Launch &l, const ModelC
           l.output("moe_out", bf16, {rows, h})};
 }
 
-void monodc::stages::addRoutedPlan(Launch &l, const RoutedExpertRegions &r) {
+void monodc::stages::addRoutedPlan(Launch &l, const ModelConfig &c, const RoutedExpertRegions &r) {
   // The pairs sorted by expert: top-k is stable (ties to the lower index),
   // so a top-k of the negated experts keeps each expert's pairs in pair
   // order; the same of the negated order is its inverse (each pair's place).
-  // The sorted experts cut into slots give each pair its slot row.
+  // The sorted experts cut into slots give each pair its slot row. Pad
+  // rows' pairs (expert `experts`) sort last; their slots are left empty
+  // (count 0, expert -1, as past the last), so no GEMV runs for them.
   const int64_t pairs = r.pairExperts.cols();
   l.stage("routed.plan", 1, [&](Task &t) {
     TopK byExpert = topk(-t.loadRow(r.pairExperts, t.index(0)), pairs);
     TopK place = topk(-byExpert.indices, pairs);
     ExpertGroups slots = expertGroups(-byExpert.values, kRoutedGroup);
+    Tile none = t.constant(float(c.experts));
     t.store(r.plan, t.index(kPlanPairAtPlace), 0, byExpert.indices);
-    t.store(r.plan, t.index(kPlanSlotExpert), 0, slots.slotExpert);
+    t.store(r.plan, t.index(kPlanSlotExpert), 0,
+            selectLess(slots.slotExpert, none, slots.slotExpert, t.constant(-1.0f)));
     t.store(r.plan, t.index(kPlanSlotFirst), 0, slots.slotFirst);
-    t.store(r.plan, t.index(kPlanSlotCount), 0, slots.slotCount);
+    t.store(r.plan, t.index(kPlanSlotCount), 0,
+            selectLess(slots.slotExpert, none, slots.slotCount, t.constant(0.0f)));
     t.store(r.plan, t.index(kPlanPairRow), 0, gather(slots.placeRow, place.indices));
   });
 }

@@ -65,6 +65,7 @@ LaunchInputs ffnHalfInputs(const LayerWeights& w, int rank) {
 LaunchInputs k2Inputs(const LayerWeights& w, int rank, const StepInputs& in) {
   LaunchInputs k2;
   k2.values = {{"positions", in.positions},
+               {"slot_mapping", in.slots},
                {"cos_sin", w.cosSin},
                {"window_slots", in.windowSlots},
                {"compressed_slots", in.compressedSlots},

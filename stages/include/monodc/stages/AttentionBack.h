@@ -22,6 +22,7 @@ struct ChunkStateRegions {
 struct AttentionBackRegions {
   dsl::Region q;                      ///< bf16 [rows, heads * headDim], rotated
   dsl::Region positions, cosSin;      ///< index [rows, 1]; f32 [positions, ropeDim]
+  dsl::Region slotMapping;            ///< index [rows, 1]: -1 marks a pad row
   dsl::Region windowCache;            ///< byte [pages, kvPageBytes]
   dsl::Region windowSlots;            ///< index [rows, windowKeys], -1 masked
   dsl::Region compressedCache;        ///< byte [pages, kvPageBytes]

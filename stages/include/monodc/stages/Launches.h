@@ -32,14 +32,16 @@ buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig &config,
 /// The attention back of K2 for the rank's heads: split-K attention over the
 /// window and compressed KV caches (key slots per token, -1 masked), the
 /// combine with the sink, the inverse RoPE, wo_a and wo_b. Inputs q,
-/// positions, kv_cache, window_slots, compressed_cache, compressed_slots;
+/// positions, slot_mapping (a pad row, -1, reads no keys), kv_cache,
+/// window_slots, compressed_cache, compressed_slots;
 /// outputs o [rows, heads * headDim] and partial [rows, H] (bf16).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildAttentionBack(mlir::MLIRContext &context, const ModelConfig &config,
                    const BuildParams &params);
 
-/// The MoE router and routing with the shared expert beside them: input x
-/// [rows, H] bf16 (the FFN seam's y); outputs logits, topk_indices,
+/// The MoE router and routing with the shared expert beside them: inputs x
+/// [rows, H] bf16 (the FFN seam's y) and slot_mapping (a pad row, -1, picks
+/// no expert); outputs logits, topk_indices,
 /// topk_weights and shared_out. With `withRouted` ("moe") the routed MXFP4
 /// experts follow (w13, w2 and their scales in AITER's shuffled layouts) and
 /// moe_out [rows, H] bf16 is the rank's partial: the whole MoE before its

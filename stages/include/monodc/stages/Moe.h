@@ -23,8 +23,12 @@ struct RouterRegions {
   dsl::Region indices;  ///< f32 [rows, topK] (exact integers)
   dsl::Region weights;  ///< f32 [rows, topK]
   /// f32 [1, rows topK]: the indices again, all in one row, for the routed
-  /// experts' plan (left undeclared, it is not written).
+  /// experts' plan (left undeclared, it is not written); a pad row's pairs
+  /// hold `experts` (no expert), which sorts after every real one.
   dsl::Region pairExperts;
+  /// index [rows, 1]: the step's slot_mapping; a pad row (-1) picks nothing:
+  /// indices -1, weights 0.
+  dsl::Region slotMapping;
 };
 void addRouter(dsl::Launch &launch, const ModelConfig &config, const RouterRegions &regions);
 
@@ -77,9 +81,9 @@ constexpr int64_t kRoutedGroup = 8;
 /// The rows of the routed plan.
 enum RoutedPlanRow : int64_t {
   kPlanPairAtPlace = 0, ///< the pair at each place of the expert order
-  kPlanSlotExpert = 1,  ///< each slot's expert (-1 past the last slot)
+  kPlanSlotExpert = 1,  ///< each slot's expert (-1 past the last slot and for pad rows')
   kPlanSlotFirst = 2,   ///< each slot's first place (rows topK past the last)
-  kPlanSlotCount = 3,   ///< each slot's places (0 past the last)
+  kPlanSlotCount = 3,   ///< each slot's places (0 past the last and for pad rows')
   kPlanPairRow = 4,     ///< each pair's row in the slot-row buffers
   kPlanRows = 5
 };
@@ -95,7 +99,8 @@ RoutedExpertRegions declareRoutedExperts(dsl::Launch &launch, const ModelConfig 
 /// weight is read and decoded once for all its tokens of the step (fewer
 /// than kRoutedGroup: once a slot); both are dynamic stages.
 void addRoutedTokens(dsl::Launch &launch, const RoutedExpertRegions &regions);
-void addRoutedPlan(dsl::Launch &launch, const RoutedExpertRegions &regions);
+void addRoutedPlan(dsl::Launch &launch, const ModelConfig &config,
+                   const RoutedExpertRegions &regions);
 void addRoutedInput(dsl::Launch &launch, const ModelConfig &config,
                     const RoutedExpertRegions &regions);
 void addRoutedGateUp(dsl::Launch &launch, const ModelConfig &config, int64_t intermediate,

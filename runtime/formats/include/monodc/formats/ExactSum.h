@@ -47,8 +47,11 @@ public:
     d.add(-m);
     return d.sign();
   }
-  /// The sum rounded once to f32, to nearest even.
+  /// The sum rounded once to f32, to nearest even; with a NaN or infinite
+  /// term, the terms' IEEE sum (NaN or that infinity), as the hardware's.
   float toFloat() const {
+    if (!std::isfinite(ieee_))
+      return float(ieee_);
     if (sign() == 0)
       return float(ieee_);  // a zero: IEEE's sign rule, as the terms' plain sum
     double approx = 0;
@@ -84,7 +87,8 @@ private:
 };
 
 /// One scaled-MFMA step for one output: C plus the four scaled block sums
-/// (each exact in double), summed exactly and rounded once to f32.
+/// (each exact in double), summed exactly and rounded once to f32; a NaN or
+/// infinite term gives the terms' IEEE sum.
 inline float scaledMfmaStep(float c, const double (&scaledBlocks)[4]) {
   ExactSum sum;
   sum.add(double(c));
@@ -98,11 +102,6 @@ inline float scaledMfmaStep(float c, const double (&scaledBlocks)[4]) {
 /// infinite term gives the terms' IEEE sum (NaN or that infinity).
 template <size_t N>
 inline float bf16MfmaStep(float c, const double (&products)[N]) {
-  double ieee = double(c);
-  for (double p : products)
-    ieee += p;
-  if (!std::isfinite(ieee))
-    return float(ieee);
   ExactSum sum;
   sum.add(double(c));
   for (double p : products)

@@ -1,0 +1,35 @@
+//===- PadRows.h - what a stage does with a pad row -----------------------===//
+//
+// A padded step (a graph captured for more rows than the step has) marks its
+// pad rows with slot_mapping -1. A pad row reads no KV cache and picks no
+// routed expert; dense per-row work (norms, the seam, the GEMVs' token
+// columns) runs on whatever the row holds, since it streams no extra weight
+// bytes and stays in the row. Its outputs are unspecified and no real row
+// reads them (docs/numerics.md section 7).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MONODC_STAGES_PADROWS_H
+#define MONODC_STAGES_PADROWS_H
+
+#include "monodc/dsl/Launch.h"
+#include "monodc/dsl/Task.h"
+#include "monodc/stages/ModelConfig.h"
+
+namespace monodc::stages {
+
+/// The step's slot_mapping, index [rows, 1]: each row's KV cache slot, or
+/// -1 for a pad row.
+dsl::Region declareSlotMapping(dsl::Launch &launch, const ModelConfig &config);
+
+/// Row `token` of an index input [rows, 1] as a row of a table (positions
+/// into the RoPE table): a pad row's -1 becomes row 0, so that its reads stay
+/// inside the table.
+dsl::Index tableRow(dsl::Task &task, const dsl::Region &positions, dsl::Index token);
+
+/// `values` where token's slot_mapping is a real slot, else `padValue`.
+dsl::Tile unlessPad(dsl::Task &task, const dsl::Region &slotMapping, dsl::Index token,
+                    const dsl::Tile &values, float padValue);
+
+} // namespace monodc::stages
+
+#endif // MONODC_STAGES_PADROWS_H

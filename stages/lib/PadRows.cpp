@@ -1,0 +1,19 @@
+//===- PadRows.cpp - what a stage does with a pad row ---------------------===//
+#include "monodc/stages/PadRows.h"
+
+using namespace monodc::dsl;
+
+Region monodc::stages::declareSlotMapping(Launch &launch, const ModelConfig &c) {
+  return launch.indexInput("slot_mapping", {launch.options().rows, 1},
+                           c.kvCachePages * c.kKvPageTokens);
+}
+
+Index monodc::stages::tableRow(Task &t, const Region &positions, Index token) {
+  return t.toIndex(max(t.load(positions, token, 0, 1), t.constant(0.0f)));
+}
+
+Tile monodc::stages::unlessPad(Task &t, const Region &slotMapping, Index token,
+                               const Tile &values, float padValue) {
+  return selectLess(t.load(slotMapping, token, 0, 1), t.constant(0.0f), t.constant(padValue),
+                    values);
+}
