@@ -33,6 +33,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 
 using gpu::check;
 using gpu::die;
@@ -496,6 +497,20 @@ int main(int argc, char **argv) {
   const bool mix = mixValue && std::string(mixValue) == "1";
   if (mixValue && !mix && std::string(mixValue) != "0")
     die(std::string("BENCH_MIX=") + mixValue + ": needs 0 or 1");
+  // BENCH_PAD=W:P[,W:P...]: width W's last P rows are pad rows (a step of
+  // W - P rows run on the kernel of width W, as a serving engine pads to a
+  // captured width).
+  std::map<int, int> padRowsOf;
+  if (const char *padValue = std::getenv("BENCH_PAD")) {
+    std::stringstream list(padValue);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      int w = 0, p = 0;
+      if (std::sscanf(item.c_str(), "%d:%d", &w, &p) != 2 || w < 1 || p < 0 || p >= w)
+        die(std::string("BENCH_PAD=") + padValue + ": needs W:P pairs with 0 <= P < W");
+      padRowsOf[w] = p;
+    }
+  }
   const gpu::Device device = gpu::openDevice();
   const int sms = device.sms;
   gpu::SyntheticFill fill;
@@ -520,6 +535,10 @@ int main(int argc, char **argv) {
     // with it the experts used and the floor) then does not depend on the
     // list of widths (before, rows 48 routed to 116 or 126 experts).
     fill.restart();
+    const int padRows = padRowsOf.count(rows) ? padRowsOf[rows] : 0;
+    fill.setPadRows(padRows);
+    if (padRows)
+      std::printf("rows %d: the last %d are pad rows (slot_mapping -1)\n", rows, padRows);
     // Each rank: K1 and K2, one epoch buffer for both; K2's q and cache are
     // K1's. Peer buffers of K2 in the same device memory.
     std::vector<RankLaunch> k1(tp), k2(tp);
@@ -777,7 +796,8 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i + 4 <= topk.size(); i += 4) {
       float v;
       std::memcpy(&v, topk.data() + i, 4);
-      used.insert(int(v));
+      if (v >= 0)  // a pad row's -1
+        used.insert(int(v));
     }
     const int64_t experts = gpu::argument(m2, "gate").rows;
     double bytes = 0;
@@ -790,15 +810,17 @@ int main(int argc, char **argv) {
           bytes += routed ? double(reg.bytes) * used.size() / experts : double(reg.bytes);
         }
     const double weightBytes = bytes;
-    // A slot list of K2's (the floor's), or of K1's where only K1 has it.
+    // A slot list of K2's (the floor's), or of K1's where only K1 has it;
+    // pad rows read no keys.
     auto distinctSlots = [&](const std::string &name) {
       RankLaunch &holder = k2[0].shared.count(name) ? k2[0] : k1[0];
       if (!holder.shared.count(name))
         die("no input " + name + " in K1 or K2");
-      const std::string data =
-          gpu::download(holder.shared[name], gpu::argument(holder.manifest, name).bytes);
+      const Region &list = gpu::argument(holder.manifest, name);
+      const std::string data = gpu::download(holder.shared[name], list.bytes);
+      const size_t realValues = size_t(rows - padRows) * size_t(list.cols);
       std::set<int> slots;
-      for (size_t i = 0; i + 4 <= data.size(); i += 4) {
+      for (size_t i = 0; i + 4 <= data.size() && i / 4 < realValues; i += 4) {
         float v;
         std::memcpy(&v, data.data() + i, 4);
         if (v >= 0)

@@ -7,6 +7,9 @@
 
 #include "CudaSupport.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace gpu {
 
 class SyntheticFill {
@@ -29,14 +32,22 @@ public:
   /// this does not depend on what it filled before.
   void restart() { seed_ = 1; }
 
+  /// The last `rows` rows of a step are pad rows (slot_mapping and
+  /// positions -1), as in a step padded to a captured width.
+  void setPadRows(int rows) { padRows_ = rows; }
+
   /// A region's contents: an index input gets whole numbers inside its
   /// bound (a step's cache slots distinct), anything else (weights too) values.
   void region(const Manifest &m, const Region &reg, CUdeviceptr p) {
     for (const auto &[name, bound] : m.indexBounds)
       if (name == reg.name) {
         std::vector<float> v(reg.bytes / 4);
+        const bool marksPads = reg.name == "slot_mapping" || reg.name == "positions";
+        const size_t firstPad = size_t(std::max<int64_t>(reg.rows - padRows_, 0)) * reg.cols;
         for (size_t i = 0; i < v.size(); ++i)
-          v[i] = float((i * (reg.name == "slot_mapping" ? 1 : 7919)) % bound);
+          v[i] = marksPads && i >= firstPad
+                     ? -1.0f
+                     : float((i * (reg.name == "slot_mapping" ? 1 : 7919)) % bound);
         check(cuMemcpyHtoD(p, v.data(), reg.bytes), "index input");
         return;
       }
@@ -78,6 +89,7 @@ extern "C" __global__ void fill(unsigned char *p, unsigned long long bytes,
 }
 )";
   CUfunction kernel_ = nullptr;
+  int padRows_ = 0;
   unsigned long long seed_ = 1;
 };
 
