@@ -112,8 +112,8 @@ LayerOutputs referenceFfnHalf(const LayerDims& d, const LayerWeights& w,
   return out;
 }
 
-LayerOutputs referenceLayer(const LayerDims& d, const LayerWeights& w, const ExpertSource& experts,
-                            const StepInputs& in) {
+AttentionHalf referenceAttentionHalf(const LayerDims& d, const LayerWeights& w,
+                                     const StepInputs& in) {
   const int rows = in.rows, h = d.hidden, dim = d.headDim, heads = d.headsPerRank;
   const int tp = int(w.ranks.size());
   MhcOutputs seam = mhcSeam({rows, h, in.residual, in.x, in.post, in.comb, in.pre, w.attnFn,
@@ -151,10 +151,17 @@ LayerOutputs referenceLayer(const LayerDims& d, const LayerWeights& w, const Exp
     place(partials[r], size_t(t) * h, result.partial);
   });
   std::vector<float> attnOut = allReduce(partials);
-  LayerOutputs out =
-      referenceFfnHalf(d, w, experts, rows, seam.residual, attnOut, seam.post, seam.comb, seam.pre);
-  out.attnSeam = std::move(seam);
-  out.attnOut = std::move(attnOut);
+  return {std::move(seam), std::move(partials), std::move(attnOut)};
+}
+
+LayerOutputs referenceLayer(const LayerDims& d, const LayerWeights& w, const ExpertSource& experts,
+                            const StepInputs& in) {
+  AttentionHalf attention = referenceAttentionHalf(d, w, in);
+  const MhcOutputs& seam = attention.seam;
+  LayerOutputs out = referenceFfnHalf(d, w, experts, in.rows, seam.residual, attention.attnOut,
+                                      seam.post, seam.comb, seam.pre);
+  out.attnSeam = std::move(attention.seam);
+  out.attnOut = std::move(attention.attnOut);
   return out;
 }
 

@@ -124,7 +124,7 @@ ExpertSource randomExperts(const LayerDims& dims, unsigned seed) {
   return [dims, seed](int rank, int expert) { return randomExpert(dims, seed, rank, expert); };
 }
 
-StepInputs randomStep(const LayerDims& d, int rows, unsigned seed) {
+StepInputs randomStep(const LayerDims& d, int rows, unsigned seed, int compressRatio) {
   std::mt19937 rng(seed);
   const int h = d.hidden, pt = d.pageTokens;
   StepInputs in;
@@ -146,7 +146,7 @@ StepInputs randomStep(const LayerDims& d, int rows, unsigned seed) {
     std::vector<int> window = windowKeySlots(p, table, pt, d.windowKeys);
     window.resize(d.windowKeys, -1);
     for (int s : window) in.windowSlots.push_back(float(s));
-    const int count = compressedKeyCount(p, kCompressRatio, d.compressedKeys);
+    const int count = compressedKeyCount(p, compressRatio, d.compressedKeys);
     for (int j = 0; j < d.compressedKeys; ++j)
       in.compressedSlots.push_back(j < count ? float(anySlot(rng)) : -1.0f);
   }

@@ -138,38 +138,40 @@ inline ref::LayerOutputs simulateLayer(LayerRig &rig, const TestLayer &layer, co
   return ref::layerOutputs([&](const std::string &name) { return backs[0]->values(name); });
 }
 
-/// The FFN launch at `rows` on every rank at once, on each rank's attention
-/// partial and the FFN seam's inputs of `in`.
-inline ref::LayerOutputs simulateFfn(const stages::ModelConfig &c, const TestLayer &layer,
-                                     int rows, const std::vector<std::vector<float>> &partials,
+/// The FFN launch of `rig` (built with back launch "ffn") on every rank at
+/// once, on each rank's attention partial and the FFN seam's inputs of `in`.
+inline ref::LayerOutputs simulateFfn(LayerRig &rig, const TestLayer &layer,
+                                     const std::vector<std::vector<float>> &partials,
                                      const ref::StepInputs &in) {
-  const int tp = int(partials.size());
-  mlir::MLIRContext ctx;
-  auto module = buildFusedLaunch(ctx, "ffn", c, rows, tp, /*grid=*/16);
-  if (!module)
-    return {};
-  auto launch = launchOf(*module);
-  std::vector<std::unique_ptr<sim::LaunchMemory>> memories;
   std::vector<sim::LaunchMemory *> pointers;
-  for (int r = 0; r < tp; ++r) {
-    memories.push_back(std::make_unique<sim::LaunchMemory>(launch));
-    sim::LaunchMemory &m = *memories.back();
-    m.poisonScratch();
+  for (size_t r = 0; r < partials.size(); ++r) {
+    sim::LaunchMemory &m = *rig.backMemory[r];
     setValues(m, "partial", partials[r]);
     setValues(m, "slot_mapping", in.slots);
     setValues(m, "ffn_residual", in.residual);
     setValues(m, "ffn_post_in", in.post);
     setValues(m, "ffn_comb_in", in.comb);
     setValues(m, "ffn_pre_in", in.pre);
-    setInputs(m, ref::ffnHalfInputs(layer.weights, r));
-    setInputs(m, allExperts(layer.experts, layer.dims, r));
+    setInputs(m, ref::ffnHalfInputs(layer.weights, int(r)));
+    setInputs(m, allExperts(layer.experts, layer.dims, int(r)));
     pointers.push_back(&m);
   }
-  auto run = sim::simulateRanks(launch, pointers, {});
-  EXPECT_TRUE(succeeded(run) && !run->deadlock);
-  for (int r = 1; r < tp; ++r)
+  auto run = sim::simulateRanks(launchOf(*rig.back), pointers, {});
+  EXPECT_TRUE(succeeded(run) && !run->deadlock) << (succeeded(run) ? run->describe() : "");
+  for (size_t r = 1; r < pointers.size(); ++r)
     EXPECT_EQ(pointers[r]->bytes("x_out"), pointers[0]->bytes("x_out")) << "rank " << r;
   return ref::layerOutputs([&](const std::string &name) { return pointers[0]->values(name); });
+}
+
+/// The same on a rig of its own.
+inline ref::LayerOutputs simulateFfn(const stages::ModelConfig &c, const TestLayer &layer,
+                                     int rows, const std::vector<std::vector<float>> &partials,
+                                     const ref::StepInputs &in) {
+  std::vector<std::shared_ptr<sim::RegionStorage>> epochs;
+  LayerRig rig(c, rows, int(partials.size()), "ffn", &epochs);
+  if (!rig.back)
+    return {};
+  return simulateFfn(rig, layer, partials, in);
 }
 
 /// Every token's output cosine >= 0.999 (docs/numerics.md section 6, a whole layer),

@@ -102,6 +102,16 @@ std::vector<int> selectedExperts(const Routing& routing);
 LayerOutputs referenceLayer(const LayerDims& dims, const LayerWeights& weights,
                             const ExpertSource& experts, const StepInputs& in);
 
+// The attention half of a layer: the attention seam, each rank's attention
+// partial (what the FFN launch takes) and their all-reduce.
+struct AttentionHalf {
+  MhcOutputs seam;
+  std::vector<std::vector<float>> partials;
+  std::vector<float> attnOut;
+};
+AttentionHalf referenceAttentionHalf(const LayerDims& dims, const LayerWeights& weights,
+                                     const StepInputs& in);
+
 // The FFN half on the reduced attention output: seam, MoE per rank,
 // all-reduce (attnSeam and attnOut of the result are left empty).
 LayerOutputs referenceFfnHalf(const LayerDims& dims, const LayerWeights& weights,

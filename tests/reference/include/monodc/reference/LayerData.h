@@ -26,7 +26,8 @@ LayerWeights randomLayerWeights(const LayerDims& dims, unsigned seed);
 ExpertWeights randomExpert(const LayerDims& dims, unsigned seed, int rank, int expert);
 ExpertSource randomExperts(const LayerDims& dims, unsigned seed);
 
-// The compressed keys a step's tokens read are those of a ratio-2 layer.
+// The compressed keys a step's tokens read are, by default, those of a
+// ratio-2 layer.
 inline constexpr int kCompressRatio = 2;
 
 // One step of `rows` tokens of separate requests: token 0 at position 0 (one
@@ -35,7 +36,9 @@ inline constexpr int kCompressRatio = 2;
 // around which its newest logical pages wrap, so its key, inserted at its
 // position, lands where no other token writes; older window pages, where the
 // token owns fewer than 5, are read from pages owned by none (or any, when
-// all are owned). Compressed keys are random slots of the compressed cache.
-StepInputs randomStep(const LayerDims& dims, int rows, unsigned seed);
+// all are owned). Compressed keys are random slots of the compressed cache,
+// as many as a layer of `compressRatio` reads (1 or 2; 0: none).
+StepInputs randomStep(const LayerDims& dims, int rows, unsigned seed,
+                      int compressRatio = kCompressRatio);
 
 }  // namespace monodc::reference
