@@ -10,6 +10,7 @@
 #include "Commands.h"
 
 #include "monodc/jit/Compiler.h"
+#include "monodc/runtime/StepWidths.h"
 #include "monodc/stages/Launches.h"
 
 #include <fmt/format.h>
@@ -36,7 +37,7 @@ struct MatrixCommand {
   std::string config = "dsv41";
   std::string archs = std::string(monodc::runtime::kDefaultTarget);
   std::string launches = "all";
-  std::string rows = "1-48";
+  std::string rows = "widths"; ///< runtime::kStepWidths
   std::string tps = "2,4";
   std::string backend = "clang";
   std::string options = "-O3";
@@ -53,10 +54,15 @@ std::vector<std::string> splitList(const std::string &text) {
   return items;
 }
 
-/// "1-48", "6,12,48" or a mix.
+/// "1-48", "6,12,48" or a mix; "widths" stands for the step widths.
 std::vector<int64_t> parseNumbers(const std::string &text, const std::string &what) {
   std::vector<int64_t> numbers;
   for (const std::string &item : splitList(text)) {
+    if (item == "widths" && what == "rows") {
+      numbers.insert(numbers.end(), monodc::runtime::kStepWidths.begin(),
+                     monodc::runtime::kStepWidths.end());
+      continue;
+    }
     size_t dash = item.find('-');
     try {
       size_t used = 0;
@@ -67,7 +73,8 @@ std::vector<int64_t> parseNumbers(const std::string &text, const std::string &wh
       for (int64_t n = first; n <= last; ++n)
         numbers.push_back(n);
     } catch (const std::exception &) {
-      fail("--" + what + ": cannot read '" + item + "' (a number, a range A-B, or a list)",
+      fail("--" + what + ": cannot read '" + item + "' (a number, a range A-B" +
+               (what == "rows" ? ", widths" : "") + " or a list)",
            kUsageError);
     }
   }
@@ -294,7 +301,9 @@ void monodc::cli::addMatrixCommand(CLI::App &app) {
   sub->add_option("--arch", cmd->archs, "targets, comma-separated: " + monodc::runtime::targetNames())->capture_default_str();
   sub->add_option("--launch", cmd->launches, "launches, comma-separated, or all")
       ->capture_default_str();
-  sub->add_option("--rows", cmd->rows, "step widths: N, A-B or a list")->capture_default_str();
+  sub->add_option("--rows", cmd->rows,
+                  "step widths: N, A-B, widths (1,2,4,8,16,24,32,40,48) or a list")
+      ->capture_default_str();
   sub->add_option("--tp", cmd->tps, "tensor parallelism: a list")->capture_default_str();
   auto grid = std::make_shared<int64_t>(0);
   CLI::Option *gridOption = sub->add_option(
