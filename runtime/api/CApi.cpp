@@ -4,6 +4,7 @@
 #include "monodc/runtime/CudaDriver.h"
 #include "monodc/runtime/HipRuntime.h"
 #include "monodc/runtime/Launcher.h"
+#include "monodc/runtime/StepWidths.h"
 
 using namespace monodc;
 using namespace monodc::runtime;
@@ -106,6 +107,10 @@ const void *monodc_kernel_code_object(const monodc_kernel *kernel, size_t *size)
   if (size)
     *size = bytes.size();
   return bytes.data();
+}
+
+int64_t monodc_step_width(int64_t rows) {
+  return monodc::runtime::stepWidthFor(rows).value_or(0);
 }
 
 int64_t monodc_kernel_grid(const monodc_kernel *kernel) {

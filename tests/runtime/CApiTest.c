@@ -24,6 +24,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s CACHE_DIR REQUEST\n", argv[0]);
     return 2;
   }
+  if (monodc_step_width(6) != 8 || monodc_step_width(48) != 48 || monodc_step_width(1) != 1 ||
+      monodc_step_width(0) != 0 || monodc_step_width(49) != 0) {
+    printf("FAIL: step widths\n");
+    return 1;
+  }
   monodc_session *session = NULL;
   monodc_error *error;
 #ifdef MONODC_CAPI_TEST_JIT

@@ -37,6 +37,11 @@ monodc_error *monodc_session_open(const char *cache_dir, monodc_session **sessio
 monodc_error *monodc_jit_session_open(const char *cache_dir, monodc_session **session);
 void monodc_session_close(monodc_session *session);
 
+/* The step width a step of `rows` rows runs on (1, 2, 4, 8, then every 8 up
+ * to 48: the widths `monodc matrix` builds by default), its other rows pad
+ * rows with slot_mapping -1; 0 when rows is outside 1..48. */
+int64_t monodc_step_width(int64_t rows);
+
 /* A kernel by request, e.g. "model=dsv41 launch=attention_front arch=gfx950
  * tp=2 rows=6" (fields left out keep their defaults), or by whole key text. */
 monodc_error *monodc_session_kernel(monodc_session *session, const char *request,
