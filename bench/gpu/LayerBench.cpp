@@ -18,7 +18,7 @@
 // _end), beside a fused K2 that bench/gpu/experiments/patch_k2_prefix.py cut to the same
 // N stages: where in K2 the fused launch gains or loses, without timers.
 //
-// reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,unfused.hip,manifest}, and
+// reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.grid<132/TP>.{hip,unfused.hip,manifest}, and
 // where they are there the timed copies {prof.hip,unfused.prof.hip} with
 // what each stage reads (prof.reads).
 #include "ReadRate.h"

@@ -18,7 +18,7 @@
 //   layer_check DIR CONFIG TP WIDTH...
 //   layer_check DIR CONFIG TP --ffn WIDTH...
 //
-// reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,manifest} (emit.sh layer).
+// reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.grid<132/TP>.{hip,manifest} (emit.sh layer).
 //
 // --ffn: the FFN launch (the FFN half alone, DIR/ffn.*, emit.sh layer with
 // LAYER_FFN=1; the layer's dims from the K1 and K2 manifests beside it). Each

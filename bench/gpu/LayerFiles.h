@@ -17,13 +17,17 @@ namespace gpu {
 using Manifest = monodc::runtime::LaunchInterface;
 using Region = monodc::runtime::RegionSpec;
 
-/// DIR/LAUNCH.CONFIG.sm_90.r<ROWS>.tp<TP>, as `emit.sh layer` and `emit.sh
-/// stress` name K1's and K2's files (add .hip, .unfused.hip, .prof.hip or
-/// .manifest).
+/// The CTAs of each rank in `emit.sh layer` and `emit.sh stress`: the TP
+/// ranks share the 132 SMs of one GPU.
+inline int layerGrid(int tp) { return 132 / tp; }
+
+/// DIR/LAUNCH.CONFIG.sm_90.r<ROWS>.tp<TP>.grid<132/TP>, as `monodc build`
+/// names the files of `emit.sh layer` and `emit.sh stress` (add .hip,
+/// .unfused.hip, .prof.hip or .manifest).
 inline std::string layerStem(const std::string &dir, const std::string &launch,
                              const std::string &config, int rows, int tp) {
   return dir + "/" + launch + "." + config + ".sm_90.r" + std::to_string(rows) + ".tp" +
-         std::to_string(tp);
+         std::to_string(tp) + ".grid" + std::to_string(layerGrid(tp));
 }
 
 /// A manifest file; throws, naming the file, when it cannot be read or parsed.

@@ -10,7 +10,7 @@
 //
 //   layer_stress DIR CONFIG TP REPLAYS ROWS_A ROWS_B
 //
-// reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.{hip,manifest} (fused kernels).
+// reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.grid<132/TP>.{hip,manifest} (fused kernels).
 #include "SyntheticLayer.h"
 
 #include <algorithm>

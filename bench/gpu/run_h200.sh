@@ -114,12 +114,14 @@ took "launch checks"
 # the tree has K1 sources for, TP 2 where it has none); TP 2's logs are
 # layer_check.log and layer.log, another's layer_check.tp<TP>.log and
 # layer.tp<TP>.log.
+# emit.sh names them <launch>.dsv41.sm_90.r<W>.tp<TP>.grid<132/TP>.* (monodc
+# build: the ranks share the 132 SMs).
 layer_widths() {  # layer_widths TP
-  { (cd "$ROOT/bench/gpu/emitted/layer" && ls k1.dsv41.sm_90.r*.tp$1.manifest) 2>/dev/null || true; } |
-    sed "s/^k1\.dsv41\.sm_90\.r\([0-9]*\)\.tp$1\.manifest\$/\1/" | sort -n
+  { (cd "$ROOT/bench/gpu/emitted/layer" && ls k1.dsv41.sm_90.r*.tp$1.grid$((132 / $1)).manifest) 2>/dev/null || true; } |
+    sed "s/^k1\.dsv41\.sm_90\.r\([0-9]*\)\.tp$1\.grid$((132 / $1))\.manifest\$/\1/" | sort -n
 }
-layer_tps="${LAYER_TP:-$( { (cd "$ROOT/bench/gpu/emitted/layer" && ls k1.dsv41.sm_90.r*.tp*.manifest) 2>/dev/null || true; } |
-  sed 's/^.*\.tp\([0-9]*\)\.manifest$/\1/' | sort -un | tr '\n' ' ')}"
+layer_tps="${LAYER_TP:-$( { (cd "$ROOT/bench/gpu/emitted/layer" && ls k1.dsv41.sm_90.r*.tp*.grid*.manifest) 2>/dev/null || true; } |
+  sed 's/^.*\.tp\([0-9]*\)\.grid[0-9]*\.manifest$/\1/' | sort -un | tr '\n' ' ')}"
 layer_tps="$(echo ${layer_tps:-2})"
 tp_log() {  # tp_log NAME TP: NAME.log for TP 2, else NAME.tp<TP>.log
   [ "$2" = 2 ] && echo "$OUT/$1.log" || echo "$OUT/$1.tp$2.log"
@@ -146,8 +148,8 @@ fi
 # tree has it for (ffn_check.log, ffn_check.tp<TP>.log).
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted ffn; then
   for tp in $layer_tps; do
-    ffn_widths="$( { (cd "$ROOT/bench/gpu/emitted/layer" && ls ffn.dsv41.sm_90.r*.tp$tp.manifest) 2>/dev/null || true; } |
-      sed "s/^ffn\.dsv41\.sm_90\.r\([0-9]*\)\.tp$tp\.manifest\$/\1/" | sort -n | tr '\n' ' ')"
+    ffn_widths="$( { (cd "$ROOT/bench/gpu/emitted/layer" && ls ffn.dsv41.sm_90.r*.tp$tp.grid$((132 / tp)).manifest) 2>/dev/null || true; } |
+      sed "s/^ffn\.dsv41\.sm_90\.r\([0-9]*\)\.tp$tp\.grid$((132 / tp))\.manifest\$/\1/" | sort -n | tr '\n' ' ')"
     ffn_widths="$(echo $ffn_widths)"
     [ -n "$ffn_widths" ] || continue
     log="$(tp_log ffn_check "$tp")"
@@ -212,7 +214,7 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
       layer="$ROOT/bench/gpu/emitted/layer"
       : > "$OUT/ncu_stalls.txt"
       for launch in k1 k2; do
-        stem="$layer/$launch.dsv41.sm_90.r${widths[0]}.tp2"
+        stem="$layer/$launch.dsv41.sm_90.r${widths[0]}.tp2.grid66"
         if [[ " $NCU_STAGES " == *" mono_$launch "* ]]; then
           python3 "$ROOT/bench/gpu/experiments/ncu_stalls.py" "$OUT/ncu_sass.csv" "mono_$launch" "$stem.hip" \
             >> "$OUT/ncu_stalls.txt" 2>&1 || status=1
@@ -229,7 +231,7 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ -n "${NCU_STAGES:-}" ]; then
   [ ! -f "$OUT/ncu_stalls.txt" ] || cat "$OUT/ncu_stalls.txt"
   took "Nsight Compute"
 fi
-# What the tensor-core loops issue (SASS="k2.dsv41.sm_90.r48.tp2 ..." names
+# What the tensor-core loops issue (SASS="k2.dsv41.sm_90.r48.tp2.grid66 ..." names
 # `emit.sh layer` sources): nvcc builds each with the harness's nvrtc
 # options, and sass_loops.py summarises its SASS, loop by loop (sass.log).
 if [ -n "${SASS:-}" ] && wanted sass; then

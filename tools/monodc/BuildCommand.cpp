@@ -14,6 +14,7 @@
 #include "monodc/jit/ClangBackend.h"
 #include "monodc/runtime/CodeObject.h"
 #include "monodc/stages/Launches.h"
+#include "monodc/stages/ModelConfig.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -65,13 +66,18 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// The file name of a launch's outputs: every key field that changes the
-/// code and is not the default (the optimization level today).
+/// The file name of a launch's outputs: launch, config, arch, rows and TP,
+/// then every other key field that changes the code where it is not the
+/// default: the grid (`.grid<N>` when it is not the arch's compute units)
+/// and the optimization level (`.O<n>` when not -O3). Builds that differ in
+/// any of them never write the same file.
 std::string outputStem(const monodc::stages::ModelConfig &config,
                        const monodc::stages::BuildParams &resolved, const std::string &launch,
                        int optLevel) {
   std::string stem = fmt::format("{}.{}.{}.r{}.tp{}", launch, config.name, resolved.arch,
                                  resolved.rows, resolved.tp);
+  if (resolved.grid != monodc::stages::defaultGrid(resolved.arch))
+    stem += fmt::format(".grid{}", resolved.grid);
   if (optLevel != 3)
     stem += fmt::format(".O{}", optLevel);
   return stem;

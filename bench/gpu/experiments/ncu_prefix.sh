@@ -17,7 +17,7 @@ TREE="$(cd "$1" && pwd)" N="$2" WIDTH="$3"
 OUT="${OUT:?ncu_prefix.sh writes its files under \$OUT}"
 [[ "$N" =~ ^[1-9][0-9]*$ ]] || { echo "ncu_prefix.sh: $N is not a stage count (1 or more)" >&2; exit 2; }
 layer="$TREE/bench/gpu/emitted/layer"
-stem="${CONFIG:-dsv41}.sm_90.r$WIDTH.tp2"
+stem="${CONFIG:-dsv41}.sm_90.r$WIDTH.tp2.grid66"  # TP 2: 66 CTAs a rank (emit.sh layer)
 k2="$layer/k2.$stem.manifest"
 [ -f "$k2" ] || { echo "ncu_prefix.sh: no $k2 (emit the tree with LAYER_WIDTHS including $WIDTH)" >&2; exit 2; }
 stages="mono_k2 $(awk -v n="$N" '$1 == "stage" && $2 < n {print $3}' "$k2" | paste -sd' ' -)"

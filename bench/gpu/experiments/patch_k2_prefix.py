@@ -38,7 +38,12 @@ def patch(text):
 
 for path in glob.glob(tree + '/bench/gpu/emitted/layer/*.prof.hip'):
     os.remove(path)
-for path in sorted(glob.glob(tree + '/bench/gpu/emitted/layer/k2.*.sm_90.r*.tp[0-9].hip')):
+# The fused K2 sources, k2.CONFIG.sm_90.r<W>.tp<TP>.grid<N>.hip as emit.sh
+# names them; not the .unfused.hip baselines.
+FUSED = re.compile(r'k2\.\w+\.sm_90\.r\d+\.tp\d+(\.grid\d+)?\.hip')
+for path in sorted(glob.glob(tree + '/bench/gpu/emitted/layer/k2.*.hip')):
+    if not FUSED.fullmatch(os.path.basename(path)):
+        continue
     text, dropped = patch(open(path).read())
     if dropped:
         open(path, 'w').write(text)
