@@ -36,10 +36,13 @@ void printKernel(const KernelInfo &k) {
                              a.valueKind, a.access.empty() ? "-" : a.access, a.name);
 }
 
+/// A file that cannot be read is refused (exit 2); one whose bytes are not
+/// a whole code object or cache entry is what the inspection found (exit 1,
+/// as `cache verify` reports damage).
 int inspect(const std::string &path) {
   std::string bytes;
   if (auto problem = monodc::cli::readFile(path, bytes))
-    fail(*problem);
+    fail(*problem, monodc::cli::kUsageError);
   std::string codeObject = bytes;
   if (!looksLikeElf(bytes)) {
     auto entry = decodeCacheEntry(bytes);

@@ -70,20 +70,24 @@ std::map<std::string, KernelCounts> countInstructions(const std::string &assembl
 }
 
 int runReport(const ReportCommand &cmd) {
+  using monodc::cli::kUsageError;
   auto config = monodc::stages::configByName(cmd.config);
   if (!config)
-    fail(llvm::toString(config.takeError()));
+    fail(llvm::toString(config.takeError()), kUsageError);
   monodc::stages::BuildParams params{cmd.arch, 0, 256, cmd.rows, cmd.tp};
   auto resolved = monodc::stages::resolveBuildParams(*config, params);
   if (!resolved)
-    fail(llvm::toString(resolved.takeError()));
+    fail(llvm::toString(resolved.takeError()), kUsageError);
   const bool compiled = monodc::backends::isClangBackendArch(cmd.arch);
   const std::vector<std::string> known = monodc::stages::launchNames();
   llvm::SmallVector<llvm::StringRef> wanted;
   llvm::StringRef(cmd.launches).split(wanted, ',', -1, false);
+  if (wanted.empty())
+    fail("--launch names no launches", kUsageError);
   for (llvm::StringRef name : wanted)
     if (!llvm::is_contained(known, name.str()))
-      fail("unknown launch '" + name.str() + "' (launches: " + llvm::join(known, ", ") + ")");
+      fail("unknown launch '" + name.str() + "' (known: " + llvm::join(known, ", ") + ")",
+           kUsageError);
 
   const monodc::mono::IssueModel model;
   std::cout << fmt::format(

@@ -190,9 +190,14 @@ void dropWaits(mono::LaunchOp launch, const std::string &stage) {
 }
 
 int runSimulate(const SimulateCommand &cmd) {
+  using monodc::cli::kUsageError;
   auto config = monodc::stages::configByName(cmd.config);
   if (!config)
-    fail(llvm::toString(config.takeError()));
+    fail(llvm::toString(config.takeError()), kUsageError);
+  const std::vector<std::string> launches = monodc::stages::launchNames();
+  if (std::find(launches.begin(), launches.end(), cmd.launch) == launches.end())
+    fail(fmt::format("unknown launch '{}' (known: {})", cmd.launch, fmt::join(launches, ", ")),
+         kUsageError);
   if (cmd.schedules < 1)
     fail(fmt::format("--schedules must be at least 1, got {}", cmd.schedules),
          monodc::cli::kUsageError);
@@ -203,6 +208,10 @@ int runSimulate(const SimulateCommand &cmd) {
   const std::string arch(monodc::runtime::kDefaultTarget);
   if (auto problem = monodc::cli::gridProblem(arch, cmd.grid))
     fail(*problem, monodc::cli::kUsageError);
+  // Rows and TP against the config, before anything is built.
+  monodc::stages::BuildParams params{arch, cmd.grid, 256, cmd.rows, cmd.tp};
+  if (auto resolved = monodc::stages::resolveBuildParams(*config, params); !resolved)
+    fail(llvm::toString(resolved.takeError()), kUsageError);
   // The dump directory and the trace file are checked before the run, not
   // after it.
   if (!cmd.dump.empty())
@@ -226,8 +235,6 @@ int runSimulate(const SimulateCommand &cmd) {
   }
   mlir::MLIRContext context;
   monodc::DiagnosticText diagnostics(context);
-  monodc::stages::BuildParams params{std::string(monodc::runtime::kDefaultTarget), cmd.grid, 256,
-                                      cmd.rows, cmd.tp};
   auto module = monodc::stages::buildLaunch(context, cmd.launch, *config, params);
   if (!module)
     fail(llvm::toString(module.takeError()));
@@ -240,15 +247,17 @@ int runSimulate(const SimulateCommand &cmd) {
   if (mlir::failed(prepared))
     fail("the simulator refused " + cmd.launch + ": " + diagnostics.str());
 
-  // Refuse before allocating: a launch of the full config can need more
-  // than the host has, and running out halfway helps no one.
+  // Refuse before allocating (exit 2: nothing has run): a launch of the
+  // full config can need more than the host has, and running out halfway
+  // helps no one.
   uint64_t needed = estimateMemory(launch, cmd.jobs);
   std::optional<uint64_t> available = limit ? limit : availableMemory();
   if (available && needed > *available)
     fail(fmt::format("simulating {} ({}, rows {}, TP {}) needs about {} of memory; {} {} (try "
                      "--config tiny, fewer rows, or a larger --memory-limit)",
                      cmd.launch, config->name, cmd.rows, cmd.tp, gib(needed),
-                     limit ? "--memory-limit allows" : "the host has", gib(*available)));
+                     limit ? "--memory-limit allows" : "the host has", gib(*available)),
+         kUsageError);
 
   // Inputs and weights, the same for every schedule; each rank its own.
   const int64_t ranks = launch.getRanks();
