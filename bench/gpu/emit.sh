@@ -18,11 +18,11 @@
 # TP 2) built with nvrtc here into a code-object cache, the simulator's
 # dumps of the same launches and this build's BuildId.cpp, for the launcher
 # check (LauncherCheck.cpp: the runtime library's C ABI and its CUDA-driver
-# launcher, built there runtime-only; emitted/launcher, about 18 MiB).
-# What travels is capped at 64 MiB: `launches` alone is about 59 MiB (the
-# dsv41 attention back's inputs, attention_back.dsv41.*, are 22 MiB of it),
-# `moe16` 42 MiB, `layer` about 1.3 MiB a width, `stress` under 1 MiB;
-# LAUNCHES=small takes `launches` down to about 17 MiB (see the end).
+# launcher, built there runtime-only; emitted/launcher).
+# What travels is capped at 64 MiB. As this script printed them on
+# 2026-12-07: `launches` alone 61 MiB, `moe16` 47 MiB, `layer` 10 MiB (its
+# default 4 widths), `launcher` 18 MiB, `front` 3 MiB, `stress` 2 MiB;
+# LAUNCHES=small takes `launches` down to 20 MiB (see the end).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 MONODC="${MONODC:-$ROOT/build/bin/monodc}"
@@ -135,7 +135,7 @@ for mode in "${MODES[@]}"; do
       # routed.ug and routed.down run as at full size (the MXFP4 tensor-core
       # path; it once ran weight rings, hence the old name `rings`), and
       # the launch check compares the scratch they write (routed_hq,
-      # routed_down) with the simulator's. About 42 MiB.
+      # routed_down) with the simulator's.
       "$MONODC" simulate --config moe16 --rows 6 --tp 4 --launch moe --schedules 2 \
         --dump "$OUT/sim" --dump-scratch > /dev/null ;;
     layer) emit_layer ;;
@@ -143,8 +143,8 @@ for mode in "${MODES[@]}"; do
   esac
 done
 # LAUNCHES=small leaves out the largest launch-check inputs (the dsv41
-# attention back, the tiny FFN and K2 at rows 48: about 42 MiB), so that
-# `launches` travels together with `layer` and `stress`.
+# attention back, the tiny FFN and K2 at rows 48), so that `launches`
+# travels together with `layer` and `stress`.
 if [ "${LAUNCHES:-all}" = small ] && [ -d "$OUT/sim" ]; then
   rm -f "$OUT"/sim/attention_back.dsv41.* "$OUT"/sim/ffn.tiny.* "$OUT"/sim/k2.tiny.r48.*
 fi
