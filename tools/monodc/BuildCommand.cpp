@@ -289,8 +289,8 @@ int runBuild(const BuildCommand &cmd) {
   std::optional<int> optLevel = monodc::cli::clangOptLevel(cmd.options, optionsProblem);
   if (!optLevel)
     fail(optionsProblem, kUsageError);
-  if (cmd.jobs < 1)
-    fail(fmt::format("-j must be at least 1, got {}", cmd.jobs), kUsageError);
+  if (auto problem = monodc::cli::jobsProblem(cmd.jobs))
+    fail(*problem, kUsageError);
   if (!cmd.stageTimers.empty() && (cmd.emit == "mlir" || cmd.emit == "layout"))
     fail("--stage-timers needs --emit hip, asm or obj", kUsageError);
 

@@ -37,6 +37,12 @@ std::string plural(int64_t count, const std::string &noun, const std::string &no
 /// is refused, or nothing; `arch` names the default.
 std::optional<std::string> gridProblem(const std::string &arch, int64_t grid);
 
+/// The -j rule of build, matrix and simulate: 1..kMaxJobs threads (each
+/// build or schedule holds its own memory, so a larger value is a typo, not a
+/// machine). Returns why `jobs` is refused, or nothing.
+inline constexpr int kMaxJobs = 256;
+std::optional<std::string> jobsProblem(int64_t jobs);
+
 /// The persistent-launch rule of build and matrix: a kernel that needs
 /// scratch memory (spills, a private segment, a dynamic stack) is refused.
 /// Returns the refusal, naming the kernel and what it needs (scratch bytes,

@@ -96,8 +96,8 @@ std::string shortName(const monodc::KernelRequest &r) {
 std::vector<monodc::KernelRequest> validatedRequests(const MatrixCommand &cmd,
                                                      monodc::Session &session) {
   using monodc::cli::kUsageError;
-  if (cmd.jobs < 1)
-    fail(fmt::format("-j must be at least 1, got {}", cmd.jobs), kUsageError);
+  if (auto problem = monodc::cli::jobsProblem(cmd.jobs))
+    fail(*problem, kUsageError);
   if (auto config = monodc::stages::configByName(cmd.config); !config)
     fail(llvm::toString(config.takeError()), kUsageError);
   std::vector<std::string> known = monodc::stages::launchNames();
@@ -243,7 +243,8 @@ int runMatrix(const MatrixCommand &cmd) {
     }
   };
   std::vector<std::thread> workers;
-  for (int j = 1; j < cmd.jobs; ++j)
+  // No more threads than keys, as build starts no more than launches.
+  for (size_t j = 1; j < std::min<size_t>(cmd.jobs, requests.size()); ++j)
     workers.emplace_back(work);
   work();
   for (std::thread &worker : workers)

@@ -45,7 +45,8 @@ namespace sim = monodc::sim;
 struct SimulateCommand {
   std::string config = "tiny";
   std::string launch = "attention_front";
-  int64_t rows = 6, tp = 2, grid = 16, schedules = 4, jobs = 1;
+  int64_t rows = 6, tp = 2, grid = 16, schedules = 4;
+  int jobs = 1; // an int, as build's and matrix's: a value past it is refused as unreadable
   unsigned seed = 1;
   std::string testDropWaits; ///< test only: a stage whose waits are erased
   std::string dump;
@@ -203,8 +204,8 @@ int runSimulate(const SimulateCommand &cmd) {
          monodc::cli::kUsageError);
   // Each thread holds a launch's writable memory: a bound keeps a typo from
   // starting thousands.
-  if (cmd.jobs < 1 || cmd.jobs > 256)
-    fail(fmt::format("-j must be in 1..256, got {}", cmd.jobs), monodc::cli::kUsageError);
+  if (auto problem = monodc::cli::jobsProblem(cmd.jobs))
+    fail(*problem, monodc::cli::kUsageError);
   const std::string arch(monodc::runtime::kDefaultTarget);
   if (auto problem = monodc::cli::gridProblem(arch, cmd.grid))
     fail(*problem, monodc::cli::kUsageError);

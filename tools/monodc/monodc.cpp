@@ -48,6 +48,12 @@ std::optional<std::string> monodc::cli::gridProblem(const std::string &arch, int
                      grid, kMaxGrid, units ? fmt::format(", {} for {}", units, arch) : "");
 }
 
+std::optional<std::string> monodc::cli::jobsProblem(int64_t jobs) {
+  if (jobs >= 1 && jobs <= kMaxJobs)
+    return std::nullopt;
+  return fmt::format("-j must be in 1..{}, got {}", kMaxJobs, jobs);
+}
+
 std::optional<std::string> monodc::cli::persistentProblem(const std::string &where,
                                                           const runtime::KernelInfo &kernel) {
   // The runtime's rule, the one the JIT compiler applies to every key, so
