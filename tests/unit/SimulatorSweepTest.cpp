@@ -175,6 +175,8 @@ TEST(SimulatorSweep, WeightsLoadedBeforeThePollAreModelled) {
   ASSERT_TRUE(gemv);
   ASSERT_TRUE(mlir::isa_and_nonnull<mono::WaitOp>(gemv->getPrevNode()))
       << "the GEMV must poll for @make's rows right before it";
+  EXPECT_FALSE(gemv->hasAttr("mono.prefetched"))
+      << "mono-plan-waits must not prefetch weights the launch writes";
 
   sim::LaunchMemory inputs(launch);
   std::vector<float> src(32 * 64), x(64);
@@ -196,6 +198,68 @@ TEST(SimulatorSweep, WeightsLoadedBeforeThePollAreModelled) {
   EXPECT_EQ(before.failedSchedule, -1) << before.failure;
   EXPECT_GT(before.outcomes, 1);
   EXPECT_EQ(before.differingRegion, "y");
+}
+
+/// @make's 32 tasks each write one row of scratch @w; @use (one task) runs
+/// a GEMV over all 32 rows with a read-only token: the weights are its only
+/// hand-off. The passes must make @use wait for every @make task and not
+/// prefetch the weights; without that wait the GEMV reads whichever rows are
+/// written when it runs (the last check).
+TEST(SimulatorSweep, AGemvWaitsForWeightsWrittenInTheLaunch) {
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {"gfx950", 4, 256, 1});
+  Region src = l.input("src", bf16, {32, 64});
+  Region x = l.input("x", bf16, {1, 64});
+  Region w = l.scratch("w", bf16, {32, 64});
+  Region y = l.output("y", f32, {1, 32});
+  l.stage("make", 32, [&](Task &t) { t.store(w, t.id(), 0, t.load(src, t.id(), 0, 64)); });
+  l.stage("use", 1, [&](Task &t) {
+    t.store(y, t.id(), 0, t.gemvRows(w, t.index(0), 32, x, t.index(0), 1));
+  });
+  auto module = l.finish();
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  auto launch = monodc::testing::launchOf(**module);
+  mono::GemvRowsOp gemv;
+  launch.walk([&](mono::GemvRowsOp g) { gemv = g; });
+  ASSERT_TRUE(gemv);
+  // Checked, then swept either way: a sweep without the wait shows the race.
+  auto wait = mlir::dyn_cast_or_null<mono::WaitOp>(gemv->getPrevNode());
+  EXPECT_TRUE(wait) << "the GEMV must poll for @make's rows right before it";
+  if (wait)
+    EXPECT_EQ(wait.getFlags(), "make.flags");
+  EXPECT_FALSE(gemv->hasAttr("mono.prefetched")) << "written weights must be read after the poll";
+
+  sim::LaunchMemory inputs(launch);
+  std::vector<float> srcValues(32 * 64), xValues(64);
+  for (size_t i = 0; i < srcValues.size(); ++i)
+    srcValues[i] = float(int(i % 7) - 3);
+  for (size_t i = 0; i < xValues.size(); ++i)
+    xValues[i] = float(int(i % 5) + 1);
+  ASSERT_FALSE(inputs.setValues("src", srcValues));
+  ASSERT_FALSE(inputs.setValues("x", xValues));
+
+  sim::SweepResult result = sweep(launch, inputs, 64);
+  EXPECT_EQ(result.failedSchedule, -1) << result.failure;
+  EXPECT_EQ(result.schedules, 64);
+  EXPECT_EQ(result.outcomes, 1);
+  // Small whole numbers: every order of summation gives them exactly.
+  std::vector<float> got = result.first[0]->values("y");
+  ASSERT_EQ(got.size(), 32u);
+  for (int j = 0; j < 32; ++j) {
+    float want = 0.0f;
+    for (int k = 0; k < 64; ++k)
+      want += srcValues[j * 64 + k] * xValues[k];
+    EXPECT_EQ(got[j], want) << "output " << j;
+  }
+
+  // The check can fail: without @use's poll, the schedules that run it
+  // before some of @make read zeros for those rows.
+  ASSERT_GT(eraseWaits(launch, "use"), 0);
+  sim::SweepResult racy = sweep(launch, inputs, 64);
+  EXPECT_EQ(racy.failedSchedule, -1) << racy.failure;
+  EXPECT_GT(racy.outcomes, 1);
+  EXPECT_EQ(racy.differingRegion, "y");
 }
 
 /// @make writes the token into scratch @xs; @use's GEMV (bf16 weights, a

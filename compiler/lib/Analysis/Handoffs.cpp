@@ -62,15 +62,24 @@ using WriteMap = std::map<std::string, std::map<int64_t, std::vector<Write>>>;
 int64_t tileSize(Value v) { return cast<TileType>(v.getType()).getSize(); }
 
 /// One read of a region: `rows` rows from `row`, `size` values from `col`
-/// (a null col is column 0); `peerRank` the slot a peer load reads.
+/// (a null col is column 0); `peerRank` the slot a peer load reads. Rows
+/// [row, row + rows) of the op's index space are rows [row / rowDiv,
+/// (row + rows - 1) / rowDiv] of the region (a scale row covers rowDiv weight
+/// rows), widened to whole groups of `rowGroup` rows (a layout that permutes
+/// rows within such groups). A null row is a row from data (any row), or,
+/// with `everyRow`, every row of the region (a layout the analysis does not
+/// follow row by row).
 struct Read {
   RegionOp region;
   Value row, col;
   int64_t rows, size;
   int64_t peerRank = -1;
+  int64_t rowDiv = 1, rowGroup = 1;
+  bool everyRow = false;
 };
 
-/// The region reads of an op: loads, and the activations a gemv_rows streams.
+/// The region reads of an op: loads, and what a gemv_rows streams: its
+/// activations and their scales, its weight rows and their scales.
 SmallVector<Read> readsOf(Operation &op) {
   SmallVector<Read> reads;
   if (auto load = dyn_cast<LoadOp>(op)) {
@@ -91,6 +100,25 @@ SmallVector<Read> readsOf(Operation &op) {
       if (RegionOp r = name ? lookupRegion(gemv, name) : RegionOp())
         reads.push_back({r, gemv.getFirstToken(), Value(), static_cast<int64_t>(gemv.getTokens()),
                          r.getCols()});
+    // Weights are read-only in every shipped launch, but a weight operand may
+    // name scratch a stage writes: then it is a hand-off like any other read.
+    RegionOp weight = lookupRegion(gemv, gemv.getWeightAttr());
+    if (!weight)
+      return reads;
+    const bool mxfp4 = isa<Float4E2M1FNType>(weight.getElementType());
+    Read w{weight, gemv.getRow(), Value(), gemv.getOutputs(), weight.getCols()};
+    w.rowGroup = mxfp4 ? 16 : 1; // AITER's shuffle permutes rows within 16-row groups
+    reads.push_back(w);
+    if (RegionOp scales = gemv.getWeightScalesAttr() ? lookupRegion(gemv, gemv.getWeightScalesAttr())
+                                                     : RegionOp()) {
+      // e4m3: one scale row per 32 weight rows; MXFP4: AITER's permuted,
+      // padded scale layout, taken whole.
+      Read ws{scales, mxfp4 ? Value() : gemv.getRow(), Value(), gemv.getOutputs(),
+              scales.getCols()};
+      ws.rowDiv = 32;
+      ws.everyRow = mxfp4;
+      reads.push_back(ws);
+    }
   }
   return reads;
 }
@@ -301,6 +329,21 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       // A row chosen by data (mono.to_index) may be any row: the task needs
       // the window written in every row, by whichever producer tasks.
       const bool rowKnown = read.row && values->count(read.row);
+      // The region rows read: [firstRow, firstRow + rowCount).
+      int64_t firstRow = 0, rowCount = region.getRows();
+      if (rowKnown) {
+        const int64_t row = values->lookup(read.row);
+        firstRow = row / read.rowDiv / read.rowGroup * read.rowGroup;
+        const int64_t end = ((row + read.rows - 1) / read.rowDiv / read.rowGroup + 1) * read.rowGroup;
+        rowCount = end - firstRow;
+      }
+      // A read of every row needs every row written whatever the counts.
+      if (read.everyRow && (counted.contains(region) || skippable.count(region)))
+        return op->emitOpError()
+               << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"
+               << region.getSymName() << "' whole, but stage '" << writer.getSymName()
+               << "' writes it with counted stores or in tasks that may skip, so some rows "
+                  "may hold nothing of this step";
       // A skipping writer stores none of its rows; a fixed-row read is sure
       // to avoid them only when its count is the word the writer skipped on.
       if (rowKnown && skippable.count(region) && !counted.contains(region)) {
@@ -308,15 +351,15 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
         const std::optional<CountWord> readWord =
             gemv ? countWordOf(gemv.getCount(), *values) : std::nullopt;
         const auto &rowsWritten = skippable[region];
-        for (int64_t r = 0; r < read.rows; ++r) {
-          auto at = rowsWritten.find(values->lookup(read.row) + r);
+        for (int64_t r = 0; r < rowCount; ++r) {
+          auto at = rowsWritten.find(firstRow + r);
           if (at == rowsWritten.end())
             continue;  // unwritten rows are reported below
           for (const std::optional<CountWord> &word : at->second)
             if (!readWord || !word || *word != *readWord)
               return op->emitOpError()
                      << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"
-                     << region.getSymName() << "' at fixed row " << values->lookup(read.row) + r
+                     << region.getSymName() << "' at fixed row " << firstRow + r
                      << ", but stage '" << writer.getSymName()
                      << "' writes it in tasks that may skip (mono.skip_unless); read it at rows "
                         "given by data, or through a gemv_rows counted by the same word as "
@@ -329,12 +372,10 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       if (rowKnown && counted.contains(region))
         return op->emitOpError()
                << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"
-               << region.getSymName() << "' at fixed row " << values->lookup(read.row)
+               << region.getSymName() << "' at fixed row " << firstRow
                << ", but stage '" << writer.getSymName()
                << "' writes it with counted stores (rows past a task's count are left "
                   "unwritten); read it at rows given by data";
-      const int64_t firstRow = rowKnown ? values->lookup(read.row) : 0;
-      const int64_t rowCount = rowKnown ? read.rows : region.getRows();
       for (int64_t r = 0; r < rowCount; ++r) {
       Window w{firstRow + r, read.col ? values->lookup(read.col) : 0, read.size};
       const auto &list =
@@ -356,8 +397,10 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
       if (covered < w.col + w.size && !rowKnown)
         return op->emitOpError()
                << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"
-               << region.getSymName() << "' at a row that depends on data, so every row must "
-               << "be written, but no task of stage '" << writer.getSymName() << "' writes row "
+               << region.getSymName()
+               << (read.everyRow ? "' whole (a layout read as one block)"
+                                 : "' at a row that depends on data")
+               << ", so every row must be written, but no task of stage '" << writer.getSymName() << "' writes row "
                << w.row << " columns [" << covered << ", " << w.col + w.size << ")";
       if (covered < w.col + w.size)
         return op->emitOpError()

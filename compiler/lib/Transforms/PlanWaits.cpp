@@ -1,4 +1,10 @@
 //===- PlanWaits.cpp - waits polled once, weights loaded before polls -----===//
+//
+// Read-only weights (weight and input regions) of a GEMV right after a run of
+// waits are marked mono.prefetched: the GPU loads them before polling. Weights
+// in a region the launch writes are a hand-off (mono-materialize-sync waits
+// for their writer) and are never prefetched.
+//
 #include "monodc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -40,6 +46,16 @@ Operation *prefetchPoint(GemvRowsOp g) {
   return first;
 }
 
+/// The weight (or weight scales) region of `g` that the launch may write
+/// (scratch, output, peer), if any: such weights are a hand-off, read only
+/// after the wait for their writer, never before it.
+RegionOp writableWeights(GemvRowsOp g) {
+  for (FlatSymbolRefAttr name : {g.getWeightAttr(), g.getWeightScalesAttr()})
+    if (RegionOp r = name ? lookupRegion(g, name) : RegionOp(); r && r.isWritable())
+      return r;
+  return RegionOp();
+}
+
 struct PlanWaits : public monodc::mono::impl::PlanWaitsBase<PlanWaits> {
   void runOnOperation() override {
     bool failed = false;
@@ -53,6 +69,20 @@ struct PlanWaits : public monodc::mono::impl::PlanWaitsBase<PlanWaits> {
       }
     });
     getOperation().walk([&](GemvRowsOp g) {
+      if (RegionOp written = writableWeights(g)) {
+        // Prefetching would read them before the poll that orders them
+        // after their writer's stores.
+        if (g->hasAttr(kPrefetched)) {
+          auto stage = g->getParentOfType<StageOp>();
+          g.emitOpError() << "in stage '" << (stage ? stage.getSymName() : StringRef("?"))
+                          << "' is marked prefetched, but its weights '" << written.getSymName()
+                          << "' are a " << stringifyMemoryKind(written.getKind())
+                          << " region the launch writes; they may be read only after the wait "
+                             "for their writer";
+          failed = true;
+        }
+        return;
+      }
       const bool known = prefetchPoint(g) != nullptr;
       if (g->hasAttr(kPrefetched) && !known) {
         g.emitOpError() << "is marked prefetched, but no run of waits precedes it with its "

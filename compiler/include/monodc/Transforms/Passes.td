@@ -27,8 +27,11 @@ def PlanWaits : Pass<"mono-plan-waits", "::mlir::ModuleOp"> {
     tag from then on and that first wait's acquire orders the CTA's later
     reads. Sets `mono.prefetched` on a `mono.gemv_rows` that directly follows
     a run of waits when its weight row and count are known before the first
-    of them: its weights are loaded before the poll. An attribute already
-    set where its condition does not hold is refused. The printer and the
+    of them and its weights (and their scales) are read-only (weight or
+    input regions): its weights are loaded before the poll. Weights in a
+    region the launch writes are a hand-off that mono-materialize-sync waits
+    for, so they are read after the poll. An attribute already set where its
+    condition does not hold is refused. The printer and the
     simulator follow the attributes.
   }];
 }
@@ -61,7 +64,9 @@ def LowerTiles : Pass<"mono-lower-tiles", "::mlir::ModuleOp"> {
 def CheckHandoffs : Pass<"mono-check-handoffs", "::mlir::ModuleOp"> {
   let summary = "Refuses a launch whose stages read what no earlier stage writes";
   let description = [{
-    Every read of scratch, output or peer memory must have its writer in an
+    Every read of scratch, output or peer memory (loads, attention's query
+    and cache, a GEMV's activations and, where the launch writes them, its
+    weights and their scales) must have its writer in an
     earlier stage of the same launch, and every word it reads must be written
     by some task of that stage; a region has one writer stage and a word one
     writer task per step. A violating plan is refused with the stage, the
