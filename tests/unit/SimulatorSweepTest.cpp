@@ -2,7 +2,10 @@
 // launch, their outcomes counted. The negative tests build a race on purpose
 // (a poll erased; weights a stage writes, loaded before the poll as a
 // prefetched GEMV does on the GPU) and require more than one outcome, so
-// that the sweep is shown to be able to fail.
+// that the sweep is shown to be able to fail. This file is a binary of its
+// own, simulator_sweep_test, with the simulator compiled under TSan where the
+// compiler has it (tests/CMakeLists.txt): the tests on two threads are what
+// TSan checks.
 #include "FusedLaunch.h"
 
 #include "monodc/Simulator/Simulator.h"
@@ -294,6 +297,48 @@ TEST(SimulatorSweep, AReusedGemvResultNeverHidesARace) {
   sim::SweepResult racy = sweep(launch, inputs, 64);
   EXPECT_EQ(racy.outcomes, 2) << "outputs from @make's token and from zeros";
   EXPECT_EQ(racy.differingRegion, "y");
+}
+
+/// @make's 8 tasks each write 8 columns of the token @xs; @use's GEMV over
+/// read-only weights reads it with its poll erased, so the schedules give it
+/// many partly written tokens: many results reused, and many new ones kept,
+/// on both threads at once. One memo per thread, no locks (what TSan checks
+/// in this binary); the outcomes are the one thread's.
+TEST(SimulatorSweep, ThreadsKeepTheirOwnReusedResults) {
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {"gfx950", 4, 256, 1});
+  Region x = l.input("x", bf16, {1, 64});
+  Region w = l.weight("w", bf16, {32, 64});
+  Region xs = l.scratch("xs", bf16, {1, 64});
+  Region y = l.output("y", f32, {1, 32});
+  l.stage("make", 8, [&](Task &t) {
+    Index col = t.id() * 8;
+    t.store(xs, t.index(0), col, t.load(x, t.index(0), col, 8));
+  });
+  l.stage("use", 1, [&](Task &t) {
+    t.store(y, t.id(), 0, t.gemvRows(w, t.index(0), 32, xs, t.index(0), 1));
+  });
+  auto module = l.finish();
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module)));
+  auto launch = monodc::testing::launchOf(**module);
+  ASSERT_GT(eraseWaits(launch, "use"), 0);
+  sim::LaunchMemory inputs(launch);
+  std::vector<float> wv(32 * 64), xv(64);
+  for (size_t i = 0; i < wv.size(); ++i)
+    wv[i] = float(int(i % 7) - 3);
+  for (size_t i = 0; i < xv.size(); ++i)
+    xv[i] = float(int(i % 5) + 1);
+  ASSERT_FALSE(inputs.setValues("w", wv));
+  ASSERT_FALSE(inputs.setValues("x", xv));
+  sim::SweepResult one = sweep(launch, inputs, 400);
+  sim::SweepResult two = sweep(launch, inputs, 400, 2);
+  EXPECT_EQ(one.failedSchedule, -1) << one.failure;
+  EXPECT_EQ(two.failedSchedule, -1) << two.failure;
+  EXPECT_GT(one.outcomes, 2) << "the schedules must give the GEMV several partial tokens";
+  EXPECT_EQ(two.outcomes, one.outcomes);
+  EXPECT_EQ(two.firstDiffering, one.firstDiffering);
+  EXPECT_EQ(two.schedules, 400);
 }
 
 /// A registered launch on two threads (what TSan checks: scripts/sanitize.sh
