@@ -22,6 +22,18 @@ using namespace monodc::dsl;
 
 namespace {
 
+/// A 32 x 64 weight and 64 token values of small whole numbers: every order
+/// of summation gives their dot products exactly.
+struct SmallGemvInputs {
+  std::vector<float> weight = std::vector<float>(32 * 64), x = std::vector<float>(64);
+  SmallGemvInputs() {
+    for (size_t i = 0; i < weight.size(); ++i)
+      weight[i] = float(int(i % 7) - 3);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float(int(i % 5) + 1);
+  }
+};
+
 /// @fill's tasks write rows of @d, each a value of its own; @sum (one task)
 /// adds the rows up, so it waits for every task of @fill.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> handOffLaunch(mlir::MLIRContext &ctx,
@@ -182,13 +194,9 @@ TEST(SimulatorSweep, WeightsLoadedBeforeThePollAreModelled) {
       << "mono-plan-waits must not prefetch weights the launch writes";
 
   sim::LaunchMemory inputs(launch);
-  std::vector<float> src(32 * 64), x(64);
-  for (size_t i = 0; i < src.size(); ++i)
-    src[i] = float(int(i % 7) - 3);
-  for (size_t i = 0; i < x.size(); ++i)
-    x[i] = float(int(i % 5) + 1);
-  ASSERT_FALSE(inputs.setValues("src", src));
-  ASSERT_FALSE(inputs.setValues("x", x));
+  const SmallGemvInputs values;
+  ASSERT_FALSE(inputs.setValues("src", values.weight));
+  ASSERT_FALSE(inputs.setValues("x", values.x));
 
   // Read after the poll: every schedule sees @make's rows.
   gemv->removeAttr("mono.prefetched");
@@ -234,13 +242,9 @@ TEST(SimulatorSweep, AGemvWaitsForWeightsWrittenInTheLaunch) {
   EXPECT_FALSE(gemv->hasAttr("mono.prefetched")) << "written weights must be read after the poll";
 
   sim::LaunchMemory inputs(launch);
-  std::vector<float> srcValues(32 * 64), xValues(64);
-  for (size_t i = 0; i < srcValues.size(); ++i)
-    srcValues[i] = float(int(i % 7) - 3);
-  for (size_t i = 0; i < xValues.size(); ++i)
-    xValues[i] = float(int(i % 5) + 1);
-  ASSERT_FALSE(inputs.setValues("src", srcValues));
-  ASSERT_FALSE(inputs.setValues("x", xValues));
+  const SmallGemvInputs values;
+  ASSERT_FALSE(inputs.setValues("src", values.weight));
+  ASSERT_FALSE(inputs.setValues("x", values.x));
 
   sim::SweepResult result = sweep(launch, inputs, 64);
   EXPECT_EQ(result.failedSchedule, -1) << result.failure;
@@ -252,7 +256,7 @@ TEST(SimulatorSweep, AGemvWaitsForWeightsWrittenInTheLaunch) {
   for (int j = 0; j < 32; ++j) {
     float want = 0.0f;
     for (int k = 0; k < 64; ++k)
-      want += srcValues[j * 64 + k] * xValues[k];
+      want += values.weight[j * 64 + k] * values.x[k];
     EXPECT_EQ(got[j], want) << "output " << j;
   }
 
@@ -285,13 +289,9 @@ TEST(SimulatorSweep, AReusedGemvResultNeverHidesARace) {
   ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module)));
   auto launch = monodc::testing::launchOf(**module);
   sim::LaunchMemory inputs(launch);
-  std::vector<float> wv(32 * 64), xv(64);
-  for (size_t i = 0; i < wv.size(); ++i)
-    wv[i] = float(int(i % 7) - 3);
-  for (size_t i = 0; i < xv.size(); ++i)
-    xv[i] = float(int(i % 5) + 1);
-  ASSERT_FALSE(inputs.setValues("w", wv));
-  ASSERT_FALSE(inputs.setValues("x", xv));
+  const SmallGemvInputs values;
+  ASSERT_FALSE(inputs.setValues("w", values.weight));
+  ASSERT_FALSE(inputs.setValues("x", values.x));
   EXPECT_EQ(sweep(launch, inputs, 64).outcomes, 1);
   ASSERT_GT(eraseWaits(launch, "use"), 0);
   sim::SweepResult racy = sweep(launch, inputs, 64);
@@ -324,13 +324,9 @@ TEST(SimulatorSweep, ThreadsKeepTheirOwnReusedResults) {
   auto launch = monodc::testing::launchOf(**module);
   ASSERT_GT(eraseWaits(launch, "use"), 0);
   sim::LaunchMemory inputs(launch);
-  std::vector<float> wv(32 * 64), xv(64);
-  for (size_t i = 0; i < wv.size(); ++i)
-    wv[i] = float(int(i % 7) - 3);
-  for (size_t i = 0; i < xv.size(); ++i)
-    xv[i] = float(int(i % 5) + 1);
-  ASSERT_FALSE(inputs.setValues("w", wv));
-  ASSERT_FALSE(inputs.setValues("x", xv));
+  const SmallGemvInputs values;
+  ASSERT_FALSE(inputs.setValues("w", values.weight));
+  ASSERT_FALSE(inputs.setValues("x", values.x));
   sim::SweepResult one = sweep(launch, inputs, 400);
   sim::SweepResult two = sweep(launch, inputs, 400, 2);
   EXPECT_EQ(one.failedSchedule, -1) << one.failure;
