@@ -73,7 +73,8 @@ void addChunks(Launch &launch, const ModelConfig &c, int64_t heads, const std::s
     Index token = t.id() / (chunks * headGroups);
     Index chunk = (t.id() / headGroups) % chunks;
     Index firstHead = (t.id() % headGroups) * perTask;
-    Tile keySlots = unlessPad(t, slotMapping, token, t.load(slots, token, chunk * keys, keys), -1.0f);
+    Tile keySlots = unlessPad(t.load(slotMapping, token, 0, 1),
+                              t.load(slots, token, chunk * keys, keys), -1.0f);
     AttentionState s =
         t.attendChunk(q, token, firstHead * dim, perTask, dim, c.ropeDim, cache, keySlots);
     Index row = token * heads + firstHead;

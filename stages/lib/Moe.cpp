@@ -31,11 +31,12 @@ void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegi
     Tile chosen = gather(score, top.indices);
     Tile total = max(sumAlong(chosen, 1, c.topK, 1), t.constant(1e-20f));
     Tile ratio = t.constant(c.routedScaling) / total;
-    t.store(r.indices, t.id(), 0, unlessPad(t, r.slotMapping, t.id(), top.indices, -1.0f));
-    t.store(r.weights, t.id(), 0, unlessPad(t, r.slotMapping, t.id(), chosen * ratio, 0.0f));
+    Tile slot = t.load(r.slotMapping, t.id(), 0, 1);
+    t.store(r.indices, t.id(), 0, unlessPad(slot, top.indices, -1.0f));
+    t.store(r.weights, t.id(), 0, unlessPad(slot, chosen * ratio, 0.0f));
     if (!r.pairExperts.name().empty())
       t.store(r.pairExperts, t.index(0), t.id() * c.topK,
-              unlessPad(t, r.slotMapping, t.id(), top.indices, float(c.experts)));
+              unlessPad(slot, top.indices, float(c.experts)));
   });
 }
 

@@ -12,8 +12,7 @@ Index monodc::stages::tableRow(Task &t, const Region &positions, Index token) {
   return t.toIndex(max(t.load(positions, token, 0, 1), t.constant(0.0f)));
 }
 
-Tile monodc::stages::unlessPad(Task &t, const Region &slotMapping, Index token,
-                               const Tile &values, float padValue) {
-  return selectLess(t.load(slotMapping, token, 0, 1), t.constant(0.0f), t.constant(padValue),
-                    values);
+Tile monodc::stages::unlessPad(const Tile &slot, const Tile &values, float padValue) {
+  Task &t = *slot.owner();
+  return selectLess(slot, t.constant(0.0f), t.constant(padValue), values);
 }

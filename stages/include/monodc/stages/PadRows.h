@@ -26,9 +26,9 @@ dsl::Region declareSlotMapping(dsl::Launch &launch, const ModelConfig &config);
 /// inside the table.
 dsl::Index tableRow(dsl::Task &task, const dsl::Region &positions, dsl::Index token);
 
-/// `values` where token's slot_mapping is a real slot, else `padValue`.
-dsl::Tile unlessPad(dsl::Task &task, const dsl::Region &slotMapping, dsl::Index token,
-                    const dsl::Tile &values, float padValue);
+/// `values` where `slot` (a row's slot_mapping, loaded) is a real slot, else
+/// `padValue`.
+dsl::Tile unlessPad(const dsl::Tile &slot, const dsl::Tile &values, float padValue);
 
 } // namespace monodc::stages
 
