@@ -142,7 +142,7 @@ private:
     // The trailing RING and X32 template arguments, left to their defaults
     // (0) where they are.
     std::string ringAndX32;
-    if (gemvRowsStagesF32(g.getOutputs(), block, launch.getArch()))
+    if (g.getLowering() == GemvLowering::FmaChainsF32)
       ringAndX32 = ", " + ring + ", 1";
     else if (ringAttr)
       ringAndX32 = ", " + ring;

@@ -49,6 +49,16 @@ bool fitsBf16Mfma(GemvRowsOp g, int64_t block, const Target &target) {
                              static_cast<int>(block));
 }
 
+/// Fma chains stage their tokens as f32 words where the target's shared
+/// memory leaves room for twice the bytes and the reads are broadcasts: on
+/// NVIDIA (sm_90's 227 KB a CTA), with one thread a row (outputs == block),
+/// so every lane of a warp reads the same words and the loop unpacks
+/// nothing. With several threads a row the reads are distinct and the
+/// doubled bytes make the loop wait on shared memory (measured on sm_90).
+bool stagesTokensAsF32(GemvRowsOp g, int64_t block, const Target &target) {
+  return target.isNvidia() && g.getOutputs() == block;
+}
+
 GemvLowering choose(GemvRowsOp g, int64_t block, const Target &target) {
   if (fitsScaledMfma(g, block, target))
     return GemvLowering::ScaledMfma;
@@ -56,7 +66,8 @@ GemvLowering choose(GemvRowsOp g, int64_t block, const Target &target) {
     return GemvLowering::Bf16Mfma;
   if (gemvRowsUsesMma(g, block, llvm::StringRef(target.name.data(), target.name.size())))
     return GemvLowering::WarpMma;
-  return GemvLowering::FmaChains;
+  return stagesTokensAsF32(g, block, target) ? GemvLowering::FmaChainsF32
+                                             : GemvLowering::FmaChains;
 }
 
 /// Whether the target can run `lowering` for `g`; the reason if not.
@@ -64,6 +75,7 @@ std::optional<std::string> refusal(GemvRowsOp g, GemvLowering lowering, int64_t 
                                    const Target &target) {
   switch (lowering) {
   case GemvLowering::FmaChains:
+  case GemvLowering::FmaChainsF32:
     return std::nullopt;
   case GemvLowering::WarpMma:
     if (gemvRowsUsesMma(g, block, llvm::StringRef(target.name.data(), target.name.size())))

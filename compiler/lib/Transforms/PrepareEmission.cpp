@@ -57,7 +57,7 @@ int64_t monodc::mono::gemvRowsMmaPassTokens(GemvRowsOp g, int64_t block) {
 int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
   if (!targetOf(arch).asyncCopy) // the ring is written on cp.async (MONO_HAS_ASYNC_COPY)
     return 0;
-  if (g.getLowering() != GemvLowering::FmaChains)
+  if (g.getLowering() != GemvLowering::FmaChains && g.getLowering() != GemvLowering::FmaChainsF32)
     return 0;
   // One token only: with several, the loop already waits on shared memory
   // (each of a warp's threads reads its own token words), and the ring's
@@ -142,7 +142,7 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
                                         static_cast<int>(g.getTokens()),
                                         static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
     int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
-    int64_t own = chunk * k * (gemvRowsStagesF32(g.getOutputs(), block, arch) ? 4 : 2) + chunk * block * 4 +
+    int64_t own = chunk * k * (g.getLowering() == GemvLowering::FmaChainsF32 ? 4 : 2) + chunk * block * 4 +
                   size(g.getResult()) * 4;
     int64_t ring = gemvRowsRingBytes(g, block, arch);
     return ring ? llvm::alignTo(own, 16) + ring : own;

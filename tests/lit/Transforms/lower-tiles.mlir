@@ -87,6 +87,39 @@ mono.launch @hopper attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i6
 
 // -----
 
+// Fma chains stage their tokens as f32 words on NVIDIA with one thread a
+// row (256 rows over a block of 256); with several threads a row (128
+// rows), and on gfx950, as bf16 halves. A preset fma_chains is kept.
+// CHECK-LABEL: mono.launch @hopperchains
+// CHECK: mono.gemv_rows @w256{{.*}} lowered to fma_chains_f32
+// CHECK: mono.gemv_rows @w128{{.*}} lowered to fma_chains :
+// CHECK: mono.gemv_rows @w256{{.*}} lowered to fma_chains :
+// CHECK-LABEL: mono.launch @amdchains
+// CHECK: mono.gemv_rows @w256{{.*}} lowered to fma_chains :
+mono.launch @hopperchains attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w256 weight : f32 [256, 512]
+  mono.region @w128 weight : f32 [128, 512]
+  mono.region @x input : f32 [1, 512]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %a = mono.gemv_rows @w256[%c0], @x[%c0] tokens 1 : !mono.tile<256, f32>
+    %b = mono.gemv_rows @w128[%c0], @x[%c0] tokens 1 : !mono.tile<128, f32>
+    %c = mono.gemv_rows @w256[%c0], @x[%c0] tokens 1 lowered to fma_chains : !mono.tile<256, f32>
+  }
+}
+mono.launch @amdchains attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w256 weight : f32 [256, 512]
+  mono.region @x input : f32 [1, 512]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %a = mono.gemv_rows @w256[%c0], @x[%c0] tokens 1 : !mono.tile<256, f32>
+  }
+}
+
+// -----
+
 // A lowering already set is kept where the target runs it, refused where
 // it does not.
 // CHECK-LABEL: mono.launch @kept

@@ -116,17 +116,6 @@ int64_t gemvRowsMmaPassTokens(GemvRowsOp g, int64_t block);
 /// tensor cores.
 int64_t gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::StringRef arch);
 
-/// Whether a gemv_rows stages its tokens in shared memory as f32 rather than
-/// bf16 (no unpacking in the loop, twice the bytes read): on sm_90, whose
-/// 227 KB of shared memory a CTA leave room for it, and only with one
-/// thread a row, where every thread of a warp reads the same words (a
-/// broadcast), so the doubled bytes are broadcasts and the loop unpacks
-/// nothing. With several threads a row the reads are distinct and the
-/// doubled bytes make the loop wait on shared memory.
-inline bool gemvRowsStagesF32(int64_t outputs, int64_t block, llvm::StringRef arch) {
-  return targetOf(arch).isNvidia() && outputs == block;
-}
-
 /// Shared memory (bytes) the building block of `op` needs on `arch`, 0 for
 /// none.
 int64_t sharedBytesFor(mlir::Operation *op, int64_t block, llvm::StringRef arch);

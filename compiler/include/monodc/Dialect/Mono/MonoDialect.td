@@ -92,7 +92,10 @@ def Mono_GemvLowering : I32EnumAttr<"GemvLowering",
     I32EnumAttrCase<"FmaChains", 0, "fma_chains">,
     I32EnumAttrCase<"WarpMma", 1, "warp_mma">,
     I32EnumAttrCase<"ScaledMfma", 2, "scaled_mfma">,
-    I32EnumAttrCase<"Bf16Mfma", 3, "bf16_mfma">]> {
+    I32EnumAttrCase<"Bf16Mfma", 3, "bf16_mfma">,
+    // fma chains whose tokens are staged in shared memory as f32 words
+    // rather than bf16 halves: no unpacking in the loop, twice the bytes.
+    I32EnumAttrCase<"FmaChainsF32", 4, "fma_chains_f32">]> {
   let cppNamespace = "::monodc::mono";
 }
 
