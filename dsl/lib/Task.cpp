@@ -233,7 +233,7 @@ Tile monodc::dsl::gather(const Tile &table, const Tile &indices) {
     return {};
   return Tile(task, mono::GatherOp::create(task->b(), locOf(*task),
                                            tileType(*task, indices.size(), DType::F32),
-                                           table.get(), indices.get()));
+                                           table.get(), indices.get(), mono::RearrangementAttr()));
 }
 Tile monodc::dsl::sqrt(const Tile &x) { return unary<mono::SqrtOp>(x, "sqrt"); }
 Tile monodc::dsl::exp2(const Tile &x) { return unary<mono::Exp2Op>(x, "exp2"); }
@@ -247,7 +247,8 @@ static Tile reduce(const Tile &x, mono::ReduceKind kind, const char *what) {
   Task *task = in.owner();
   return Tile(task, mono::ReduceOp::create(task->b(), locOf(*task),
                                            tileType(*task, 1, DType::F32), kind, in.get(),
-                                           DenseI64ArrayAttr(), IntegerAttr()));
+                                           DenseI64ArrayAttr(), IntegerAttr(),
+                                           mono::RearrangementAttr()));
 }
 
 static Tile reduceAxis(const Tile &x, int64_t rows, int64_t cols, int64_t axis,
@@ -266,7 +267,7 @@ static Tile reduceAxis(const Tile &x, int64_t rows, int64_t cols, int64_t axis,
   return Tile(task, mono::ReduceOp::create(b, locOf(*task),
                                            tileType(*task, axis == 1 ? rows : cols, DType::F32),
                                            kind, in.get(), b.getDenseI64ArrayAttr({rows, cols}),
-                                           b.getI64IntegerAttr(axis)));
+                                           b.getI64IntegerAttr(axis), mono::RearrangementAttr()));
 }
 
 Tile monodc::dsl::sumAlong(const Tile &x, int64_t rows, int64_t cols, int64_t axis) {
@@ -290,7 +291,7 @@ Tile monodc::dsl::expand(const Tile &x, int64_t rows, int64_t cols, int64_t axis
   auto &b = task->b();
   return Tile(task, mono::ExpandOp::create(b, locOf(*task), tileType(*task, rows * cols, DType::F32),
                                            in.get(), b.getDenseI64ArrayAttr({rows, cols}),
-                                           b.getI64IntegerAttr(axis)));
+                                           b.getI64IntegerAttr(axis), mono::RearrangementAttr()));
 }
 
 Tile monodc::dsl::fma(const Tile &a, const Tile &b, const Tile &c) {
@@ -333,7 +334,7 @@ Tile Tile::slice(int64_t offset, int64_t count, int64_t stride, int64_t block) c
   return Tile(task, mono::SliceOp::create(b, locOf(*task), tileType(*task, count, dtype()), value,
                                           b.getI64IntegerAttr(offset),
                                           b.getI64IntegerAttr(stride),
-                                          b.getI64IntegerAttr(block)));
+                                          b.getI64IntegerAttr(block), mono::RearrangementAttr()));
 }
 
 Tile monodc::dsl::interleave(const Tile &a, const Tile &b) {

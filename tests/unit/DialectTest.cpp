@@ -45,7 +45,8 @@ Built buildNormLaunch(MLIRContext &ctx, Type storeType) {
   Value x = LoadOp::create(b, loc, bf16Tile, "x", t, c0);
   Value xf = CastOp::create(b, loc, f32Tile, x);
   Value sq = MulOp::create(b, loc, f32Tile, xf, xf);
-  Value s = ReduceOp::create(b, loc, scalar, ReduceKind::Sum, sq, DenseI64ArrayAttr(), IntegerAttr());
+  Value s = ReduceOp::create(b, loc, scalar, ReduceKind::Sum, sq, DenseI64ArrayAttr(), IntegerAttr(),
+                              RearrangementAttr());
   Value r = RsqrtOp::create(b, loc, scalar, s);
   Value y = MulOp::create(b, loc, f32Tile, xf, r);
   Value yb = CastOp::create(b, loc, bf16Tile, y);

@@ -205,7 +205,7 @@ private:
     if ((isa<PublishOp>(op) && !options.unfused) || isa<PublishPeerOp>(op))
       return "mono_prof_publish";
     if (auto r = dyn_cast<ReduceOp>(op))
-      return !rearrangesInThread(r, block) && !r.getShape() ? "mono_prof_block" : nullptr;
+      return !r.getShape() ? "mono_prof_block" : nullptr;
     if (isa<QuantizeMxfp8Op, TopKOp, ExpertGroupsOp>(op))
       return "mono_prof_block";
     return nullptr;
@@ -267,14 +267,14 @@ private:
   /// have been), then one barrier, then reads. Its reads stay behind no
   /// barrier: the next write to that area, or any other user of shared
   /// memory, first waits for them (settleSharedReads). A large one keeps a
-  /// barrier on either side. Where `in` and the result fit the lanes of
-  /// warp 0 (inWarp0), the values are read by warp shuffles instead, with
-  /// no shared memory and no barrier.
-  LogicalResult throughShared(Value in, Value out,
+  /// barrier on either side. A rearrangement `via shuffle` (`op`'s, as
+  /// mono-lower-tiles chose: `in` in the first wave's lanes) reads the values
+  /// by shuffles instead, with no shared memory and no barrier.
+  LogicalResult throughShared(Operation *op, Value in, Value out,
                               llvm::function_ref<std::string(SharedElement)> source) {
     std::string name = define(out, "t");
     declareTile(out, name);
-    if (inWarp0(in, out)) {
+    if (rearrangementOf(op) == Rearrangement::Shuffle) {
       // Every lane takes part in the shuffles, those past the result's end
       // too (their values go unused; a lane index is taken modulo the warp).
       const std::string read = source([&](const std::string &index) {
@@ -315,14 +315,6 @@ private:
       forgetSharedAreas();  // the tile spans them
     }
     return success();
-  }
-  /// A tile of at most a warp's width of values sits in warp 0's lanes (one
-  /// slot, value i in lane i), and a result of more than one value is only
-  /// read in the lanes that hold it; a one-value result is every thread's,
-  /// so it still goes through shared memory.
-  bool inWarp0(Value in, Value out) {
-    const int64_t warp = targetOf(launch.getArch()).waveSize;
-    return block >= warp && sizeOf(in) <= warp && sizeOf(out) > 1 && sizeOf(out) <= warp;
   }
   /// The least recently used area that nobody has read since the last
   /// barrier, after a barrier if every one has been read.
@@ -375,19 +367,6 @@ private:
     sharedUse.quietSinceBarrier = false;
     forgetSharedAreas();
   }
-  /// The expand whose input is `r`'s result alone, along the same axis of
-  /// the same shape: the pair prints as one rearrangement (each value the
-  /// reduction of its own row or column, in the same order), one round trip
-  /// through shared memory instead of two.
-  static ExpandOp expandOfReduction(ReduceOp r) {
-    if (!r.getShape() || !r.getResult().hasOneUse())
-      return {};
-    auto expand = dyn_cast<ExpandOp>(*r.getResult().getUsers().begin());
-    if (!expand || expand.getAxis() != *r.getAxis() ||
-        llvm::ArrayRef<int64_t>(expand.getShape()) != llvm::ArrayRef<int64_t>(*r.getShape()))
-      return {};
-    return expand;
-  }
   /// Reduction `r` (a small axis reduction) of row or column `line` (an
   /// expression of i) of the tile in shared memory, as an expression: the
   /// values in index order.
@@ -411,7 +390,7 @@ private:
            std::to_string(extent) + "; ++j) acc = " + combine + "; return acc; }()";
   }
   /// An axis-0 reduction or expand whose values stay in their threads
-  /// (rearrangesInThread): the input's slot for output slot s is
+  /// (`via in_thread`): the input's slot for output slot s is
   /// j * (cols / block) + s for the reduction's j, s % (cols / block) for
   /// the expand's. The reduction folds in index order, as through shared
   /// memory.
@@ -760,7 +739,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
       prefetchBefore(op, skipCount);
     // (An interleave keeps its own barriers, as the rearrangements do.)
-    const bool rearrangement = bool(rearrangedTile(&op, block)) || isa<InterleaveOp>(op);
+    const bool rearrangement = bool(rearrangedTile(&op)) || isa<InterleaveOp>(op);
     const bool otherSharedUser =
         !rearrangement && sharedBytesFor(&op, block, launch.getArch()) > 0;
     const bool areaCall = usesOneArea(op);
@@ -938,7 +917,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       })
       .Case<GatherOp>([&](GatherOp op) {
         const std::string index = "(int)" + slot(op.getIndices());
-        return throughShared(op.getTable(), op.getResult(),
+        return throughShared(op, op.getTable(), op.getResult(),
                              [&](SharedElement element) { return element(index); });
       })
       .Case<TopKOp>([&](TopKOp op) {
@@ -981,7 +960,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
             op.getBlock() == 1
                 ? offset + " + i * " + stride
                 : offset + " + i / " + run + " * " + stride + " + i % " + run;
-        return throughShared(op.getInput(), op.getResult(),
+        return throughShared(op, op.getInput(), op.getResult(),
                              [&](SharedElement element) { return element(index); });
       })
       .Case<InterleaveOp>([&](InterleaveOp op) {
@@ -1020,16 +999,16 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         return success();
       })
       .Case<ExpandOp>([&](ExpandOp op) {
-        if (rearrangesInThread(op, block))
+        if (op.getVia() == Rearrangement::InThread)
           return inThread(op);
         std::string cols = std::to_string(op.getShape()[1]);
         auto reduce = op.getInput().getDefiningOp<ReduceOp>();
         const std::string line = op.getAxis() == 1 ? "i / " + cols : "i % " + cols;
         if (reduce && expandOfReduction(reduce) == op)
-          return throughShared(reduce.getInput(), op.getResult(), [&](SharedElement element) {
+          return throughShared(op, reduce.getInput(), op.getResult(), [&](SharedElement element) {
             return axisReduction(reduce, line, element);
           });
-        return throughShared(op.getInput(), op.getResult(),
+        return throughShared(op, op.getInput(), op.getResult(),
                              [&](SharedElement element) { return element(line); });
       })
       .Case<SqrtOp>([&](Operation *o) { return unary(o, "mono_sqrt({0})"); })
@@ -1039,7 +1018,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       .Case<NegOp>([&](Operation *o) { return unary(o, "-{0}"); })
       .Case<AbsOp>([&](Operation *o) { return unary(o, "mono_fabs({0})"); })
       .Case<ReduceOp>([&](ReduceOp r) -> LogicalResult {
-        if (rearrangesInThread(r, block))
+        if (r.getVia() == Rearrangement::InThread)
           return inThread(r);
         if (r.getShape()) {
           // Small axis reductions: through shared memory, each result summed
@@ -1047,7 +1026,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
           // printed there.
           if (expandOfReduction(r))
             return success();
-          return throughShared(r.getInput(), r.getResult(), [&](SharedElement element) {
+          return throughShared(r, r.getInput(), r.getResult(), [&](SharedElement element) {
             return axisReduction(r, "i", element);
           });
         }

@@ -161,6 +161,22 @@ std::optional<std::string> refusal(AttendChunkOp a, AttendLowering lowering, int
          ", whole 64-dim scale groups, and dims and keys that the block's threads share evenly";
 }
 
+/// In its threads where the values already sit there, by shuffles where
+/// the input fits the first wave's lanes (no shared memory, no barrier),
+/// else through shared memory. A reduction that an expand takes whole moves
+/// as the pair does.
+Rearrangement chooseVia(Operation *op, int64_t block, const Target &target) {
+  if (canRearrangeInThread(op, block))
+    return Rearrangement::InThread;
+  if (canRearrangeByShuffle(op, block, target.waveSize))
+    return Rearrangement::Shuffle;
+  return Rearrangement::Shared;
+}
+
+void setVia(Operation *op, Rearrangement via) {
+  op->setAttr("via", RearrangementAttr::get(op->getContext(), via));
+}
+
 struct LowerTiles : public monodc::mono::impl::LowerTilesBase<LowerTiles> {
   void runOnOperation() override {
     bool failed = false;
@@ -170,6 +186,15 @@ struct LowerTiles : public monodc::mono::impl::LowerTilesBase<LowerTiles> {
       const Target &target = targetOf(launch.getArch());
       const int64_t block = launch.getBlock();
       launch.walk([&](Operation *op) {
+        if (isRearrangement(op)) {
+          if (auto why = loweringRefusal(op, block, launch.getArch())) {
+            op->emitOpError() << *why;
+            failed = true;
+          } else if (!rearrangementOf(op)) {
+            setVia(op, chooseVia(op, block, target));
+          }
+          return;
+        }
         auto g = dyn_cast<GemvRowsOp>(op);
         auto a = dyn_cast<AttendChunkOp>(op);
         if (!g && !a)
@@ -196,6 +221,8 @@ std::optional<std::string> monodc::mono::loweringRefusal(Operation *op, int64_t 
   if (!isSupportedArch(arch))
     return std::nullopt;  // mono-prepare-emission refuses the arch itself
   const Target &target = targetOf(arch);
+  if (isRearrangement(op))
+    return rearrangementRefusal(op, block, target.waveSize);
   if (auto g = dyn_cast<GemvRowsOp>(op); g && g.getLowering())
     if (auto reason = refusal(g, *g.getLowering(), block, target))
       return "lowered to " + stringifyGemvLowering(*g.getLowering()).str() + ": " + *reason;

@@ -1,6 +1,7 @@
 //===- PrepareEmission.cpp - make a launch ready for the HIP printer ------===//
 #include "monodc/Transforms/Passes.h"
 
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 
 // The device library's gemv_rows slice shapes (runtime/device).
@@ -77,7 +78,21 @@ int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::Strin
   return int64_t{mono_ring_stages} * mono_gemv_group(kind) * block * mono_gemv_slot(kind);
 }
 
-bool monodc::mono::rearrangesInThread(Operation *op, int64_t block) {
+bool monodc::mono::isRearrangement(Operation *op) {
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return static_cast<bool>(r.getShape());
+  return isa<SliceOp, ExpandOp, GatherOp>(op);
+}
+
+std::optional<Rearrangement> monodc::mono::rearrangementOf(Operation *op) {
+  if (!isRearrangement(op))
+    return std::nullopt;
+  return llvm::TypeSwitch<Operation *, std::optional<Rearrangement>>(op)
+      .Case<SliceOp, ExpandOp, GatherOp, ReduceOp>([](auto o) { return o.getVia(); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+bool monodc::mono::canRearrangeInThread(Operation *op, int64_t block) {
   std::optional<int64_t> axis;
   llvm::ArrayRef<int64_t> shape;
   if (auto r = dyn_cast<ReduceOp>(op); r && r.getShape()) {
@@ -90,16 +105,59 @@ bool monodc::mono::rearrangesInThread(Operation *op, int64_t block) {
   return axis == 0 && shape.size() == 2 && shape[1] % block == 0;
 }
 
-Value monodc::mono::rearrangedTile(Operation *op, int64_t block) {
-  if (rearrangesInThread(op, block))
+ExpandOp monodc::mono::expandOfReduction(ReduceOp r) {
+  if (!r.getShape() || !r.getResult().hasOneUse())
+    return {};
+  auto expand = dyn_cast<ExpandOp>(*r.getResult().getUsers().begin());
+  if (!expand || expand.getAxis() != *r.getAxis() ||
+      llvm::ArrayRef<int64_t>(expand.getShape()) != llvm::ArrayRef<int64_t>(*r.getShape()))
+    return {};
+  return expand;
+}
+
+std::pair<Value, Value> monodc::mono::rearrangedTiles(Operation *op) {
+  if (auto r = dyn_cast<ReduceOp>(op))
+    if (ExpandOp expand = expandOfReduction(r))
+      return {r.getInput(), expand.getResult()};
+  if (auto e = dyn_cast<ExpandOp>(op))
+    if (auto r = e.getInput().getDefiningOp<ReduceOp>(); r && expandOfReduction(r) == e)
+      return {r.getInput(), e.getResult()};
+  if (auto g = dyn_cast<GatherOp>(op))
+    return {g.getTable(), g.getResult()};
+  return {op->getOperand(0), op->getResult(0)};
+}
+
+bool monodc::mono::canRearrangeByShuffle(Operation *op, int64_t block, int64_t waveSize) {
+  auto [in, out] = rearrangedTiles(op);
+  auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
+  return block >= waveSize && size(in) <= waveSize && size(out) > 1 && size(out) <= waveSize;
+}
+
+std::optional<std::string> monodc::mono::rearrangementRefusal(Operation *op, int64_t block,
+                                                              int64_t waveSize) {
+  std::optional<Rearrangement> via = rearrangementOf(op);
+  if (!via)
+    return std::nullopt;
+  std::string reason;
+  if (*via == Rearrangement::InThread && !canRearrangeInThread(op, block))
+    reason = "only an axis-0 reduction or expand whose columns are whole blocks (" +
+             std::to_string(block) + ") keeps its values in their threads";
+  else if (*via == Rearrangement::Shuffle && !canRearrangeByShuffle(op, block, waveSize))
+    reason = "shuffles need an input of at most a wave (" + std::to_string(waveSize) +
+             " values) and a result of 2 to " + std::to_string(waveSize) + " values";
+  if (reason.empty())
+    return std::nullopt;
+  return "via " + stringifyRearrangement(*via).str() + ": " + reason;
+}
+
+Value monodc::mono::rearrangedTile(Operation *op) {
+  if (rearrangementOf(op) != Rearrangement::Shared)
     return {};
   if (auto r = dyn_cast<ReduceOp>(op))
-    return r.getShape() ? r.getInput() : Value();
+    return r.getInput();
   if (auto g = dyn_cast<GatherOp>(op))
     return g.getTable();
-  if (isa<SliceOp, ExpandOp>(op))
-    return op->getOperand(0);
-  return {};
+  return op->getOperand(0);
 }
 
 int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringRef arch) {
@@ -115,9 +173,9 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
                 : words) *
            4;
   };
-  if (rearrangesInThread(op, block))
+  if (auto via = rearrangementOf(op); via && *via != Rearrangement::Shared)
     return 0;
-  const Value in = rearrangedTile(op, block);
+  const Value in = rearrangedTile(op);
   const int64_t rearranged = in ? inAnArea(size(in)) : 0;
   if (auto r = dyn_cast<ReduceOp>(op))
     return std::max({inAnArea(block), size(r.getInput()) * 4, rearranged});
@@ -203,6 +261,12 @@ struct PrepareEmission
                                (isa<AttendChunkOp>(op) && !cast<AttendChunkOp>(op).getLowering());
         if (unlowered) {
           op->emitOpError() << "has no lowering: mono-lower-tiles chooses its building block "
+                               "before the emission is prepared";
+          failed = true;
+          return;
+        }
+        if (isRearrangement(op) && !rearrangementOf(op)) {
+          op->emitOpError() << "has no `via`: mono-lower-tiles chooses how it moves its values "
                                "before the emission is prepared";
           failed = true;
           return;

@@ -463,3 +463,14 @@ mono.launch @place attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i6
 // expected-error @+1 {{'mono.advance_epoch' must be true or false}}
 mono.launch @flag attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64, mono.advance_epoch = 1 : i64} {
 }
+
+// -----
+
+mono.launch @wholevia attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.reduce' op reduces the whole tile in a library call; `via` belongs on axis reductions}}
+    %s = mono.reduce sum %x via shared : !mono.tile<64, f32> -> !mono.tile<1, f32>
+  }
+}

@@ -27,6 +27,8 @@ mono.launch @front attributes {arch = "gfx950", grid = 256 : i64, block = 256 : 
     %m = mono.reduce absmax %x : !mono.tile<64, f32> -> !mono.tile<1, f32>
     // CHECK: mono.slice %{{.*}}[16] {block = 16 : i64, stride = 32 : i64} : <64, f32> -> <32, f32>
     %up = mono.slice %x[16] {stride = 32 : i64, block = 16 : i64} : !mono.tile<64, f32> -> !mono.tile<32, f32>
+    // CHECK: mono.slice %{{.*}}[0] via shuffle : <64, f32> -> <8, f32>
+    %lo = mono.slice %x[0] via shuffle : !mono.tile<64, f32> -> !mono.tile<8, f32>
     // CHECK: mono.expert_groups %{{.*}} group 8 : <64, f32> -> <64, f32>, <64, f32>, <64, f32>, <64, f32>
     %se, %sf, %sc, %pr = mono.expert_groups %x group 8 : !mono.tile<64, f32> -> !mono.tile<64, f32>, !mono.tile<64, f32>, !mono.tile<64, f32>, !mono.tile<64, f32>
     %a = mono.add %s, %eps : !mono.tile<1, f32>, !mono.tile<1, f32> -> !mono.tile<1, f32>

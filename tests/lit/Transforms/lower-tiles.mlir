@@ -360,3 +360,87 @@ mono.launch @bigchunkpreset942 attributes {arch = "gfx942", grid = 4 : i64, bloc
     %m, %l, %p = mono.attend_chunk @q[%t, %c0], @cache[%s] lowered to bf16_mfma {heads = 8 : i64, headDim = 512 : i64, ropeDim = 64 : i64} : !mono.tile<64, f32> -> !mono.tile<8, f32>, !mono.tile<8, f32>, !mono.tile<4096, f32>
   }
 }
+
+// -----
+
+// Rearrangements get a `via`: an axis-0 reduction or expand whose columns
+// are whole blocks stays in its threads; an input of at most a wave's values
+// (64 on gfx950, 32 on sm_90) to 2..wave values goes by shuffles; anything
+// else, and a one-value result, through shared memory. A reduction that an
+// expand of the same shape takes whole moves as the pair (its input, the
+// expand's result).
+// CHECK-LABEL: mono.launch @amdvia
+// CHECK: mono.reduce sum %{{.*}} via in_thread
+// CHECK: mono.expand %{{.*}} via in_thread
+// CHECK: mono.slice %{{.*}}[0] via shuffle
+// CHECK: mono.slice %{{.*}}[0] via shared
+// CHECK: mono.slice %{{.*}}[3] via shared
+// CHECK: mono.gather %{{.*}}[%{{.*}}] via shuffle
+// CHECK: mono.reduce max %{{.*}} via shuffle
+// CHECK: mono.expand %{{.*}} via shuffle
+// CHECK: mono.reduce max %{{.*}} via shared
+// CHECK-LABEL: mono.launch @hoppervia
+// CHECK: mono.slice %{{.*}}[0] via shared
+// CHECK: mono.slice %{{.*}}[0] via shuffle
+mono.launch @amdvia attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %big = mono.constant 1.0 : !mono.tile<1024, f32>
+    %r = mono.reduce sum %big {shape = array<i64: 4, 256>, axis = 0 : i64} : !mono.tile<1024, f32> -> !mono.tile<256, f32>
+    %e = mono.expand %r {shape = array<i64: 4, 256>, axis = 0 : i64} : !mono.tile<256, f32> -> !mono.tile<1024, f32>
+    %x = mono.constant 1.0 : !mono.tile<64, f32>
+    %a = mono.slice %x[0] : !mono.tile<64, f32> -> !mono.tile<32, f32>
+    %b = mono.slice %big[0] : !mono.tile<1024, f32> -> !mono.tile<32, f32>
+    %c = mono.slice %x[3] : !mono.tile<64, f32> -> !mono.tile<1, f32>
+    %i = mono.constant 2.0 : !mono.tile<16, f32>
+    %g = mono.gather %x[%i] : !mono.tile<64, f32>, !mono.tile<16, f32> -> !mono.tile<16, f32>
+    %m = mono.reduce max %x {shape = array<i64: 4, 16>, axis = 1 : i64} : !mono.tile<64, f32> -> !mono.tile<4, f32>
+    %me = mono.expand %m {shape = array<i64: 4, 16>, axis = 1 : i64} : !mono.tile<4, f32> -> !mono.tile<64, f32>
+    %w = mono.reduce max %big {shape = array<i64: 32, 32>, axis = 1 : i64} : !mono.tile<1024, f32> -> !mono.tile<32, f32>
+  }
+}
+mono.launch @hoppervia attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<64, f32>
+    %a = mono.slice %x[0] : !mono.tile<64, f32> -> !mono.tile<32, f32>
+    %y = mono.constant 1.0 : !mono.tile<32, f32>
+    %b = mono.slice %y[0] : !mono.tile<32, f32> -> !mono.tile<16, f32>
+  }
+}
+
+// -----
+
+// A `via` already set is kept where the rearrangement can move that way
+// (shared memory always can), refused naming why where it cannot.
+// CHECK-LABEL: mono.launch @presetvia
+// CHECK: mono.slice %{{.*}}[0] via shared
+mono.launch @presetvia attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<64, f32>
+    %a = mono.slice %x[0] via shared : !mono.tile<64, f32> -> !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+mono.launch @badshuffle attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<128, f32>
+    // expected-error @+1 {{'mono.slice' op via shuffle: shuffles need an input of at most a wave (64 values) and a result of 2 to 64 values}}
+    %a = mono.slice %x[0] via shuffle : !mono.tile<128, f32> -> !mono.tile<32, f32>
+  }
+}
+
+// -----
+
+mono.launch @badinthread attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<512, f32>
+    // expected-error @+1 {{'mono.reduce' op via in_thread: only an axis-0 reduction or expand whose columns are whole blocks (256) keeps its values in their threads}}
+    %r = mono.reduce sum %x via in_thread {shape = array<i64: 4, 128>, axis = 0 : i64} : !mono.tile<512, f32> -> !mono.tile<128, f32>
+  }
+}

@@ -39,3 +39,23 @@ mono.launch @presetwarpmma attributes {arch = "gfx950", grid = 4 : i64, block = 
     %y = mono.gemv_rows @w[%c0], @x[%c0] tokens 1 lowered to warp_mma : !mono.tile<8, f32>
   }
 }
+
+// A rearrangement whose `via` mono-lower-tiles has not chosen is refused
+// too, and a preset one it cannot take, with lower-tiles' reason.
+mono.launch @unloweredvia attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.slice' op has no `via`: mono-lower-tiles chooses how it moves its values before the emission is prepared}}
+    %a = mono.slice %x[0] : !mono.tile<64, f32> -> !mono.tile<32, f32>
+  }
+}
+
+mono.launch @presetvia attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.slice' op via shuffle: shuffles need an input of at most a wave (64 values) and a result of 2 to 64 values}}
+    %a = mono.slice %x[3] via shuffle : !mono.tile<64, f32> -> !mono.tile<1, f32>
+  }
+}

@@ -284,10 +284,24 @@ mono.launch @toomuch attributes {arch = "gfx942", grid = 4 : i64, block = 512 : 
 // -----
 
 // A slice of a small tile (at most 1024 values) may take the last of the
-// three areas of small rearrangements: (2 x 1024 + 64) floats. A large one
+// three areas of small rearrangements: (2 x 1024 + 128) floats. A large one
 // needs its input only: 2048 floats.
-// CHECK: mono.launch @smallslice attributes {{{.*}}mono.lds_bytes = 8448 : i64
+// CHECK: mono.launch @smallslice attributes {{{.*}}mono.lds_bytes = 8704 : i64
 mono.launch @smallslice attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<128, f32>
+    %up = mono.slice %x[16] {stride = 32 : i64, block = 16 : i64} : !mono.tile<128, f32> -> !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+// A slice of at most a wave's values (64 on gfx950) to more than one goes by
+// shuffles (mono-lower-tiles' via): no shared memory (the launch's minimum
+// of 4 bytes).
+// CHECK: mono.launch @shuffledslice attributes {{{.*}}mono.lds_bytes = 4 : i64
+mono.launch @shuffledslice attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   mono.stage @s tasks 1 {
   ^bb0(%t: index):
     %x = mono.constant 1.0 : !mono.tile<64, f32>

@@ -92,7 +92,8 @@ inline int64_t gemvRowsChunkTokens(int64_t k, int64_t tokens, int64_t block) {
 int64_t gemvRowsWeightKind(GemvRowsOp g);
 
 /// Why a gemv_rows or attend_chunk cannot run the lowering it carries on
-/// `arch` ("lowered to L: reason"); nullopt when it can, carries none, or is
+/// `arch` ("lowered to L: reason"), or a rearrangement its `via`
+/// (rearrangementRefusal); nullopt when it can, carries none, or is
 /// another op. mono-lower-tiles and mono-prepare-emission both refuse
 /// through it, so a preset lowering never reaches the shape functions.
 std::optional<std::string> loweringRefusal(mlir::Operation *op, int64_t block,
@@ -130,16 +131,39 @@ int64_t sharedBytesFor(mlir::Operation *op, int64_t block, llvm::StringRef arch)
 /// cycles through three tiles.
 constexpr int64_t kSmallRearrangementWords = 1024;
 constexpr int64_t kRearrangementAreas = 3;
+/// Rearrangements: a slice, expand, gather or axis reduction moves values
+/// between threads; mono-lower-tiles records how in its `via`
+/// (Rearrangement), the printer prints that and mono-prepare-emission sizes
+/// it. Whether `op` is one.
+bool isRearrangement(mlir::Operation *op);
+/// Its `via`; nullopt where unset or for another op.
+std::optional<Rearrangement> rearrangementOf(mlir::Operation *op);
 /// An axis reduction or expand along axis 0 of a [rows, cols] tile whose
 /// cols are whole blocks: value (j, c) and value c then sit in the same
-/// thread (c % block), so the emitter folds or copies them in registers,
-/// without shared memory (back.combine's sums over its chunks of 512).
-bool rearrangesInThread(mlir::Operation *op, int64_t block);
-/// The tile a rearrangement (slice, expand, gather, a small axis reduction)
-/// puts through shared memory; null for any other op, and for one that
-/// rearranges in its threads. sharedBytesFor sizes its areas and the
-/// emitter orders them by the same answer.
-mlir::Value rearrangedTile(mlir::Operation *op, int64_t block);
+/// thread (c % block), so its values stay in their threads (back.combine's
+/// sums over its chunks of 512): the rule for `in_thread`.
+bool canRearrangeInThread(mlir::Operation *op, int64_t block);
+/// An axis reduction whose result one expand of the same shape and axis
+/// takes whole: the two are printed as one rearrangement at the expand (each
+/// result the reduction of its own row or column), one round trip instead
+/// of two; null otherwise.
+ExpandOp expandOfReduction(ReduceOp r);
+/// The tiles a rearrangement moves from and to (for a reduction and the
+/// expand that takes it, the reduction's input and the expand's result).
+std::pair<mlir::Value, mlir::Value> rearrangedTiles(mlir::Operation *op);
+/// The rule for `shuffle`: the input is at most a wave of values (one slot,
+/// value i in lane i of the first wave) and the result more than one value
+/// and at most a wave, read only in the lanes that hold it; a one-value
+/// result is every thread's, so it goes through shared memory.
+bool canRearrangeByShuffle(mlir::Operation *op, int64_t block, int64_t waveSize);
+/// Why a rearrangement cannot move its values the way its `via` says
+/// ("via V: reason"); nullopt where it can or has no `via`.
+std::optional<std::string> rearrangementRefusal(mlir::Operation *op, int64_t block,
+                                                int64_t waveSize);
+/// The tile a rearrangement puts through shared memory (`via shared`); null
+/// for any other op and any other `via`. sharedBytesFor sizes its areas and
+/// the emitter orders them by the same answer.
+mlir::Value rearrangedTile(mlir::Operation *op);
 
 /// The most shared memory one CTA of `arch` may have.
 int64_t maxSharedBytes(llvm::StringRef arch);

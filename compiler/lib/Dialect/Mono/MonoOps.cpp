@@ -414,6 +414,9 @@ LogicalResult ReduceOp::verify() {
   if (!getShape()) {
     if (getAxis())
       return emitOpError() << "an axis needs a shape";
+    if (getVia())
+      return emitOpError() << "reduces the whole tile in a library call; `via` belongs on axis "
+                              "reductions";
     if (out.getSize() != 1)
       return emitOpError() << "result must be a size-1 tile, got size " << out.getSize();
     return success();

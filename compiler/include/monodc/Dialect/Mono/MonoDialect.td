@@ -99,6 +99,18 @@ def Mono_GemvLowering : I32EnumAttr<"GemvLowering",
   let cppNamespace = "::monodc::mono";
 }
 
+def Mono_Rearrangement : I32EnumAttr<"Rearrangement",
+    "how a slice, expand, gather or axis reduction moves its values between "
+    "threads (mono-lower-tiles)", [
+    // Each result value is computed from values its own thread holds.
+    I32EnumAttrCase<"InThread", 0, "in_thread">,
+    // The input sits in the first wave's lanes: lanes read it by shuffles.
+    I32EnumAttrCase<"Shuffle", 1, "shuffle">,
+    // Through shared memory: a write, a barrier, then reads.
+    I32EnumAttrCase<"Shared", 2, "shared">]> {
+  let cppNamespace = "::monodc::mono";
+}
+
 def Mono_AttendLowering : I32EnumAttr<"AttendLowering",
     "the building block an attend_chunk becomes on its target (mono-lower-tiles)", [
     I32EnumAttrCase<"FmaChains", 0, "fma_chains">,

@@ -242,9 +242,10 @@ def Mono_ReduceOp : Mono_Op<"reduce", [Pure]> {
     order; for small tiles such as a 4 x 4 Sinkhorn matrix.
   }];
   let arguments = (ins Mono_ReduceKind:$kind, Mono_AnyTile:$input,
-                       OptionalAttr<DenseI64ArrayAttr>:$shape, OptionalAttr<I64Attr>:$axis);
+                       OptionalAttr<DenseI64ArrayAttr>:$shape, OptionalAttr<I64Attr>:$axis,
+                       OptionalAttr<Mono_Rearrangement>:$via);
   let results = (outs Mono_AnyTile:$result);
-  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$kind $input (`via` $via^)? attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
@@ -255,9 +256,10 @@ def Mono_ExpandOp : Mono_Op<"expand", [Pure]> {
     row (result[r][c] = x[r]); axis 0 takes C values and repeats them down the
     columns (result[r][c] = x[c]). The inverse of an axis reduction.
   }];
-  let arguments = (ins Mono_AnyTile:$input, DenseI64ArrayAttr:$shape, I64Attr:$axis);
+  let arguments = (ins Mono_AnyTile:$input, DenseI64ArrayAttr:$shape, I64Attr:$axis,
+                       OptionalAttr<Mono_Rearrangement>:$via);
   let results = (outs Mono_AnyTile:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$input (`via` $via^)? attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
@@ -321,9 +323,10 @@ def Mono_ExpertGroupsOp : Mono_Op<"expert_groups", [Pure]> {
 
 def Mono_GatherOp : Mono_Op<"gather", [Pure]> {
   let summary = "result[i] = table[indices[i]] (indices as exact f32)";
-  let arguments = (ins Mono_AnyTile:$table, Mono_AnyTile:$indices);
+  let arguments = (ins Mono_AnyTile:$table, Mono_AnyTile:$indices,
+                       OptionalAttr<Mono_Rearrangement>:$via);
   let results = (outs Mono_AnyTile:$result);
-  let assemblyFormat = "$table `[` $indices `]` attr-dict `:` type($table) `,` type($indices) `->` type($result)";
+  let assemblyFormat = "$table `[` $indices `]` (`via` $via^)? attr-dict `:` type($table) `,` type($indices) `->` type($result)";
   let hasVerifier = 1;
 }
 
@@ -336,7 +339,8 @@ def Mono_SliceOp : Mono_Op<"slice", [Pure]> {
   }];
   let arguments = (ins Mono_AnyTile:$input, I64Attr:$offset,
                        DefaultValuedAttr<I64Attr, "1">:$stride,
-                       DefaultValuedAttr<I64Attr, "1">:$block);
+                       DefaultValuedAttr<I64Attr, "1">:$block,
+                       OptionalAttr<Mono_Rearrangement>:$via);
   let extraClassDeclaration = [{
     /// The input value that result value `i` takes.
     int64_t sourceOf(int64_t i) {
@@ -344,7 +348,7 @@ def Mono_SliceOp : Mono_Op<"slice", [Pure]> {
     }
   }];
   let results = (outs Mono_AnyTile:$result);
-  let assemblyFormat = "$input `[` $offset `]` attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$input `[` $offset `]` (`via` $via^)? attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
