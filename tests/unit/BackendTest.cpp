@@ -41,13 +41,15 @@ TEST(ClangBackend, TheUnfusedBaselineOfATpLaunchBuilds) {
   params.rows = 2;
   auto module = stages::buildLaunch(ctx, "k2", stages::tinyConfig(), params);
   ASSERT_TRUE(static_cast<bool>(module));
-  auto hip = emit::emitHip(**module, {}, {/*unfused=*/true});
-  ASSERT_TRUE(succeeded(hip));
-  auto object = backends::compileHipToCodeObject(*hip, {});
+  ASSERT_TRUE(mlir::succeeded(mono::runFusionPipeline(**module)));
+  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
+  std::string hip;
+  llvm::raw_string_ostream os(hip);
+  ASSERT_TRUE(mlir::succeeded(emit::printUnfusedHip(launch, os)));
+  auto object = backends::compileHipToCodeObject(hip, {});
   ASSERT_TRUE(static_cast<bool>(object)) << llvm::toString(object.takeError());
   auto info = runtime::readCodeObject(std::string_view(object->data(), object->size()));
   ASSERT_TRUE(info.ok()) << info.message();
-  auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
   const size_t stages = std::distance(launch.getBodyBlock().getOps<mono::StageOp>().begin(),
                                       launch.getBodyBlock().getOps<mono::StageOp>().end());
   EXPECT_EQ(info->kernels.size(), stages + 1);

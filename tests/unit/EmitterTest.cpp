@@ -117,10 +117,13 @@ TEST(Emitter, CudaStagesAreFunctionsOfTheirOwn) {
   mlir::MLIRContext ctx;
   auto cuda = emit::emitHip(*tinyFront(ctx, 6, "sm_90"));
   auto amd = emit::emitHip(*tinyFront(ctx, 6, "gfx950"));
-  emit::HipPrintOptions unfused;
-  unfused.unfused = true;
-  auto cudaUnfused = emit::emitHip(*tinyFront(ctx, 6, "sm_90"), {}, unfused);
-  ASSERT_TRUE(succeeded(cuda) && succeeded(amd) && succeeded(cudaUnfused));
+  auto cudaModule = tinyFront(ctx, 6, "sm_90");
+  ASSERT_TRUE(succeeded(mono::runFusionPipeline(*cudaModule)));
+  std::string cudaUnfused;
+  llvm::raw_string_ostream unfusedOs(cudaUnfused);
+  ASSERT_TRUE(succeeded(
+      emit::printUnfusedHip(*cudaModule->getOps<mono::LaunchOp>().begin(), unfusedOs)));
+  ASSERT_TRUE(succeeded(cuda) && succeeded(amd));
   // sm_90: each of the six stages is a function the kernel calls once, in
   // order; its loop is not in the kernel's body.
   EXPECT_EQ(countOf(*cuda, "MONO_STAGE void mono_attention_front_stage"), 6u);
@@ -149,7 +152,7 @@ TEST(Emitter, CudaStagesAreFunctionsOfTheirOwn) {
   // stages in their kernels' bodies.
   EXPECT_EQ(countOf(*amd, "MONO_STAGE void"), 0u);
   EXPECT_EQ(countOf(*amd, "task += MONO_GRID"), 6u);
-  EXPECT_EQ(countOf(*cudaUnfused, "MONO_STAGE void"), 0u);
+  EXPECT_EQ(countOf(cudaUnfused, "MONO_STAGE void"), 0u);
 }
 
 /// A one-stage launch of `body` (ops on the task index %t) for `arch`, as

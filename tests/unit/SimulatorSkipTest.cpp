@@ -150,7 +150,9 @@ TEST(SimulatorSkip, EmittedRestSkipPublishesTheCtasOwnOrEveryLaterTaskThenLeaves
   auto emit = [&](bool dynamicFill, bool unfused) {
     auto module = restSkippingLaunch(ctx, dynamicFill);
     EXPECT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-    auto hip = emit::emitHip(**module, {}, {unfused});
+    mono::FusionOptions options;
+    options.unfused = unfused;
+    auto hip = emit::emitHip(**module, options);
     EXPECT_TRUE(succeeded(hip));
     return succeeded(hip) ? *hip : std::string();
   };

@@ -158,6 +158,32 @@ TEST(SimulatorSweep, AMissingPollIsCaughtAsSeveralOutcomes) {
   EXPECT_EQ(threaded.schedules, 64);
 }
 
+TEST(SimulatorSweep, TheUnfusedBaselineRunsInStreamOrder) {
+  // mono-unfuse removes the polls: the stream's order of the stage kernels
+  // is what keeps @sum behind its producer, and the simulator keeps it.
+  mlir::MLIRContext ctx;
+  auto module = handOffLaunch(ctx);
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  mono::FusionOptions options;
+  options.unfused = true;
+  ASSERT_TRUE(succeeded(mono::runFusionPipeline(**module, options)));
+  auto launch = monodc::testing::launchOf(**module);
+  ASSERT_TRUE(launch->hasAttr(mono::MonoDialect::UnfusedAttrHelper::getNameStr()));
+  EXPECT_EQ(eraseWaits(launch, "sum"), 0);  // none left to erase
+  auto inputs = inputsOf(launch);
+  sim::SweepResult result = sweep(launch, *inputs, 64);
+  EXPECT_EQ(result.failedSchedule, -1) << result.failure;
+  EXPECT_EQ(result.outcomes, 1);
+
+  // Without the mark the same kernels run as one fused body with no polls:
+  // the race the stream order prevents shows as several outcomes.
+  launch->removeAttr(mono::MonoDialect::UnfusedAttrHelper::getNameStr());
+  sim::SweepResult unordered = sweep(launch, *inputs, 64);
+  EXPECT_EQ(unordered.failedSchedule, -1) << unordered.failure;
+  EXPECT_GT(unordered.outcomes, 1);
+  EXPECT_EQ(unordered.differingRegion, "y");
+}
+
 /// @make (one task) writes bf16 "weights" into scratch @w and the token
 /// into scratch @xs; @use's GEMV polls @make's flag for @xs, which also
 /// covers @w. With the GEMV marked mono.prefetched, the GPU (and so the

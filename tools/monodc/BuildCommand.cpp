@@ -218,9 +218,7 @@ void buildOne(const BuildCommand &cmd, const monodc::stages::ModelConfig &config
     if (cmd.unfused) {
       std::string unfused;
       llvm::raw_string_ostream os(unfused);
-      monodc::emit::HipPrintOptions unfusedOptions = printOptions;
-      unfusedOptions.unfused = true;
-      if (mlir::failed(monodc::emit::printHip(launchOp, os, unfusedOptions)))
+      if (mlir::failed(monodc::emit::printUnfusedHip(launchOp, os, printOptions)))
         return finish("emitting the unfused baseline of " + name +
                       " failed: " + diagnostics.str());
       if (!write(base + ".unfused" + timed + ".hip", unfused))

@@ -109,7 +109,7 @@ int runReport(const ReportCommand &cmd) {
     if (compiled) {
       std::string unfused;
       llvm::raw_string_ostream os(unfused);
-      if (mlir::failed(monodc::emit::printHip(launch, os, {/*unfused=*/true})))
+      if (mlir::failed(monodc::emit::printUnfusedHip(launch, os)))
         fail("emitting the unfused form of " + name.str() + " failed: " + diagnostics.str());
       monodc::backends::ClangCompileOptions options;
       options.arch = cmd.arch;

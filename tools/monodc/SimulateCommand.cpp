@@ -53,6 +53,7 @@ struct SimulateCommand {
   std::string trace;       ///< a Chrome/Perfetto trace of the schedules
   std::string memoryLimit; ///< empty: MemAvailable of /proc/meminfo
   bool dumpScratch = false;
+  bool unfused = false; ///< the unfused baseline (mono-unfuse): a kernel a stage
 };
 
 /// Random values in a region's format with magnitudes a layer sees: bf16 and
@@ -239,7 +240,9 @@ int runSimulate(const SimulateCommand &cmd) {
   auto module = monodc::stages::buildLaunch(context, cmd.launch, *config, params);
   if (!module)
     fail(llvm::toString(module.takeError()));
-  if (mlir::failed(mono::runFusionPipeline(**module)))
+  mono::FusionOptions fusion;
+  fusion.unfused = cmd.unfused;
+  if (mlir::failed(mono::runFusionPipeline(**module, fusion)))
     fail("the fusion passes refused " + cmd.launch + ": " + diagnostics.str());
   auto launch = *(*module)->getOps<mono::LaunchOp>().begin();
   if (!cmd.testDropWaits.empty())
@@ -284,8 +287,9 @@ int runSimulate(const SimulateCommand &cmd) {
     }
   }
 
-  std::cout << fmt::format("monodc simulate: {} ({}, rows {}, TP {}, grid {}), seed {}\n",
-                           cmd.launch, config->name, cmd.rows, cmd.tp, cmd.grid, cmd.seed);
+  std::cout << fmt::format("monodc simulate: {}{} ({}, rows {}, TP {}, grid {}), seed {}\n",
+                           cmd.launch, cmd.unfused ? " unfused" : "", config->name, cmd.rows,
+                           cmd.tp, cmd.grid, cmd.seed);
   // Inputs and weights encoded once, in one memory a rank: every schedule
   // shares these read-only regions.
   std::vector<std::unique_ptr<sim::LaunchMemory>> inputMemories;
@@ -371,7 +375,8 @@ int runSimulate(const SimulateCommand &cmd) {
   if (!cmd.dump.empty()) {
     std::filesystem::path dir(cmd.dump);
 
-    std::string stem = fmt::format("{}.{}.r{}.tp{}", cmd.launch, config->name, cmd.rows, cmd.tp);
+    std::string stem = fmt::format("{}.{}.r{}.tp{}{}", cmd.launch, config->name, cmd.rows, cmd.tp,
+                                   cmd.unfused ? ".unfused" : "");
     // One rank: <stem>.in.<region>.bin; several: <stem>.in.r<k>.<region>.bin.
     auto rankTag = [&](int64_t r) { return ranks > 1 ? fmt::format("r{}.", r) : std::string(); };
     for (int64_t r = 0; r < ranks; ++r) {
@@ -395,7 +400,9 @@ int runSimulate(const SimulateCommand &cmd) {
     auto gpuModule = monodc::stages::buildLaunch(gpuContext, cmd.launch, *config, gpuParams);
     if (!gpuModule)
       fail(llvm::toString(gpuModule.takeError()));
-    auto hip = monodc::emit::emitHip(**gpuModule);
+    mono::FusionOptions gpuFusion;
+    gpuFusion.unfused = cmd.unfused;
+    auto hip = monodc::emit::emitHip(**gpuModule, gpuFusion);
     if (mlir::failed(hip))
       fail("emitting the " + gpuArch + " source failed");
     if (auto problem = monodc::cli::writeFile((dir / (stem + ".hip")).string(), *hip))
@@ -436,6 +443,9 @@ void monodc::cli::addSimulateCommand(CLI::App &app) {
                   "memory)");
   sub->add_option("--trace", cmd->trace,
                   "write every schedule's CTAs as a Chrome/Perfetto trace (JSON) to this file");
+  sub->add_flag("--unfused", cmd->unfused,
+                "run the unfused baseline: a kernel a stage in stream order, no mailboxes "
+                "inside a rank (mono-unfuse)");
   sub->add_flag("--dump-scratch", cmd->dumpScratch,
                 "with --dump: also the scratch regions, what the stages hand each other");
   sub->callback([cmd] { std::exit(runSimulate(*cmd)); });

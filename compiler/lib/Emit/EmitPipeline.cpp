@@ -1,6 +1,9 @@
 //===- EmitPipeline.cpp - fuse a module, then print it as HIP -------------===//
 #include "monodc/Emit/EmitPipeline.h"
 
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+
 using namespace mlir;
 using namespace monodc;
 using namespace monodc::mono;
@@ -17,4 +20,17 @@ FailureOr<std::string> emit::emitHip(ModuleOp module, const FusionOptions &optio
   if (failed(printHip(*launches.begin(), os, printOptions)))
     return failure();
   return text;
+}
+
+LogicalResult emit::printUnfusedHip(LaunchOp launch, llvm::raw_ostream &os,
+                                    const HipPrintOptions &printOptions) {
+  OpBuilder builder(launch.getContext());
+  OwningOpRef<ModuleOp> copy = ModuleOp::create(launch.getLoc());
+  builder.setInsertionPointToEnd(copy->getBody());
+  auto unfused = cast<LaunchOp>(builder.clone(*launch.getOperation()));
+  PassManager pm(launch.getContext());
+  pm.addPass(createUnfuse());
+  if (failed(pm.run(*copy)))
+    return failure();
+  return printHip(unfused, os, printOptions);
 }

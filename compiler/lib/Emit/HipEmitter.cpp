@@ -34,7 +34,8 @@ std::string storageSuffix(Type type) { return formatName(type); }
 class LaunchPrinter {
 public:
   LaunchPrinter(LaunchOp launch, llvm::raw_ostream &sink, const emit::HipPrintOptions &options)
-      : launch(launch), sink(sink), options(options), block(launch.getBlock()) {}
+      : launch(launch), sink(sink), options(options), block(launch.getBlock()),
+        unfused(launch->hasAttr(MonoDialect::UnfusedAttrHelper::getNameStr())) {}
 
   LogicalResult print();
 
@@ -197,12 +198,11 @@ private:
   const char *timedCounter(Operation &op) {
     if (options.stageTimers != emit::StageTimers::Calls)
       return nullptr;
-    // The unfused baseline prints no local waits or publishes.
-    if ((isa<WaitOp>(op) && !options.unfused) || isa<WaitPeerOp>(op))
+    if (isa<WaitOp, WaitPeerOp>(op))
       return "mono_prof_wait";
     if (isa<GemvRowsOp, GemvOp>(op))
       return "mono_prof_gemv";
-    if ((isa<PublishOp>(op) && !options.unfused) || isa<PublishPeerOp>(op))
+    if (isa<PublishOp, PublishPeerOp>(op))
       return "mono_prof_publish";
     if (auto r = dyn_cast<ReduceOp>(op))
       return !r.getShape() ? "mono_prof_block" : nullptr;
@@ -487,6 +487,8 @@ private:
   emit::HipPrintOptions options;
   llvm::StringSet<> usedArguments; ///< argument regions the printed code reads or writes
   int64_t block;
+  /// mono-unfuse's baseline (mono.unfused): a kernel a stage.
+  bool unfused;
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Operation *, std::string> prefetched;
   llvm::DenseMap<Operation *, std::string> onceWaits; ///< wait -> its CTA's "seen" flag
@@ -537,13 +539,12 @@ LogicalResult LaunchPrinter::print() {
   if (stageTimers())
     declareStageTimers(stageCount);
   const bool claims =
-      !options.unfused &&
       llvm::any_of(stages, [](StageOp s) { return s->hasAttr("mono.claim"); });
   // Fused stages as functions of their own where mono-prepare-emission says
   // so (mono.stage_calls).
   const bool stageFunctions =
-      !options.unfused && launch->hasAttr(MonoDialect::StageCallsAttrHelper::getNameStr());
-  inlineStages = !options.unfused && !stageFunctions;
+      launch->hasAttr(MonoDialect::StageCallsAttrHelper::getNameStr());
+  inlineStages = !unfused && !stageFunctions;
   auto openKernel = [&](const std::string &name) {
     os << "MONO_KERNEL void " << name << "(";
     printKernelParameters([](RegionOp) { return true; });
@@ -559,7 +560,7 @@ LogicalResult LaunchPrinter::print() {
     os << "  const mono_u32 mono_tag = 2u * mono_e + " << tagOffset.getInt() << "u;\n"
        << "  (void)mono_tag;\n";
   };
-  if (options.unfused) {
+  if (unfused) {
     // The baseline: one kernel per stage, ordered by the stream instead of
     // by mailboxes; only the peer mailboxes between ranks remain, so each
     // kernel knows the step's tag, and a last kernel (_end) ends the step.
@@ -681,16 +682,15 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
        << "mono_prof_wait = 0, mono_prof_gemv = 0, mono_prof_publish = 0, mono_prof_block = 0, "
           "mono_prof_tasks = 0, mono_prof_rest = 0;\n";
   }
-  if (!options.unfused)
-    declareOnceWaits(stage);
+  declareOnceWaits(stage);
   // A task whose last op is a publish ends behind the publish's barrier,
   // which also orders the next task's reuse of shared memory (a local
   // publish is printed in the fused kernel only).
   Operation *last = stage.getBodyBlock().empty() ? nullptr : &stage.getBodyBlock().back();
   const bool endsWithPublish =
-      last && (isa<PublishPeerOp>(last) || (isa<PublishOp>(last) && !options.unfused));
+      last && isa<PublishPeerOp, PublishOp>(last);
   handOverCounter.clear();
-  if (claim && !options.unfused) {
+  if (claim) {
     // A dynamic stage: the block claims its tasks from the step's counter.
     // Where a publish ends the task, it hands over the next task too
     // (mono_publish_and_claim), so that thread 0's release overlaps it.
@@ -736,7 +736,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
       skipOpen = false;
       skipCount = {};
     }
-    if (isa<WaitOp, WaitPeerOp>(op) && !options.unfused)
+    if (isa<WaitOp, WaitPeerOp>(op))
       prefetchBefore(op, skipCount);
     // (An interleave keeps its own barriers, as the rearrangements do.)
     const bool rearrangement = bool(rearrangedTile(&op)) || isa<InterleaveOp>(op);
@@ -1121,8 +1121,6 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         return success();
       })
       .Case<WaitOp>([&](WaitOp w) {
-        if (options.unfused)
-          return success();  // the stream orders the stage kernels
         auto once = onceWaits.find(w);
         if (once != onceWaits.end())
           os << "    if (!" << once->second << ") {\n  ";
@@ -1147,7 +1145,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         os << "    if (" << nameOf(skip.getCount())
            << " <= 0) {  // neither this task nor any later one has anything to do\n";
         const bool calls = options.stageTimers == emit::StageTimers::Calls;
-        if (!options.unfused && !publishes.empty()) {
+        if (!publishes.empty()) {
           if (calls)
             os << "      mono_prof_t0 = mono_now_ns();\n";
           os << "      mono_publish_rest((mono_u64 *)"
@@ -1163,8 +1161,6 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         return success();
       })
       .Case<PublishOp>([&](PublishOp p) {
-        if (options.unfused)
-          return success();
         if (!handOverCounter.empty() && p.getOperation() == &p->getBlock()->back()) {
           os << "    task = mono_publish_and_claim((mono_u64 *)" << regionPointer(p.getFlags())
              << ", " << nameOf(p.getTask()) << ", mono_tag, " << handOverCounter

@@ -238,6 +238,10 @@ struct monodc::sim::PreparedLaunch::Plan {
   std::vector<int64_t> bases, claims;
   int64_t tagOffset = 0;
   bool advance = false;
+  /// mono-unfuse's baseline: a kernel a stage, ordered by the stream, so a
+  /// rank's CTAs start a stage (and the step's end) only once all of them
+  /// have left the one before.
+  bool unfused = false;
   llvm::StringMap<RegionInfo> regions;
   /// The waits a CTA polls for its first task of the stage only.
   llvm::DenseSet<Operation *> polledOnce;
@@ -1383,6 +1387,7 @@ FailureOr<std::unique_ptr<PreparedLaunch>> PreparedLaunch::prepare(LaunchOp laun
     return launch.emitOpError() << "is not synchronized; run the fusion passes first";
   plan->tagOffset = tagOffset.getInt();
   plan->advance = advance.getValue();
+  plan->unfused = launch->hasAttr(MonoDialect::UnfusedAttrHelper::getNameStr());
   size_t index = 0;
   for (RegionOp region : launch.getBodyBlock().getOps<RegionOp>())
     plan->regions[region.getSymName()] = {region,           index++,
@@ -1469,6 +1474,9 @@ FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cac
   std::vector<char> runnable(slots, 1);
   std::vector<Waiter> waiting(slots);
   std::vector<int64_t> arrivals(ranks, 0);
+  // CTAs of each rank that have left each stage (the unfused baseline's
+  // stream order waits on them).
+  std::vector<int64_t> left(ranks * stages.size(), 0);
   // The relaxed atomic add of a dynamic stage's counter (this step's slot):
   // the counter's value before adding `n`.
   auto claim = [&](int64_t r, size_t stage, uint64_t n) -> int64_t {
@@ -1490,7 +1498,23 @@ FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cac
     const int64_t r = k / grid, c = k % grid;
     CtaState &cta = ctas[k];
     RegionStorage &epochWords = memories[r]->region(epochIndex);
+    bool leftAStage = false;
     while (cta.task < 0) {
+      if (plan.unfused && cta.stage > 0 && left[r * stages.size() + cta.stage - 1] < grid) {
+        // The next stage's kernel starts once the previous one has ended.
+        Waiter &w = waiting[k];
+        w = {};
+        w.rank = r;
+        w.cta = c;
+        StageOp previous = stages[cta.stage - 1];
+        w.stage = cta.stage < stages.size() ? StageOp(stages[cta.stage]).getSymName().str()
+                                            : "(end)";
+        w.task = -1;
+        w.flags = "(the stream: stage '" + previous.getSymName().str() +
+                  "' has CTAs still running)";
+        // Having left a stage is progress that may release the others.
+        return leftAStage ? StepResult::Progress : StepResult::Blocked;
+      }
       if (cta.stage == stages.size()) {
         // Epoch end: mark arrival; the last CTA of the rank zeroes the task
         // counters half a ring ahead and moves e on.
@@ -1515,6 +1539,8 @@ FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cac
         first = ((c - bases[cta.stage]) % grid + grid) % grid;
       }
       if (first >= stage.getTasks()) {
+        ++left[r * stages.size() + cta.stage];
+        leftAStage = true;
         ++cta.stage;
         continue;
       }
@@ -1547,6 +1573,7 @@ FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cac
     } else {
       cta.task = -1;
       cta.pc = Block::iterator();
+      ++left[r * stages.size() + cta.stage];
       ++cta.stage;
     }
     return StepResult::Progress;

@@ -19,6 +19,8 @@ void monodc::mono::addFusionPipeline(OpPassManager &pm, const FusionOptions &opt
   pm.addPass(createPlanWaits());
   pm.addPass(createLowerTiles());
   pm.addPass(createPrepareEmission());
+  if (options.unfused)
+    pm.addPass(createUnfuse());
 }
 
 LogicalResult monodc::mono::runFusionPipeline(ModuleOp module, const FusionOptions &options) {

@@ -18,6 +18,11 @@ mlir::FailureOr<std::string> emitHip(mlir::ModuleOp module,
                                      const mono::FusionOptions &options = {},
                                      const HipPrintOptions &printOptions = {});
 
+/// Prints the unfused baseline of `launch` (a prepared fused launch, left
+/// as it is): mono-unfuse on a copy, then printHip of the copy.
+mlir::LogicalResult printUnfusedHip(mono::LaunchOp launch, llvm::raw_ostream &os,
+                                    const HipPrintOptions &printOptions = {});
+
 } // namespace monodc::emit
 
 #endif // MONODC_EMIT_EMITPIPELINE_H

@@ -33,14 +33,13 @@ enum class StageTimers { Off, Spans, Calls };
 constexpr int64_t kStageTimerWords = 8;
 
 struct HipPrintOptions {
-  /// The unfused baseline: one kernel per stage (`<kernel>_s<i>`, same
-  /// arguments), ordered by the stream; no mailboxes, no epoch.
-  bool unfused = false;
   StageTimers stageTimers = StageTimers::Off;
 };
 
 /// Prints one self-contained HIP translation unit for `launch`, which must
-/// have been through mono-prepare-emission. The IR is only read.
+/// have been through mono-prepare-emission. The IR is only read. A launch
+/// marked `mono.unfused` (mono-unfuse, printUnfusedHip) prints as a kernel
+/// a stage (`<kernel>_s<i>`, the same arguments) and `<kernel>_end`.
 /// Kernel arguments: one pointer per input, weight and output region in
 /// declaration order, then the scratch buffer (mono.scratch_bytes, planned
 /// by mono-plan-memory) and the epoch buffer (epochWords(grid) words, zeroed

@@ -64,11 +64,14 @@ inline int64_t claimInStep(int64_t tagOffset, int64_t claim) {
 } // namespace epoch
 inline int64_t epochWords(int64_t grid) { return epoch::countersWord(grid) + epoch::kCounterSlots; }
 
-/// Adds the fusion passes, in order, then the emission preparation.
+/// Adds the fusion passes, in order, then the emission preparation (and
+/// mono-unfuse where asked).
 struct FusionOptions {
   int64_t tagOffset = 1;
   bool advanceEpoch = true;
   std::string testOmitPublish;
+  /// Ends with mono-unfuse: the unfused baseline, a kernel a stage.
+  bool unfused = false;
 };
 void addFusionPipeline(mlir::OpPassManager &pm, const FusionOptions &options = {});
 /// Runs that pipeline on `module`.

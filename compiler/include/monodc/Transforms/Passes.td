@@ -18,6 +18,26 @@ def PrepareEmission : Pass<"mono-prepare-emission", "::mlir::ModuleOp"> {
   ];
 }
 
+def Unfuse : Pass<"mono-unfuse", "::mlir::ModuleOp"> {
+  let summary = "Turns a prepared fused launch into the unfused baseline: a kernel a stage";
+  let description = [{
+    The baseline the fused launch is measured against: each stage becomes a
+    kernel of its own (`<kernel>_s<i>`, the same arguments, then `_end`,
+    which ends the step), and the stream orders them, so nothing inside a
+    rank waits for anything. Removes every `mono.wait` and `mono.publish`
+    (the mailboxes between CTAs of a rank), the claimed placement
+    (`mono.claim`: tasks are placed statically), the once-polled waits and
+    the GEMV weights loaded before a poll (`mono.polled_once`,
+    `mono.prefetched`: nothing is polled) and the stage functions
+    (`mono.stage_calls`), and marks the launch `mono.unfused`, which the
+    printer prints as that sequence of kernels. The peer mailboxes between
+    ranks (`mono.wait_peer`, `mono.publish_peer`) stay, and so do the
+    memory plan and the epoch, so the baseline takes the fused launch's
+    buffers. Runs after mono-prepare-emission; a launch that has not been
+    through it is refused.
+  }];
+}
+
 def PlanWaits : Pass<"mono-plan-waits", "::mlir::ModuleOp"> {
   let summary = "Marks the waits polled once and the GEMVs loaded before their polls";
   let description = [{

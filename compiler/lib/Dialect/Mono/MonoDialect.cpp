@@ -72,6 +72,7 @@ constexpr DeclaredAttribute kDeclared[] = {
     {D::PeerAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<RegionOp>, "mono.region"},
     {D::RingBytesAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<GemvRowsOp>,
      "mono.gemv_rows"},
+    {D::UnfusedAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<LaunchOp>, "mono.launch"},
 };
 
 } // namespace

@@ -54,7 +54,10 @@ def Mono_Dialect : Dialect {
     // own; on mono.gemv_rows the bytes of its weight ring.
     "::mlir::IntegerAttr":$lds_bytes,
     "::mlir::UnitAttr":$stage_calls,
-    "::mlir::IntegerAttr":$ring_bytes
+    "::mlir::IntegerAttr":$ring_bytes,
+    // mono-unfuse, on mono.launch: the unfused baseline, a kernel a stage
+    // ordered by the stream.
+    "::mlir::UnitAttr":$unfused
   );
   let hasOperationAttrVerify = 1;
 }
