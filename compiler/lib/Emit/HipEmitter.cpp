@@ -692,8 +692,9 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   handOverCounter.clear();
   if (claim) {
     // A dynamic stage: the block claims its tasks from the step's counter.
-    // Where a publish ends the task, it hands over the next task too
-    // (mono_publish_and_claim), so that thread 0's release overlaps it.
+    // With mono.hand_over (materialize-sync: a publish ends the task) the
+    // publish hands over the next task too (mono_publish_and_claim), so
+    // that thread 0's release overlaps it.
     auto tagOffset = launch->getAttrOfType<IntegerAttr>("mono.tag_offset").getInt();
     std::string counter = "mono_epoch + " + std::to_string(epoch::countersWord(launch.getGrid())) +
                           " + ((" + std::to_string(epoch::kClaimsPerStep) + "u * mono_e + " +
@@ -701,7 +702,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
                           "u) & " + std::to_string(epoch::kCounterSlots - 1) + "u)";
     os << "  for (mono_i64 task = mono_claim_task(" << counter
        << ", &mono_claim, mono_ahead, 1); task < " << stage.getTasks() << ";";
-    if (isa_and_nonnull<PublishOp>(last))
+    if (stage->hasAttr(MonoDialect::HandOverAttrHelper::getNameStr()))
       handOverCounter = counter;
     else
       os << " task = mono_claim_task(" << counter << ", &mono_claim, mono_ahead, 0)";

@@ -130,6 +130,11 @@ struct MaterializeSync : public monodc::mono::impl::MaterializeSyncBase<Material
       if (peerProducers.contains(stage))
         PublishPeerOp::create(b, stage.getLoc(), peerFlagsRegionName(stage),
                               stage.getTaskIndex());
+      // A claimed task that ends with its publish takes the next task in
+      // the same release (thread 0's claim overlaps the publish).
+      Block &body = stage.getBodyBlock();
+      if (stage->hasAttr("mono.claim") && !body.empty() && isa<PublishOp>(body.back()))
+        stage->setAttr(MonoDialect::HandOverAttrHelper::getNameStr(), b.getUnitAttr());
     }
     launch->setAttr("mono.tag_offset", b.getI64IntegerAttr(offset));
     launch->setAttr("mono.advance_epoch", b.getBoolAttr(advance));

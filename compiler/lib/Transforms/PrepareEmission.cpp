@@ -235,6 +235,16 @@ struct PrepareEmission
         return;
       }
       int64_t block = launch.getBlock();
+      for (auto stage : launch.getBodyBlock().getOps<StageOp>()) {
+        Block &body = stage.getBodyBlock();
+        if (stage->hasAttr(MonoDialect::HandOverAttrHelper::getNameStr()) &&
+            (!stage->hasAttr(MonoDialect::ClaimAttrHelper::getNameStr()) || body.empty() ||
+             !isa<PublishOp>(body.back()))) {
+          stage.emitOpError() << "hands its next task over in a publish (mono.hand_over) but "
+                                 "does not claim its tasks or does not end with mono.publish";
+          failed = true;
+        }
+      }
       int64_t shared = 0;
       launch.walk([&](Operation *op) {
         for (Value result : op->getResults()) {

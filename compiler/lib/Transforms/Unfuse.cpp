@@ -30,8 +30,10 @@ struct Unfuse : public monodc::mono::impl::UnfuseBase<Unfuse> {
       });
       for (Operation *op : mailboxes)
         op->erase();
-      for (auto stage : launch.getBodyBlock().getOps<StageOp>())
+      for (auto stage : launch.getBodyBlock().getOps<StageOp>()) {
         stage->removeAttr(MonoDialect::ClaimAttrHelper::getNameStr());
+        stage->removeAttr(MonoDialect::HandOverAttrHelper::getNameStr());
+      }
       launch.walk([](GemvRowsOp g) {
         g->removeAttr(MonoDialect::PrefetchedAttrHelper::getNameStr());
       });

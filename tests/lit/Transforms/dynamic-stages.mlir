@@ -7,7 +7,9 @@
 // CHECK-SAME: mono.advance_epoch = true
 // CHECK-SAME: mono.tag_offset = 2
 // CHECK: mono.stage @fixed tasks 4 attributes {mono.base = 0 : i64}
-// CHECK: mono.stage @up tasks 8 dynamic attributes {mono.base = {{[0-9]+}} : i64, mono.claim = 0 : i64}
+// @up's task ends with its publish (@down reads it): the publish hands the
+// block its next task (mono.hand_over); @down publishes nothing.
+// CHECK: mono.stage @up tasks 8 dynamic attributes {mono.base = {{[0-9]+}} : i64, mono.claim = 0 : i64, mono.hand_over}
 // CHECK: mono.stage @down tasks 8 dynamic attributes {mono.base = {{[0-9]+}} : i64, mono.claim = 1 : i64}
 mono.launch @moe attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64, mono.step_tag = 2 : i64, mono.ends_step = true} {
   mono.region @x input : f32 [1, 64]

@@ -346,3 +346,18 @@ mono.launch @acrossthreads attributes {arch = "gfx950", grid = 4 : i64, block = 
     %sum = mono.reduce sum %x {shape = array<i64: 2, 128>, axis = 0 : i64} : !mono.tile<256, f32> -> !mono.tile<128, f32>
   }
 }
+
+// -----
+
+// A hand-over needs a claimed stage whose task ends with its publish.
+mono.launch @badhandover attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @x input : f32 [1, 64]
+  mono.region @y output : f32 [1, 64]
+  // expected-error @+1 {{'mono.stage' op hands its next task over in a publish (mono.hand_over) but does not claim its tasks or does not end with mono.publish}}
+  mono.stage @s tasks 1 attributes {mono.hand_over} {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %v = mono.load @x[%c0, %c0] : !mono.tile<64, f32>
+    mono.store %v, @y[%c0, %c0] : !mono.tile<64, f32>
+  }
+}

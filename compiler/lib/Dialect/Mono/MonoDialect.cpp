@@ -47,6 +47,7 @@ using D = MonoDialect;
 constexpr DeclaredAttribute kDeclared[] = {
     {D::BaseAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<StageOp>, "mono.stage"},
     {D::ClaimAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<StageOp>, "mono.stage"},
+    {D::HandOverAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<StageOp>, "mono.stage"},
     {D::RegionsAttrHelper::getNameStr(), DeclaredAttribute::StringArray, isOneOf<WaitOp, WaitPeerOp>,
      "mono.wait and mono.wait_peer"},
     {D::WholeProducerAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<WaitOp, WaitPeerOp>,

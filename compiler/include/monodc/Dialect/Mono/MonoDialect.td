@@ -24,8 +24,11 @@ def Mono_Dialect : Dialect {
   let discardableAttrs = (ins
     // mono-place-tasks, on mono.stage: task t runs on CTA (base + t) mod G.
     "::mlir::IntegerAttr":$base,
-    // mono-materialize-sync, on a dynamic mono.stage: its counter in the step.
+    // mono-materialize-sync, on a dynamic mono.stage: its counter in the step;
+    // and, where its task ends with a publish, that the publish hands the
+    // block its next task (mono_publish_and_claim).
     "::mlir::IntegerAttr":$claim,
+    "::mlir::UnitAttr":$hand_over,
     // mono-materialize-sync, on mono.wait: the regions it guards, and that it
     // waits on every task of its producer.
     "::mlir::ArrayAttr":$regions,
