@@ -46,11 +46,6 @@ FailureOr<llvm::DenseMap<Value, int64_t>> monodc::mono::evaluateIndices(StageOp 
 
 namespace {
 
-/// Values [col, col + size) of one row.
-struct Window {
-  int64_t row, col, size;
-};
-
 struct Write {
   int64_t col, end, task;
   int64_t dest = -1; ///< the rank a peer store writes to; -1 for local memory
@@ -145,6 +140,42 @@ std::optional<CountWord> countWordOf(Value count, const llvm::DenseMap<Value, in
 bool handedOff(RegionOp region) {
   return region.getKind() == MemoryKind::Scratch || region.getKind() == MemoryKind::Output ||
          region.getKind() == MemoryKind::Peer;
+}
+
+/// What a read's windows [col, col + size) of rows [firstRow, firstRow +
+/// rowCount) find among a stage's writes (sorted by column): the first and
+/// last task that wrote them, or the first row they do not cover and how far
+/// it is covered.
+struct Coverage {
+  int64_t lo = INT64_MAX, hi = -1;
+  int64_t uncoveredRow = -1, coveredTo = 0;
+};
+Coverage coverRows(const std::map<int64_t, std::vector<Write>> &writes, const Read &read,
+                   int64_t firstRow, int64_t rowCount, int64_t col) {
+  Coverage c;
+  // A peer load of slot s reads what rank s stored to this rank; every
+  // rank stores the same windows, so rank 0's destination stands for all.
+  const int64_t dest = read.peerRank >= 0 ? 0 : -1;
+  for (int64_t row = firstRow; row < firstRow + rowCount; ++row) {
+    auto written = writes.find(row);
+    int64_t covered = col;
+    if (written != writes.end())
+      for (const Write &write : written->second) {
+        if (write.dest != dest || write.end <= col || write.col >= col + read.size)
+          continue;
+        if (write.col > covered)
+          break;
+        covered = std::max(covered, write.end);
+        c.lo = std::min(c.lo, write.task);
+        c.hi = std::max(c.hi, write.task);
+      }
+    if (covered < col + read.size) {
+      c.uncoveredRow = row;
+      c.coveredTo = covered;
+      return c;
+    }
+  }
+  return c;
 }
 
 class Analysis {
@@ -315,14 +346,34 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
     }
   }
 
+  // What each read looks up is the same for every task: its hand-off and
+  // its writer's windows of the region, row by row.
+  struct ResolvedRead {
+    StageOp writer;
+    Handoff *handoff;
+    const std::map<int64_t, std::vector<Write>> *rows;
+  };
+  static const std::map<int64_t, std::vector<Write>> kNoRows;
+  std::vector<ResolvedRead> resolved;
+  for (auto &[op, read] : reads) {
+    StageOp writer = writerOf.lookup(read.region);
+    const WriteMap &writes = writesOf[writer.getSymName().str()];
+    auto rows = writes.find(read.region.getSymName().str());
+    resolved.push_back(
+        {writer, &byProducer[writer.getSymName().str() + "@" + std::to_string(read.peerRank)],
+         rows == writes.end() ? &kNoRows : &rows->second});
+  }
+
+  std::map<std::pair<size_t, int64_t>, Coverage> wholeRegionCoverage;
   for (int64_t t = 0; t < stage.getTasks() && !reads.empty(); ++t) {
     auto values = evaluateIndices(stage, t);
     if (failed(values))
       return failure();
-    for (auto &[op, read] : reads) {
+    for (auto [index, opAndRead] : llvm::enumerate(reads)) {
+      auto &[op, read] = opAndRead;
       RegionOp region = read.region;
-      StageOp writer = writerOf.lookup(region);
-      Handoff &h = byProducer[writer.getSymName().str() + "@" + std::to_string(read.peerRank)];
+      StageOp writer = resolved[index].writer;
+      Handoff &h = *resolved[index].handoff;
       if (read.col && !values->count(read.col))
         return op->emitOpError() << "reads handed-off region '" << region.getSymName()
                                  << "' at a column that depends on data";
@@ -376,43 +427,40 @@ LogicalResult Analysis::checkReads(StageOp stage, std::vector<Handoff> &handoffs
                << ", but stage '" << writer.getSymName()
                << "' writes it with counted stores (rows past a task's count are left "
                   "unwritten); read it at rows given by data";
-      for (int64_t r = 0; r < rowCount; ++r) {
-      Window w{firstRow + r, read.col ? values->lookup(read.col) : 0, read.size};
-      const auto &list =
-          writesOf[writer.getSymName().str()][region.getSymName().str()][w.row];
-      // The writes are sorted by column: they must cover the window exactly.
-      int64_t covered = w.col, lo = INT64_MAX, hi = -1;
-      // A peer load of slot s reads what rank s stored to this rank; every
-      // rank stores the same windows, so rank 0's destination stands for all.
-      const int64_t dest = read.peerRank >= 0 ? 0 : -1;
-      for (const Write &write : list) {
-        if (write.dest != dest || write.end <= w.col || write.col >= w.col + w.size)
-          continue;
-        if (write.col > covered)
-          break;
-        covered = std::max(covered, write.end);
-        lo = std::min(lo, write.task);
-        hi = std::max(hi, write.task);
+      const int64_t col = read.col ? values->lookup(read.col) : 0;
+      // A read at rows from data (or of every row) covers the same rows in
+      // every task: their coverage is worked out once per column.
+      Coverage rows;
+      if (!rowKnown) {
+        auto key = std::make_pair(index, col);
+        auto known = wholeRegionCoverage.find(key);
+        if (known == wholeRegionCoverage.end())
+          known = wholeRegionCoverage
+                      .insert({key, coverRows(*resolved[index].rows, read, 0, rowCount, col)})
+                      .first;
+        rows = known->second;
+      } else {
+        rows = coverRows(*resolved[index].rows, read, firstRow, rowCount, col);
       }
-      if (covered < w.col + w.size && !rowKnown)
+      if (rows.uncoveredRow >= 0 && !rowKnown)
         return op->emitOpError()
                << "task " << t << " of stage '" << stage.getSymName() << "' reads region '"
                << region.getSymName()
                << (read.everyRow ? "' whole (a layout read as one block)"
                                  : "' at a row that depends on data")
-               << ", so every row must be written, but no task of stage '" << writer.getSymName() << "' writes row "
-               << w.row << " columns [" << covered << ", " << w.col + w.size << ")";
-      if (covered < w.col + w.size)
+               << ", so every row must be written, but no task of stage '" << writer.getSymName()
+               << "' writes row " << rows.uncoveredRow << " columns [" << rows.coveredTo << ", "
+               << col + read.size << ")";
+      if (rows.uncoveredRow >= 0)
         return op->emitOpError()
                << "task " << t << " of stage '" << stage.getSymName() << "' reads row "
-               << w.row << " columns [" << covered << ", " << w.col + w.size
+               << rows.uncoveredRow << " columns [" << rows.coveredTo << ", " << col + read.size
                << ") of region '" << region.getSymName() << "', which no task of stage '"
                << writer.getSymName() << "' writes";
       TaskRange &need = h.needs[t];
-      int64_t first = need.count ? std::min(need.first, lo) : lo;
-      int64_t last = need.count ? std::max(need.first + need.count - 1, hi) : hi;
+      int64_t first = need.count ? std::min(need.first, rows.lo) : rows.lo;
+      int64_t last = need.count ? std::max(need.first + need.count - 1, rows.hi) : rows.hi;
       need = {first, last - first + 1};
-      }
     }
   }
   for (auto &[name, h] : byProducer)
