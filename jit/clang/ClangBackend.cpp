@@ -51,8 +51,10 @@ std::vector<std::string> monodc::backends::clangCc1Arguments(const ClangCompileO
           "-fapply-global-visibility-to-externs", "-mrelocation-model", "pic",
           "-pic-level", "2", "-mframe-pointer=none",
           // One rounding per operation, as the CPU simulator computes.
-          "-ffp-contract=off", "-mllvm", "-amdgpu-internalize-symbols",
-          "-std=c++17", "-x", "hip", options.sourceName, "-o", output};
+          // No -mllvm options: they set LLVM's process-wide flags, which
+          // CompilerInstance::ExecuteAction never applies (a library cannot
+          // set them per build either).
+          "-ffp-contract=off", "-std=c++17", "-x", "hip", options.sourceName, "-o", output};
 }
 
 namespace {

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace monodc;
 
 namespace {
@@ -67,6 +69,15 @@ TEST(ClangBackend, CompilerErrorsCarryTheSourceLocation) {
   std::string message = llvm::toString(object.takeError());
   EXPECT_NE(message.find("broken.hip:2:10: error"), std::string::npos) << message;
   EXPECT_NE(message.find("undefined_name"), std::string::npos) << message;
+}
+
+TEST(ClangBackend, TheArgumentsAreWhatTheInProcessCompileApplies) {
+  // -mllvm options would be silently dropped by CompilerInstance (they are
+  // LLVM's process-wide flags), so a standalone clang -cc1 with these
+  // arguments (JitBench) would build other code than the library.
+  const std::vector<std::string> arguments = backends::clangCc1Arguments({}, true, "out.s");
+  EXPECT_EQ(std::find(arguments.begin(), arguments.end(), "-mllvm"), arguments.end());
+  EXPECT_NE(std::find(arguments.begin(), arguments.end(), "-ffp-contract=off"), arguments.end());
 }
 
 TEST(ClangBackend, RefusesAnArchItCannotBuild) {
