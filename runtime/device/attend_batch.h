@@ -23,8 +23,9 @@
 // Queries, slots and keys into shared memory as bf16 rows (attend_shape.h's
 // layout for PARTS score parts); the block is synced before the keys are
 // loaded (they need the slots) and must be synced by the caller after.
+// Returns false, loading no key, where every slot is masked.
 template <int H, int D, int NOPE, int N, int PT, int DATA, int SS, int PARTS>
-MONO_DEV void mono_attend_batch_stage(const mono_u16 *q, const mono_u8 *cache, mono_i64 pageBytes,
+MONO_DEV bool mono_attend_batch_stage(const mono_u16 *q, const mono_u8 *cache, mono_i64 pageBytes,
                                       const float (&slots)[SS], float *lds) {
   constexpr int KROW = mono_attend_batch_key_words(D);
   mono_u32 *keys = (mono_u32 *)lds;  // N rows of KROW words: bf16 pairs along the dims
@@ -56,6 +57,8 @@ MONO_DEV void mono_attend_batch_stage(const mono_u16 *q, const mono_u8 *cache, m
     queries[(i / (D / 2)) * KROW + i % (D / 2)] = queryWords[r];
   }
   mono_block_sync();
+  if (!mono_chunk_has_keys<N>(slotL))
+    return false;
   // Keys 16 dims a piece (a thread's pieces all have the same dims), loaded
   // ROUND pieces at a time with 4-byte loads (records are only 4-byte
   // aligned), then stored as 8 words at once; a masked key is zeros. The
@@ -108,6 +111,7 @@ MONO_DEV void mono_attend_batch_stage(const mono_u16 *q, const mono_u8 *cache, m
       row[1] = mono_u32x4{words[r][4], words[r][5], words[r][6], words[r][7]};
     }
   }
+  return true;
 }
 
 // From the scores (PARTS partial sums of [key][8 heads] at scores_at), the

@@ -32,7 +32,12 @@ MONO_DEV void mono_attend_chunk_mfma(const mono_u16 *q, const mono_u8 *cache, mo
   float *out = lds;  // H x D f32, over the keys once the values product is done
   const int tid = mono_tid(), wave = tid / 64, g = (tid % 64) / 16, r = tid % 16;
 
-  mono_attend_batch_stage<H, D, NOPE, N, PT, DATA, SS, PARTS>(q, cache, pageBytes, slots, lds);
+  if (!mono_attend_batch_stage<H, D, NOPE, N, PT, DATA, SS, PARTS>(q, cache, pageBytes, slots,
+                                                                    lds)) {
+    mono_attend_masked_chunk<H, SH, SP>(m, l, p);  // no key: nothing to read
+    mono_block_sync();  // every thread has read the slots
+    return;
+  }
   mono_block_sync();
 
   // Scores: lane (g, r) gives key 16 tile + r's and head r's dims

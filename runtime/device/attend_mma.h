@@ -27,7 +27,12 @@ MONO_DEV void mono_attend_chunk_mma(const mono_u16 *q, const mono_u8 *cache, mon
   float *out = lds;  // H x D f32, over the keys once the values product is done
   const int tid = mono_tid(), warp = tid / 32, g = (tid % 32) / 4, t = tid % 4;
 
-  mono_attend_batch_stage<H, D, NOPE, N, PT, DATA, SS, PARTS>(q, cache, pageBytes, slots, lds);
+  if (!mono_attend_batch_stage<H, D, NOPE, N, PT, DATA, SS, PARTS>(q, cache, pageBytes, slots,
+                                                                    lds)) {
+    mono_attend_masked_chunk<H, SH, SP>(m, l, p);  // no key: nothing to read
+    mono_block_sync();  // every thread has read the slots
+    return;
+  }
   mono_block_sync();
 
   // Scores: warp w takes key tile w % KEY_TILES over dim part w / KEY_TILES.

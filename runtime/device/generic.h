@@ -377,6 +377,31 @@ template <int D, int PARTS>
 MONO_DEV int mono_attend_word(int row, int d) {
   return row * (D + PARTS) + d + d / (D / PARTS);
 }
+// Whether any of a chunk's N slots, staged in shared memory at `slotL`
+// behind a barrier, is a key (slot >= 0): every thread reads them all.
+template <int N>
+MONO_DEV bool mono_chunk_has_keys(const float *slotL) {
+  bool any = false;
+  for (int k = 0; k < N; ++k) any = any || slotL[k] >= 0.0f;
+  return any;
+}
+// The state of a chunk whose keys are all masked (a pad row's, or a chunk
+// past a row's keys), as the whole computation gives it: max -inf, sum 0,
+// values +0. Its keys are never read.
+template <int H, int SH, int SP>
+MONO_DEV void mono_attend_masked_chunk(float (&m)[SH], float (&l)[SH], float (&p)[SP]) {
+  const int tid = mono_tid();
+#pragma unroll
+  for (int s = 0; s < SP; ++s) p[s] = 0.0f;
+#pragma unroll
+  for (int s = 0; s < SH; ++s) {
+    if (s * MONO_BLOCK + tid < H) {
+      m[s] = mono_as_float(0xFF800000u);
+      l[s] = 0.0f;
+    }
+  }
+}
+
 template <int H, int D, int NOPE, int N, int KB, int PT, int DATA, int SS, int SH, int SP,
           int PARTS>
 MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i64 pageBytes,
@@ -401,6 +426,11 @@ MONO_DEV void mono_attend_chunk(const mono_u16 *q, const mono_u8 *cache, mono_i6
 #pragma unroll
   for (int s = 0; s < SP; ++s) p[s] = 0.0f;
   mono_block_sync();
+  if (!mono_chunk_has_keys<N>(slotL)) {
+    mono_attend_masked_chunk<H, SH, SP>(m, l, p);
+    mono_block_sync();  // every thread has read the slots
+    return;
+  }
   for (int b0 = 0; b0 < N; b0 += KB) {
     // Dequantize the batch's keys 16 dims a piece: four 4-byte loads of e4m3
     // codes (and their 64-dim group's scale byte) or eight of bf16 values

@@ -204,6 +204,33 @@ TEST(DeviceAttendChunk, MatrixCoresMatchTheReferenceChunkState) {
   }
 }
 
+// A chunk whose keys are all masked (a pad row's) leaves before loading any
+// key, on every path, with the state the whole computation gives (max -inf,
+// sum 0, values +0); one live key, the last of the chunk, is enough to keep
+// the whole computation.
+TEST(DeviceAttendChunk, AnAllMaskedChunkLeavesEarlyWithTheSameState) {
+  std::vector<Path> paths = {Path::Fma};
+  paths.insert(paths.end(), std::begin(kMatrixPaths), std::end(kMatrixPaths));
+  for (Path path : paths) {
+    Case masked = makeCase(6);
+    masked.slots.assign(kKeys, -1);
+    const Chunk none = deviceChunk(masked.qBits, masked.cache, masked.slots, path);
+    for (int h = 0; h < kHeads; ++h) {
+      EXPECT_EQ(none.m[h], -std::numeric_limits<float>::infinity()) << "path " << int(path);
+      EXPECT_EQ(none.l[h], 0.0f) << "path " << int(path);
+    }
+    for (float v : none.p)
+      ASSERT_TRUE(v == 0.0f && !std::signbit(v)) << "path " << int(path) << ": " << v;
+
+    Case last = makeCase(7);
+    const int slot = last.slots[kKeys - 1] >= 0 ? last.slots[kKeys - 1] : 11;
+    last.slots.assign(kKeys, -1);
+    last.slots[kKeys - 1] = slot;
+    EXPECT_LT(worstRelativeError(deviceChunk(last.qBits, last.cache, last.slots, path), last), 1e-5)
+        << "path " << int(path);
+  }
+}
+
 template <Path P>
 void expectFewerHeadsGiveTheFirstHeads() {
   constexpr int kFew = 3;
