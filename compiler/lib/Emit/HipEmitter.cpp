@@ -161,7 +161,7 @@ private:
     if (wait.getPrevNode() && isa<WaitOp, WaitPeerOp>(wait.getPrevNode()))
       return;
     Operation *next = wait.getNextNode();
-    while (next && isa<WaitOp, WaitPeerOp>(next))
+    while (next && isa<WaitOp, WaitPeerOp, SyncOp>(next))
       next = next->getNextNode();
     auto g = dyn_cast_or_null<GemvRowsOp>(next);
     if (!g || !g->hasAttr("mono.prefetched"))
@@ -258,18 +258,16 @@ private:
   /// The expression of the value at `index` (an expression) of the tile a
   /// rearrangement put in shared memory: its area is the rearrangement's.
   using SharedElement = llvm::function_ref<std::string(const std::string &index)>;
-  /// Small tile rearrangements: `in` goes to shared memory, then value i of
-  /// the result is the expression of i that `source` builds from the tile's
-  /// elements. A small one
-  /// (kSmallRearrangementWords) reads `in` where an area still holds it,
-  /// with no barrier; otherwise it writes the area least recently used of
-  /// those nobody has read since the last barrier (after a barrier, if all
-  /// have been), then one barrier, then reads. Its reads stay behind no
-  /// barrier: the next write to that area, or any other user of shared
-  /// memory, first waits for them (settleSharedReads). A large one keeps a
-  /// barrier on either side. A rearrangement `via shuffle` (`op`'s, as
-  /// mono-lower-tiles chose: `in` in the first wave's lanes) reads the values
-  /// by shuffles instead, with no shared memory and no barrier.
+  /// A rearrangement `op` (a slice, expand, gather or small axis reduction):
+  /// `in` goes to shared memory, then value i of the result is the
+  /// expression of i that `source` builds from the tile's elements. As
+  /// mono-plan-shared planned it: a small one (kSmallRearrangementWords)
+  /// writes `in` to its area (`mono.area`), or reads it where the area still
+  /// holds it (`mono.reuse`), then a barrier, then its reads; a large one
+  /// uses shared memory from word 0 and keeps a barrier after its reads too.
+  /// The barriers before its writes are the plan's `mono.sync` ops. `via
+  /// shuffle` reads the values by warp shuffles instead, with no shared
+  /// memory and no barrier.
   LogicalResult throughShared(Operation *op, Value in, Value out,
                               llvm::function_ref<std::string(SharedElement)> source) {
     std::string name = define(out, "t");
@@ -284,62 +282,37 @@ private:
       os << "      " << name << "[s] = " << read << ";\n    }\n";
       return success();
     }
+    FailureOr<int64_t> area = plannedArea(op);
+    if (failed(area))
+      return failure();
     const bool small = sizeOf(in) <= kSmallRearrangementWords;
-    if (!small || !sharedUse.quietSinceBarrier)
-      sharedBarrier("");
-    int area = 0;
-    if (small) {
-      auto &areas = sharedUse.areas;
-      auto held = llvm::find_if(areas, [&](const SharedArea &a) { return a.content == in; });
-      if (held != areas.end()) {
-        area = held - areas.begin();
-      } else {
-        area = claimFreeArea();
-        writeToShared(in, area);
-        areas[area].content = in;
-      }
-      markRead(area);
-    } else {
-      writeToShared(in, 0);
-    }
+    if (!op->hasAttr(MonoDialect::ReuseAttrHelper::getNameStr()))
+      writeToShared(in, *area);
     const std::string read = source([&](const std::string &index) {
-      return "mono_lds[" + sharedAreaBase(area) + index + "]";
+      return "mono_lds[" + sharedAreaBase(*area) + index + "]";
     });
     openSlotLoop(out);
     if (sizeOf(out) == 1)
       os << "      { const int i = 0; " << name << "[0] = " << read << "; }\n    }\n";
     else
       os << "      if (i < " << sizeOf(out) << ") " << name << "[s] = " << read << ";\n    }\n";
-    if (!small) {
-      sharedBarrier("");
-      forgetSharedAreas();  // the tile spans them
-    }
+    if (!small)
+      barrier();
     return success();
   }
-  /// The least recently used area that nobody has read since the last
-  /// barrier, after a barrier if every one has been read.
-  int claimFreeArea() {
-    auto &areas = sharedUse.areas;
-    auto free = [&](int a) { return !areas[a].readsPending; };
-    if (llvm::none_of(llvm::seq<int>(0, kRearrangementAreas), free))
-      sharedBarrier("  // every area has been read");
-    int area = 0;
-    for (int a = 0; a < kRearrangementAreas; ++a)
-      if (free(a) && (!free(area) || areas[a].lastUse < areas[area].lastUse))
-        area = a;
-    return area;
-  }
-  /// Area `area` is read after the last barrier.
-  void markRead(int area) {
-    sharedUse.areas[area].readsPending = true;
-    sharedUse.areas[area].lastUse = ++sharedUse.clock;
+  /// The area of shared memory mono-plan-shared gave `op`.
+  FailureOr<int64_t> plannedArea(Operation *op) {
+    auto area = op->getAttrOfType<IntegerAttr>(MonoDialect::AreaAttrHelper::getNameStr());
+    if (!area)
+      return op->emitOpError() << "has no mono.area; run mono-plan-shared first";
+    return area.getInt();
   }
   /// The offset of area `area` in mono_lds, as the start of an index.
-  static std::string sharedAreaBase(int area) {
+  static std::string sharedAreaBase(int64_t area) {
     return area ? std::to_string(area * kSmallRearrangementWords) + " + " : "";
   }
   /// `in` into shared memory at area `area`, and the barrier after it.
-  void writeToShared(Value in, int area) {
+  void writeToShared(Value in, int64_t area) {
     const std::string base = sharedAreaBase(area);
     if (sizeOf(in) == 1) {
       os << "    if (mono_t == 0) mono_lds[" << base << "0] = " << nameOf(in) << "[0];\n";
@@ -348,25 +321,10 @@ private:
       os << "      if (i < " << sizeOf(in) << ") mono_lds[" << base << "i] = " << nameOf(in)
          << "[s];\n    }\n";
     }
-    sharedBarrier("");
+    barrier();
   }
-  /// A block barrier: every read and write before it is done.
-  void sharedBarrier(llvm::StringRef why) {
-    os << "    mono_block_sync();" << why << "\n";
-    sharedUse.quietSinceBarrier = true;
-    for (SharedArea &a : sharedUse.areas)
-      a.readsPending = false;
-  }
-  void forgetSharedAreas() {
-    for (SharedArea &a : sharedUse.areas)
-      a.content = {};
-  }
-  /// Something other than a rearrangement may have used shared memory: the
-  /// next rearrangement waits for it, and no area holds a tile any more.
-  void sharedUsedElsewhere() {
-    sharedUse.quietSinceBarrier = false;
-    forgetSharedAreas();
-  }
+  /// A block barrier inside a building block.
+  void barrier() { os << "    mono_block_sync();\n"; }
   /// Reduction `r` (a small axis reduction) of row or column `line` (an
   /// expression of i) of the tile in shared memory, as an expression: the
   /// values in index order.
@@ -409,45 +367,12 @@ private:
     os << "      " << name << "[s] = " << value << ";\n    }\n";
     return success();
   }
-  /// A library call that uses at most an area's words of shared memory
-  /// from where it is pointed and ends with a barrier: a reduction of a
-  /// whole tile of more than one value (mono_block_reduce, a block's words)
-  /// and an MXFP8 quantization of at most an area's values and scales.
-  bool usesOneArea(Operation &op) {
-    if (auto r = dyn_cast<ReduceOp>(op))
-      return !r.getShape() && sizeOf(r.getInput()) > 1;
-    if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
-      return sizeOf(q.getInput()) + sizeOf(q.getScales()) <= kSmallRearrangementWords;
-    return false;
-  }
-  /// Such a call goes to an area nobody has read since the last barrier
-  /// (claimFreeArea), when nothing but rearrangements has used shared
-  /// memory since; else behind the reads, at area 0 (back.combine's tasks
-  /// reduce and quantize between their rearrangements).
-  void placeAreaCall() {
-    if (sharedUse.quietSinceBarrier) {
-      callArea = claimFreeArea();
-    } else {
-      settleSharedReads();
-      callArea = 0;
-    }
-  }
-  /// Shared memory as the library call being printed is to use it.
+  /// Shared memory as the library call being printed is to use it: its
+  /// planned area for a call that uses one (usesOneSharedArea).
   std::string callShared(Operation *op) {
-    const int area = usesOneArea(*op) ? callArea : 0;
-    return area ? "mono_lds + " + std::to_string(area * kSmallRearrangementWords) : "mono_lds";
-  }
-  /// A library call that ended with a barrier: every read and write before
-  /// it is done.
-  void sharedSettledByCall() {
-    sharedUse.quietSinceBarrier = true;
-    for (SharedArea &a : sharedUse.areas)
-      a.readsPending = false;
-  }
-  /// A barrier behind the small rearrangements' reads, if any are in flight.
-  void settleSharedReads() {
-    if (llvm::any_of(sharedUse.areas, [](const SharedArea &a) { return a.readsPending; }))
-      sharedBarrier("  // the rearrangements' reads are done");
+    auto area = op->getAttrOfType<IntegerAttr>(MonoDialect::AreaAttrHelper::getNameStr());
+    return area && area.getInt() ? "mono_lds + " + std::to_string(area.getInt() * kSmallRearrangementWords)
+                                 : "mono_lds";
   }
   int64_t slotsOf(Value v) { return slotsPerThread(sizeOf(v), block); }
   /// Slot `s` of a tile, or its single value when the tile is uniform.
@@ -495,21 +420,7 @@ private:
   /// The claim counter of the dynamic stage being printed, where its last
   /// op is a publish that hands the block its next task; else empty.
   std::string handOverCounter;
-  /// Shared memory in the task being printed, between small rearrangements.
-  struct SharedArea {
-    Value content;             ///< the tile the area holds, while it does
-    bool readsPending = false; ///< read since the last barrier
-    int64_t lastUse = 0;
-  };
-  struct {
-    /// No other user of shared memory since the last barrier.
-    bool quietSinceBarrier = true;
-    std::array<SharedArea, kRearrangementAreas> areas;
-    int64_t clock = 0;
-  } sharedUse;
   int nextId = 0;
-  /// The area of the library call being printed (placeAreaCall).
-  int callArea = 0;
   /// Stages the launch has (the stage timers' records a CTA).
   int64_t stageCount = 0;
   /// The stages are printed one after the other in one kernel body (the
@@ -719,17 +630,11 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   // end) closes: a skipping task still publishes.
   bool skipOpen = false, restSkip = false;
   Value skipCount;  // the count of the open skip, if one is open
-  // A task starts behind a barrier (the previous task's last, or the
-  // previous stage's).
-  sharedUse = {};
-  // Where a skip's block closes, the task may or may not have run it: its
-  // reads are settled inside, and the next rearrangement waits as after
-  // any other user.
+  // Where a skip's block closes (its reads settled inside by
+  // mono-plan-shared's mono.sync), the task may or may not have run it.
   auto closeSkip = [&] {
-    settleSharedReads();
     os << (restSkip ? "    }  // (a task that skips has left the stage)\n"
                     : "    }  // a task that skips comes here\n");
-    sharedUsedElsewhere();
   };
   for (Operation &op : stage.getBodyBlock()) {
     if (isa<PublishOp>(op) && skipOpen) {
@@ -739,15 +644,9 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     }
     if (isa<WaitOp, WaitPeerOp>(op))
       prefetchBefore(op, skipCount);
-    // (An interleave keeps its own barriers, as the rearrangements do.)
     const bool rearrangement = bool(rearrangedTile(&op)) || isa<InterleaveOp>(op);
     const bool otherSharedUser =
         !rearrangement && sharedBytesFor(&op, block, launch.getArch()) > 0;
-    const bool areaCall = usesOneArea(op);
-    if (areaCall)
-      placeAreaCall();
-    else if (otherSharedUser || isa<SkipUnlessOp>(op))
-      settleSharedReads();
     const size_t printedFrom = text.size();
     const char *timed = timedCounter(op);
     if (timed)
@@ -756,21 +655,12 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
       return failure();
     if (timed)
       os << "    " << timed << " += mono_now_ns() - mono_prof_t0;\n";
-    // The barriers above know shared memory's users from sharedBytesFor: an
+    // mono-plan-shared knows shared memory's users from sharedBytesFor: an
     // op that used it unannounced could race with a rearrangement's reads.
     if (!otherSharedUser && !rearrangement &&
         llvm::StringRef(text).drop_front(printedFrom).contains("mono_lds"))
       return op.emitOpError() << "uses shared memory that sharedBytesFor does not count "
                                  "(an emitter bug: its barriers would not order it)";
-    if (areaCall) {
-      sharedSettledByCall();
-      sharedUse.areas[callArea].content = {};
-    } else if (isa<QuantizeMxfp8Op>(op)) {
-      sharedSettledByCall();
-      forgetSharedAreas();  // a large one uses shared memory from word 0 on
-    } else if (otherSharedUser) {
-      sharedUsedElsewhere();
-    }
     skipOpen = skipOpen || isa<SkipUnlessOp>(op);
     if (auto skip = dyn_cast<SkipUnlessOp>(op)) {
       skipCount = skip.getCount();
@@ -966,32 +856,27 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
       })
       .Case<InterleaveOp>([&](InterleaveOp op) {
         // a then b in shared memory; value i comes from a[i / 2] or b[i / 2].
-        // A small pair goes to an area as a small rearrangement does (its
-        // reads pending after it); a large one keeps a barrier on either side.
+        // A small pair goes to its planned area (mono-plan-shared) as a small
+        // rearrangement does; a large one keeps a barrier after its reads too.
         std::string name = define(op.getResult(), "t");
         declareTile(op.getResult(), name);
         const int64_t n = sizeOf(op.getA());
         const bool small = 2 * n <= kSmallRearrangementWords;
-        if (!small || !sharedUse.quietSinceBarrier)
-          sharedBarrier("");
-        const int area = small ? claimFreeArea() : 0;
-        const std::string base = sharedAreaBase(area);
+        FailureOr<int64_t> area = plannedArea(op);
+        if (failed(area))
+          return failure();
+        const std::string base = sharedAreaBase(*area);
         for (auto [source, offset] : {std::pair<Value, int64_t>{op.getA(), 0}, {op.getB(), n}}) {
           openSlotLoop(source);
           os << "      if (i < " << n << ") mono_lds[" << base << offset << " + i] = "
              << nameOf(source) << "[s];\n    }\n";
         }
-        sharedBarrier("");
+        barrier();
         openSlotLoop(op.getResult());
         os << "      if (i < " << 2 * n << ") " << name << "[s] = mono_lds[" << base << "(i % 2) * "
            << n << " + i / 2];\n    }\n";
-        if (small) {
-          sharedUse.areas[area].content = {};  // a pair, not one tile to read again
-          markRead(area);
-        } else {
-          sharedBarrier("");
-          forgetSharedAreas();
-        }
+        if (!small)
+          barrier();
         return success();
       })
       .Case<ToIndexOp>([&](ToIndexOp op) {
@@ -1119,6 +1004,13 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
            << ", (const mono_u8 *)" << regionPointer(scales.getSymName()) << ", "
            << scales.getCols() << ", " << nameOf(g.getRow()) << ", " << name
            << ", mono_lds);\n";
+        return success();
+      })
+      .Case<SyncOp>([&](SyncOp sync) {
+        os << "    mono_block_sync();";
+        if (!sync.getNote().empty())
+          os << "  // " << sync.getNote();
+        os << "\n";
         return success();
       })
       .Case<WaitOp>([&](WaitOp w) {

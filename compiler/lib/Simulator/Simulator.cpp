@@ -1254,6 +1254,8 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
         tiles[g.getResult()] = gemv(g, weight, row0);
         return success();
       })
+      // A task's ops run as one block without interleaving threads.
+      .Case<SyncOp>([](SyncOp) { return success(); })
       .Default([](Operation *o) -> LogicalResult {
         return o->emitOpError() << "cannot be simulated";
       });
@@ -1419,7 +1421,7 @@ FailureOr<std::unique_ptr<PreparedLaunch>> PreparedLaunch::prepare(LaunchOp laun
           (op.getPrevNode() && isa<WaitOp, WaitPeerOp>(op.getPrevNode())))
         continue;
       Operation *next = op.getNextNode();
-      while (next && isa<WaitOp, WaitPeerOp>(next))
+      while (next && isa<WaitOp, WaitPeerOp, SyncOp>(next))
         next = next->getNextNode();
       if (auto g = dyn_cast_or_null<GemvRowsOp>(next); g && g->hasAttr("mono.prefetched"))
         plan->prefetchAt[&op] = g;

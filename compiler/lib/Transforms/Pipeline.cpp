@@ -19,6 +19,7 @@ void monodc::mono::addFusionPipeline(OpPassManager &pm, const FusionOptions &opt
   pm.addPass(createPlanWaits());
   pm.addPass(createLowerTiles());
   pm.addPass(createPrepareEmission());
+  pm.addPass(createPlanShared());
   if (options.unfused)
     pm.addPass(createUnfuse());
 }

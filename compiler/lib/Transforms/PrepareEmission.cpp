@@ -150,6 +150,15 @@ std::optional<std::string> monodc::mono::rearrangementRefusal(Operation *op, int
   return "via " + stringifyRearrangement(*via).str() + ": " + reason;
 }
 
+bool monodc::mono::usesOneSharedArea(Operation *op) {
+  auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return !r.getShape() && size(r.getInput()) > 1;
+  if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
+    return size(q.getInput()) + size(q.getScales()) <= kSmallRearrangementWords;
+  return false;
+}
+
 Value monodc::mono::rearrangedTile(Operation *op) {
   if (rearrangementOf(op) != Rearrangement::Shared)
     return {};
@@ -166,7 +175,7 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
   // area may go to any of them (from the last one's start), more from word
   // 0: a rearrangement's tile, a block reduction's block of words, an
   // interleave's pair, a quantization's values and scales (the emitter's
-  // throughShared and placeAreaCall).
+  // areas, as mono-plan-shared gives them).
   auto inAnArea = [](int64_t words) {
     return (words <= kSmallRearrangementWords
                 ? (kRearrangementAreas - 1) * kSmallRearrangementWords + words

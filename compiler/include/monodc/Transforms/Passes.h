@@ -129,7 +129,7 @@ int64_t sharedBytesFor(mlir::Operation *op, int64_t block, llvm::StringRef arch)
 /// kRearrangementAreas areas of shared memory, that many f32 words apart:
 /// its writes go to an area nobody has read since the last barrier, so it
 /// needs one barrier instead of three, and a tile still in an area is read
-/// again from there, with none (the emitter's throughShared). routed.ug's
+/// again from there, with none (mono-plan-shared). routed.ug's
 /// gate and up slices of its 1024 values are one write; the mHC seam's gate
 /// cycles through three tiles.
 constexpr int64_t kSmallRearrangementWords = 1024;
@@ -167,6 +167,13 @@ std::optional<std::string> rearrangementRefusal(mlir::Operation *op, int64_t blo
 /// for any other op and any other `via`. sharedBytesFor sizes its areas and
 /// the emitter orders them by the same answer.
 mlir::Value rearrangedTile(mlir::Operation *op);
+
+/// A library call that uses at most an area's words of shared memory from
+/// where it is pointed and ends with a barrier: a reduction of a whole tile
+/// of more than one value (mono_block_reduce, a block's words) and an MXFP8
+/// quantization of at most an area's values and scales. mono-plan-shared
+/// gives it an area.
+bool usesOneSharedArea(mlir::Operation *op);
 
 /// The most shared memory one CTA of `arch` may have.
 int64_t maxSharedBytes(llvm::StringRef arch);

@@ -18,6 +18,28 @@ def PrepareEmission : Pass<"mono-prepare-emission", "::mlir::ModuleOp"> {
   ];
 }
 
+def PlanShared : Pass<"mono-plan-shared", "::mlir::ModuleOp"> {
+  let summary = "Gives each shared-memory user its area and places the barriers between them";
+  let description = [{
+    Walks each task body in order, as a CTA runs it, and decides how its
+    users of shared memory share it. A small rearrangement `via shared` (a
+    tile of at most kSmallRearrangementWords values), a small interleave and
+    a small library call (usesOneSharedArea) take one of
+    kRearrangementAreas areas: the least recently used of those nobody has
+    read since the last barrier (after a barrier if every one has been
+    read); a rearrangement whose input an area still holds reads it there,
+    with no write and no barrier (`mono.reuse`). The area is `mono.area`.
+    A `mono.sync` goes before a rearrangement's write where another user has
+    touched shared memory since the last barrier (always before a large
+    one), and before any other user, a skip and the end of a skip's block
+    while small rearrangements' reads are in flight. The barriers inside a
+    building block (between a rearrangement's writes and reads, after a
+    large one, at a library call's end) and at a task's end are the
+    building block's own. Runs after mono-prepare-emission; a rearrangement
+    without a `via` is refused.
+  }];
+}
+
 def Unfuse : Pass<"mono-unfuse", "::mlir::ModuleOp"> {
   let summary = "Turns a prepared fused launch into the unfused baseline: a kernel a stage";
   let description = [{

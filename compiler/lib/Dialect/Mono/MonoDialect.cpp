@@ -74,6 +74,13 @@ constexpr DeclaredAttribute kDeclared[] = {
     {D::RingBytesAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<GemvRowsOp>,
      "mono.gemv_rows"},
     {D::UnfusedAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<LaunchOp>, "mono.launch"},
+    {D::AreaAttrHelper::getNameStr(), DeclaredAttribute::Integer,
+     isOneOf<SliceOp, ExpandOp, GatherOp, ReduceOp, InterleaveOp, QuantizeMxfp8Op>,
+     "mono.slice, mono.expand, mono.gather, mono.reduce, mono.interleave and "
+     "mono.quantize_mxfp8"},
+    {D::ReuseAttrHelper::getNameStr(), DeclaredAttribute::Unit,
+     isOneOf<SliceOp, ExpandOp, GatherOp, ReduceOp>,
+     "mono.slice, mono.expand, mono.gather and mono.reduce"},
 };
 
 } // namespace

@@ -60,7 +60,13 @@ def Mono_Dialect : Dialect {
     "::mlir::IntegerAttr":$ring_bytes,
     // mono-unfuse, on mono.launch: the unfused baseline, a kernel a stage
     // ordered by the stream.
-    "::mlir::UnitAttr":$unfused
+    "::mlir::UnitAttr":$unfused,
+    // mono-plan-shared: the area of shared memory (0 .. 2, kRearrangementAreas)
+    // a rearrangement via shared, an interleave or a small library call
+    // uses; on a rearrangement, that the area already holds its input (no
+    // write, no barrier).
+    "::mlir::IntegerAttr":$area,
+    "::mlir::UnitAttr":$reuse
   );
   let hasOperationAttrVerify = 1;
 }

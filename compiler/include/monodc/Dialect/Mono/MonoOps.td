@@ -154,6 +154,20 @@ def Mono_SkipUnlessOp : Mono_Op<"skip_unless", [HasParent<"StageOp">]> {
   let hasVerifier = 1;
 }
 
+def Mono_SyncOp : Mono_Op<"sync", [HasParent<"StageOp">]> {
+  let summary = "a block barrier between users of shared memory (mono-plan-shared)";
+  let description = [{
+    Every thread of the CTA has finished its reads and writes of shared
+    memory before any goes on. mono-plan-shared places these where the
+    task's rearrangements, library calls and skips need them; `note` says
+    why (printed as a comment). The simulator runs a task's ops as one
+    thread block does without interleaving threads, so it has nothing to do
+    here.
+  }];
+  let arguments = (ins DefaultValuedStrAttr<StrAttr, "">:$note);
+  let assemblyFormat = "attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Values
 //===----------------------------------------------------------------------===//
