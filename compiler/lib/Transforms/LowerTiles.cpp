@@ -187,6 +187,12 @@ struct LowerTiles : public monodc::mono::impl::LowerTilesBase<LowerTiles> {
       const int64_t block = launch.getBlock();
       launch.walk([&](Operation *op) {
         if (isRearrangement(op)) {
+          // A reduction that an expand takes whole prints with it: one
+          // round trip, and the pair moves as one (its `via` too).
+          if (auto r = dyn_cast<ReduceOp>(op);
+              r && !canRearrangeInThread(r, block) && pairableExpand(r))
+            r->setAttr(MonoDialect::WithExpandAttrHelper::getNameStr(),
+                       UnitAttr::get(r.getContext()));
           if (auto why = loweringRefusal(op, block, launch.getArch())) {
             op->emitOpError() << *why;
             failed = true;

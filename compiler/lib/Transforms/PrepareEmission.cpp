@@ -106,6 +106,11 @@ bool monodc::mono::canRearrangeInThread(Operation *op, int64_t block) {
 }
 
 ExpandOp monodc::mono::expandOfReduction(ReduceOp r) {
+  return r->hasAttr(MonoDialect::WithExpandAttrHelper::getNameStr()) ? pairableExpand(r)
+                                                                     : ExpandOp();
+}
+
+ExpandOp monodc::mono::pairableExpand(ReduceOp r) {
   if (!r.getShape() || !r.getResult().hasOneUse())
     return {};
   auto expand = dyn_cast<ExpandOp>(*r.getResult().getUsers().begin());
@@ -281,6 +286,14 @@ struct PrepareEmission
         if (unlowered) {
           op->emitOpError() << "has no lowering: mono-lower-tiles chooses its building block "
                                "before the emission is prepared";
+          failed = true;
+          return;
+        }
+        if (auto r = dyn_cast<ReduceOp>(op);
+            r && r->hasAttr(MonoDialect::WithExpandAttrHelper::getNameStr()) &&
+            !pairableExpand(r)) {
+          op->emitOpError() << "is paired with an expand (mono.with_expand), but no expand of "
+                               "the same shape and axis takes its result alone";
           failed = true;
           return;
         }

@@ -367,18 +367,19 @@ mono.launch @bigchunkpreset942 attributes {arch = "gfx942", grid = 4 : i64, bloc
 // are whole blocks stays in its threads; an input of at most a wave's values
 // (64 on gfx950, 32 on sm_90) to 2..wave values goes by shuffles; anything
 // else, and a one-value result, through shared memory. A reduction that an
-// expand of the same shape takes whole moves as the pair (its input, the
-// expand's result).
+// expand of the same shape takes whole (and that does not stay in its
+// threads) prints with it (mono.with_expand) and moves as the pair (its
+// input, the expand's result).
 // CHECK-LABEL: mono.launch @amdvia
-// CHECK: mono.reduce sum %{{.*}} via in_thread
+// CHECK: mono.reduce sum %{{.*}} via in_thread {axis = 0 : i64, shape
 // CHECK: mono.expand %{{.*}} via in_thread
 // CHECK: mono.slice %{{.*}}[0] via shuffle
 // CHECK: mono.slice %{{.*}}[0] via shared
 // CHECK: mono.slice %{{.*}}[3] via shared
 // CHECK: mono.gather %{{.*}}[%{{.*}}] via shuffle
-// CHECK: mono.reduce max %{{.*}} via shuffle
+// CHECK: mono.reduce max %{{.*}} via shuffle {axis = 1 : i64, mono.with_expand,
 // CHECK: mono.expand %{{.*}} via shuffle
-// CHECK: mono.reduce max %{{.*}} via shared
+// CHECK: mono.reduce max %{{.*}} via shared {axis = 1 : i64, shape
 // CHECK-LABEL: mono.launch @hoppervia
 // CHECK: mono.slice %{{.*}}[0] via shared
 // CHECK: mono.slice %{{.*}}[0] via shuffle

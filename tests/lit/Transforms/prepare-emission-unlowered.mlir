@@ -59,3 +59,14 @@ mono.launch @presetvia attributes {arch = "gfx950", grid = 4 : i64, block = 256 
     %a = mono.slice %x[3] via shuffle : !mono.tile<64, f32> -> !mono.tile<1, f32>
   }
 }
+
+// A reduction marked to print with an expand that does not take its result
+// alone is refused.
+mono.launch @badpair attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %x = mono.constant 1.0 : !mono.tile<64, f32>
+    // expected-error @+1 {{'mono.reduce' op is paired with an expand (mono.with_expand), but no expand of the same shape and axis takes its result alone}}
+    %m = mono.reduce max %x via shuffle {shape = array<i64: 4, 16>, axis = 1 : i64, mono.with_expand} : !mono.tile<64, f32> -> !mono.tile<4, f32>
+  }
+}

@@ -147,9 +147,12 @@ std::optional<Rearrangement> rearrangementOf(mlir::Operation *op);
 /// sums over its chunks of 512): the rule for `in_thread`.
 bool canRearrangeInThread(mlir::Operation *op, int64_t block);
 /// An axis reduction whose result one expand of the same shape and axis
-/// takes whole: the two are printed as one rearrangement at the expand (each
+/// takes whole: the two can print as one rearrangement at the expand (each
 /// result the reduction of its own row or column), one round trip instead
-/// of two; null otherwise.
+/// of two. That expand, or null.
+ExpandOp pairableExpand(ReduceOp r);
+/// The expand that prints reduction `r` with itself, where mono-lower-tiles
+/// paired them (`mono.with_expand`); null otherwise.
 ExpandOp expandOfReduction(ReduceOp r);
 /// The tiles a rearrangement moves from and to (for a reduction and the
 /// expand that takes it, the reduction's input and the expand's result).

@@ -58,6 +58,9 @@ def Mono_Dialect : Dialect {
     "::mlir::IntegerAttr":$lds_bytes,
     "::mlir::UnitAttr":$stage_calls,
     "::mlir::IntegerAttr":$ring_bytes,
+    // mono-lower-tiles, on an axis mono.reduce: it prints with the expand
+    // that takes its result whole (one rearrangement instead of two).
+    "::mlir::UnitAttr":$with_expand,
     // mono-unfuse, on mono.launch: the unfused baseline, a kernel a stage
     // ordered by the stream.
     "::mlir::UnitAttr":$unfused,
