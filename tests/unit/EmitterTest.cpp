@@ -95,6 +95,32 @@ TEST(Emitter, RefusesALaunchThatSkippedPrepare) {
   EXPECT_NE(message.find("run mono-prepare-emission first"), std::string::npos) << message;
 }
 
+TEST(Emitter, RefusesASharedMemoryUserWithoutItsPlannedArea) {
+  // The printer takes every area from mono-plan-shared: a block reduction
+  // (a library call in one area) without its mono.area is refused, not
+  // printed at area 0 where a rearrangement's reads may be in flight.
+  mlir::MLIRContext ctx;
+  auto module = tinyFront(ctx);
+  ASSERT_TRUE(succeeded(mono::runFusionPipeline(*module)));
+  int stripped = 0;
+  module->walk([&](mono::ReduceOp r) {
+    if (r->removeAttr(mono::MonoDialect::AreaAttrHelper::getNameStr()))
+      ++stripped;
+  });
+  ASSERT_GT(stripped, 0);
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    message = d.str();
+    return mlir::success();
+  });
+  std::string hip;
+  llvm::raw_string_ostream os(hip);
+  auto launch = *module->getOps<mono::LaunchOp>().begin();
+  EXPECT_TRUE(failed(emit::printHip(launch, os)));
+  EXPECT_NE(message.find("has no mono.area; run mono-plan-shared first"), std::string::npos)
+      << message;
+}
+
 TEST(Emitter, WidthsChangeTheTaskTables) {
   mlir::MLIRContext ctx;
   auto r1 = emit::emitHip(*tinyFront(ctx, 1));

@@ -18,7 +18,6 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
-
 using namespace mlir;
 using namespace monodc;
 using namespace monodc::mono;
@@ -366,11 +365,16 @@ private:
     return success();
   }
   /// Shared memory as the library call being printed is to use it: its
-  /// planned area for a call that uses one (usesOneSharedArea).
-  std::string callShared(Operation *op) {
-    auto area = op->getAttrOfType<IntegerAttr>(MonoDialect::AreaAttrHelper::getNameStr());
-    return area && area.getInt() ? "mono_lds + " + std::to_string(area.getInt() * kSmallRearrangementWords)
-                                 : "mono_lds";
+  /// planned area for a call that uses one (usesOneSharedArea), else from
+  /// word 0.
+  FailureOr<std::string> callShared(Operation *op) {
+    if (!usesOneSharedArea(op))
+      return std::string("mono_lds");
+    FailureOr<int64_t> area = plannedArea(op);
+    if (failed(area))
+      return failure();
+    return *area ? "mono_lds + " + std::to_string(*area * kSmallRearrangementWords)
+                 : std::string("mono_lds");
   }
   int64_t slotsOf(Value v) { return slotsPerThread(sizeOf(v), block); }
   /// Slot `s` of a tile, or its single value when the tile is uniform.
@@ -593,8 +597,8 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
   }
   declareOnceWaits(stage);
   // A task whose last op is a publish ends behind the publish's barrier,
-  // which also orders the next task's reuse of shared memory (a local
-  // publish is printed in the fused kernel only).
+  // which also orders the next task's reuse of shared memory (the unfused
+  // baseline has no local publishes: mono-unfuse removed them).
   Operation *last = stage.getBodyBlock().empty() ? nullptr : &stage.getBodyBlock().back();
   const bool endsWithPublish =
       last && isa<PublishPeerOp, PublishOp>(last);
@@ -914,14 +918,20 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
             return axisReduction(r, "i", element);
           });
         }
+        FailureOr<std::string> shared = callShared(r);
+        if (failed(shared))
+          return failure();
         std::string name = define(r.getResult(), "t");
         os << "    float " << name << "[1];\n    " << name
            << "[0] = mono_block_reduce<" << slotsOf(r.getInput()) << ", "
            << sizeOf(r.getInput()) << ", " << static_cast<int>(r.getKind()) << ">("
-           << nameOf(r.getInput()) << ", " << callShared(r) << ");\n";
+           << nameOf(r.getInput()) << ", " << *shared << ");\n";
         return success();
       })
-      .Case<QuantizeMxfp8Op>([&](QuantizeMxfp8Op q) {
+      .Case<QuantizeMxfp8Op>([&](QuantizeMxfp8Op q) -> LogicalResult {
+        FailureOr<std::string> shared = callShared(q);
+        if (failed(shared))
+          return failure();
         std::string codes = define(q.getCodes(), "t");
         std::string scales = define(q.getScales(), "t");
         declareTile(q.getCodes(), codes);
@@ -929,7 +939,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         os << "    mono_quantize_mxfp8<" << slotsOf(q.getInput()) << ", "
            << slotsOf(q.getScales()) << ", " << sizeOf(q.getInput()) << ", "
            << q.getGroup() << ">(" << nameOf(q.getInput()) << ", " << codes << ", " << scales
-           << ", " << static_cast<int>(q.getVariant()) << ", " << callShared(q) << ");\n";
+           << ", " << static_cast<int>(q.getVariant()) << ", " << *shared << ");\n";
         return success();
       })
       .Case<AttendChunkOp>([&](AttendChunkOp a) {
