@@ -54,8 +54,6 @@ struct Write {
 /// Every window a stage writes, per region and row.
 using WriteMap = std::map<std::string, std::map<int64_t, std::vector<Write>>>;
 
-int64_t tileSize(Value v) { return cast<TileType>(v.getType()).getSize(); }
-
 /// One read of a region: `rows` rows from `row`, `size` values from `col`
 /// (a null col is column 0); `peerRank` the slot a peer load reads. Rows
 /// [row, row + rows) of the op's index space are rows [row / rowDiv,

@@ -53,7 +53,7 @@ private:
     names[value] = name;
     return name;
   }
-  int64_t sizeOf(Value v) { return cast<TileType>(v.getType()).getSize(); }
+  int64_t sizeOf(Value v) { return tileSize(v); }
   void printLoad(Value res, const std::string &pointer, RegionOp region, Value row, Value col) {
     std::string name = define(res, "t");
     declareTile(res, name);

@@ -300,7 +300,7 @@ private:
     const TileValues &t = tiles[v];
     return {t.data(), t.size()};
   }
-  int64_t sizeOf(Value v) { return cast<TileType>(v.getType()).getSize(); }
+  int64_t sizeOf(Value v) { return tileSize(v); }
   FailureOr<int64_t> window(Operation *op, const RegionInfo &region, Value row, Value col,
                             int64_t size);
 

@@ -13,8 +13,6 @@ using namespace monodc::mono;
 
 namespace {
 
-int64_t sizeOf(Value v) { return cast<TileType>(v.getType()).getSize(); }
-
 /// Shared memory as one task has used it so far, between barriers.
 class TaskPlanner {
 public:
@@ -95,7 +93,7 @@ private:
 /// a large one uses shared memory from word 0 with a barrier on either side.
 void TaskPlanner::rearrange(Operation *op) {
   auto [in, out] = rearrangedTiles(op);
-  const bool small = sizeOf(in) <= kSmallRearrangementWords;
+  const bool small = tileSize(in) <= kSmallRearrangementWords;
   if (!small || !quiet)
     barrierBefore(op, "");
   int64_t area = 0;
@@ -120,7 +118,7 @@ void TaskPlanner::rearrange(Operation *op) {
 /// An interleave's pair goes through shared memory as a rearrangement's
 /// tile does, but is never read again from there.
 void TaskPlanner::interleave(InterleaveOp op) {
-  const bool small = 2 * sizeOf(op.getA()) <= kSmallRearrangementWords;
+  const bool small = 2 * tileSize(op.getA()) <= kSmallRearrangementWords;
   if (!small || !quiet)
     barrierBefore(op, "");
   const int64_t area = small ? claimFreeArea(op) : 0;

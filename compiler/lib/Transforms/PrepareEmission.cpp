@@ -134,8 +134,7 @@ std::pair<Value, Value> monodc::mono::rearrangedTiles(Operation *op) {
 
 bool monodc::mono::canRearrangeByShuffle(Operation *op, int64_t block, int64_t waveSize) {
   auto [in, out] = rearrangedTiles(op);
-  auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
-  return block >= waveSize && size(in) <= waveSize && size(out) > 1 && size(out) <= waveSize;
+  return block >= waveSize && tileSize(in) <= waveSize && tileSize(out) > 1 && tileSize(out) <= waveSize;
 }
 
 std::optional<std::string> monodc::mono::rearrangementRefusal(Operation *op, int64_t block,
@@ -156,11 +155,10 @@ std::optional<std::string> monodc::mono::rearrangementRefusal(Operation *op, int
 }
 
 bool monodc::mono::usesOneSharedArea(Operation *op) {
-  auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
   if (auto r = dyn_cast<ReduceOp>(op))
-    return !r.getShape() && size(r.getInput()) > 1;
+    return !r.getShape() && tileSize(r.getInput()) > 1;
   if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
-    return size(q.getInput()) + size(q.getScales()) <= kSmallRearrangementWords;
+    return tileSize(q.getInput()) + tileSize(q.getScales()) <= kSmallRearrangementWords;
   return false;
 }
 
@@ -175,7 +173,6 @@ Value monodc::mono::rearrangedTile(Operation *op) {
 }
 
 int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringRef arch) {
-  auto size = [](Value v) { return cast<TileType>(v.getType()).getSize(); };
   // Every building block works in f32 words of shared memory. What fits an
   // area may go to any of them (from the last one's start), more from word
   // 0: a rearrangement's tile, a block reduction's block of words, an
@@ -190,20 +187,20 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
   if (auto via = rearrangementOf(op); via && *via != Rearrangement::Shared)
     return 0;
   const Value in = rearrangedTile(op);
-  const int64_t rearranged = in ? inAnArea(size(in)) : 0;
+  const int64_t rearranged = in ? inAnArea(tileSize(in)) : 0;
   if (auto r = dyn_cast<ReduceOp>(op))
-    return std::max({inAnArea(block), size(r.getInput()) * 4, rearranged});
+    return std::max({inAnArea(block), tileSize(r.getInput()) * 4, rearranged});
   if (rearranged)
     return rearranged;
   if (isa<InterleaveOp>(op))
-    return inAnArea(2 * size(op->getOperand(0)));
+    return inAnArea(2 * tileSize(op->getOperand(0)));
   if (auto t = dyn_cast<TopKOp>(op))
-    return (size(t.getInput()) + 2 * t.getK()) * 4;
+    return (tileSize(t.getInput()) + 2 * t.getK()) * 4;
   // The experts, the slot starts and the slots' first places (one past the last).
   if (auto g = dyn_cast<ExpertGroupsOp>(op))
-    return (3 * size(g.getExperts()) + 1) * 4;
+    return (3 * tileSize(g.getExperts()) + 1) * 4;
   if (auto q = dyn_cast<QuantizeMxfp8Op>(op))
-    return inAnArea(size(q.getInput()) + size(q.getScales()));
+    return inAnArea(tileSize(q.getInput()) + tileSize(q.getScales()));
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
     if (g.getLowering() == GemvLowering::ScaledMfma || g.getLowering() == GemvLowering::Bf16Mfma)
@@ -215,7 +212,7 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
                                         static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
     int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
     int64_t own = chunk * k * (g.getLowering() == GemvLowering::FmaChainsF32 ? 4 : 2) + chunk * block * 4 +
-                  size(g.getResult()) * 4;
+                  tileSize(g.getResult()) * 4;
     int64_t ring = gemvRowsRingBytes(g, block, arch);
     return ring ? llvm::alignTo(own, 16) + ring : own;
   }
@@ -230,7 +227,7 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
            4;
   }
   if (auto g = dyn_cast<GemvOp>(op))
-    return (size(g.getX()) + size(g.getX()) / 32 + block + size(g.getResult())) * 4;
+    return (tileSize(g.getX()) + tileSize(g.getX()) / 32 + block + tileSize(g.getResult())) * 4;
   return 0;
 }
 

@@ -35,6 +35,9 @@ int64_t encodedBytes(mlir::Type type);
 /// A short name of a number format for messages ("bf16", "e4m3", ...).
 std::string formatName(mlir::Type type);
 
+/// The number of values of a tile-typed value.
+inline int64_t tileSize(mlir::Value v) { return mlir::cast<TileType>(v.getType()).getSize(); }
+
 /// The region a memory op names, or null when the launch declares none.
 RegionOp lookupRegion(mlir::Operation *from, mlir::FlatSymbolRefAttr name);
 
