@@ -43,7 +43,7 @@ Result<stages::ModelConfig> configOf(const BuildKey &key) {
 }
 
 stages::BuildParams paramsOf(const BuildKey &key) {
-  return stages::BuildParams{key.arch, key.grid, key.block, key.rows, key.tp};
+  return stages::BuildParams{key.arch, key.grid, key.block, key.rows, key.tp, key.ratio};
 }
 
 } // namespace
@@ -77,6 +77,9 @@ Result<BuildKey> Compiler::resolve(const KernelRequest &request) {
     return fromLlvm(params.takeError());
   if (request.ratio < 0 || request.ratio > 2)
     return makeError("compress ratio must be 0, 1 or 2, got " + std::to_string(request.ratio));
+  // A launch that reads no compressed key is the same code at every ratio:
+  // one key.
+  const int64_t ratio = stages::readsCompressedKeys(request.launch) ? request.ratio : 0;
   Result<std::shared_ptr<CompileBackend>> backend = this->backend(request.backend);
   if (!backend)
     return makeError("backend " + request.backend + " for arch " + request.arch + ": " +
@@ -89,7 +92,7 @@ Result<BuildKey> Compiler::resolve(const KernelRequest &request) {
   key.launch = request.launch;
   key.tp = params->tp;
   key.rows = params->rows;
-  key.ratio = request.ratio;
+  key.ratio = ratio;
   key.grid = params->grid;
   key.block = params->block;
   key.arch = params->arch;
@@ -122,7 +125,11 @@ Result<Compiler::Emitted> Compiler::emit(const BuildKey &key) {
   if (!interface)
     return interface.error();
   std::string sourceName = key.launch + "." + key.model + "." + key.arch + ".r" +
-                           std::to_string(key.rows) + ".tp" + std::to_string(key.tp) + ".hip";
+                           std::to_string(key.rows) + ".tp" + std::to_string(key.tp) +
+                           (stages::readsCompressedKeys(key.launch)
+                                ? ".c" + std::to_string(key.ratio)
+                                : std::string()) +
+                           ".hip";
   return Emitted{std::move(*hip), sourceName, std::move(manifest), std::move(*interface)};
 }
 

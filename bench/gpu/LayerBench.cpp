@@ -22,6 +22,7 @@
 // where they are there the timed copies {prof.hip,unfused.prof.hip} with
 // what each stage reads (prof.reads).
 #include "ReadRate.h"
+#include "RegionCodec.h"
 #include "SyntheticLayer.h"
 
 #include <cudaProfiler.h>
@@ -810,28 +811,43 @@ int main(int argc, char **argv) {
           bytes += routed ? double(reg.bytes) * used.size() / experts : double(reg.bytes);
         }
     const double weightBytes = bytes;
-    // A slot list of K2's (the floor's), or of K1's where only K1 has it;
-    // pad rows read no keys.
-    auto distinctSlots = [&](const std::string &name) {
-      RankLaunch &holder = k2[0].shared.count(name) ? k2[0] : k1[0];
-      if (!holder.shared.count(name))
-        die("no input " + name + " in K1 or K2");
-      const Region &list = gpu::argument(holder.manifest, name);
-      const std::string data = gpu::download(holder.shared[name], list.bytes);
-      const size_t realValues = size_t(rows - padRows) * size_t(list.cols);
-      std::set<int> slots;
-      for (size_t i = 0; i + 4 <= data.size() && i / 4 < realValues; i += 4) {
-        float v;
-        std::memcpy(&v, data.data() + i, 4);
-        if (v >= 0)
-          slots.insert(int(v));
-      }
-      return slots.size();
+    // The KV records K2's real rows read (pad rows read none): the window
+    // through the block table, the compressed keys of a ratio-2 layer (what
+    // emit.sh builds) through the top-k list and the compressed block table.
+    auto wholeNumbers = [&](const std::string &name) {
+      if (!k2[0].shared.count(name))
+        die("no input " + name + " in K2");
+      const Region &reg = gpu::argument(m2, name);
+      return gpu::decodeRegion(reg.format, gpu::download(k2[0].shared[name], reg.bytes));
     };
+    const std::vector<float> positions = wholeNumbers("positions"),
+                             table = wholeNumbers("block_table"),
+                             compressedTable = wholeNumbers("compressed_block_table"),
+                             topk = wholeNumbers("index_topk");
+    const int64_t pages = gpu::argument(m2, "block_table").cols,
+                  picks = gpu::argument(m2, "index_topk").cols;
+    // The window's split-K state has a column a 64-key chunk.
+    auto windowState = std::find_if(m2.scratch.begin(), m2.scratch.end(),
+                                    [](const Region &r) { return r.name == "window_max"; });
+    if (windowState == m2.scratch.end())
+      die("K2 has no window_max scratch");
+    const int64_t windowKeys = windowState->cols * 64;
+    std::set<int64_t> windowRecords, compressedRecords;
+    auto record = [&](const std::vector<float> &t, int64_t row, int64_t place) {
+      return int64_t(t[size_t(row * pages + place / 32)]) * 32 + place % 32;
+    };
+    for (int64_t row = 0; row < rows - padRows; ++row) {
+      const int64_t p = int64_t(positions[size_t(row)]), written = (p + 1) / 2;
+      for (int64_t q = std::max<int64_t>(0, p - windowKeys + 1); q <= p; ++q)
+        windowRecords.insert(record(table, row, q));
+      for (int64_t j = 0; j < std::min(written, picks); ++j)
+        if (const int64_t i = int64_t(topk[size_t(row * picks + j)]); i >= 0 && i < written)
+          compressedRecords.insert(record(compressedTable, row, i));
+    }
     const Region &cache = gpu::argument(m2, "kv_cache");
     const double recordBytes = double(cache.cols) / 32;  // 32 tokens a page
-    const double kvBytes = double(tp) * recordBytes *
-                           double(distinctSlots("window_slots") + distinctSlots("compressed_slots"));
+    const double kvBytes =
+        double(tp) * recordBytes * double(windowRecords.size() + compressedRecords.size());
     bytes += kvBytes;
     const double floorUs = bytes / readRate * 1e6;
     std::printf("       floor bytes: weights %.1f MB, KV records %.1f MB (all ranks)\n",

@@ -45,8 +45,13 @@ ref::LayerDims layerDims(const Manifest &k1, const Manifest &k2) {
   d.qRank = int(arg(k1, "q_norm").cols);
   d.headsPerGroup = int(arg(k2, "wo_a").cols) / d.headDim;
   d.groupRank = int(arg(k2, "wo_a").rows) / (d.headsPerRank / d.headsPerGroup);
-  d.windowKeys = int(arg(k2, "window_slots").cols);
-  d.compressedKeys = int(arg(k2, "compressed_slots").cols);
+  // The window's split-K state has a column a 64-key chunk.
+  for (const monodc::runtime::RegionSpec &r : k2.scratch)
+    if (r.name == "window_max")
+      d.windowKeys = int(r.cols) * 64;
+  if (d.windowKeys == 0)
+    throw std::runtime_error("manifest of " + k2.kernelName + " has no window_max scratch");
+  d.compressedKeys = int(arg(k2, "index_topk").cols);
   d.experts = int(arg(k2, "gate").rows);
   d.topK = int(arg(k2, "topk_indices").cols);
   d.sharedPerRank = int(arg(k2, "shared_down").cols);

@@ -15,7 +15,8 @@
 
 namespace gpu {
 
-/// Values in a bf16 or f32 region (bf16 rounds to nearest even).
+/// Values in a bf16, f32, i32 or i64 region (bf16 rounds to nearest even;
+/// i32 and i64 hold whole numbers).
 inline std::vector<uint8_t> encodeRegion(const std::string &format,
                                          const std::vector<float> &values) {
   std::vector<uint8_t> bytes;
@@ -27,6 +28,17 @@ inline std::vector<uint8_t> encodeRegion(const std::string &format,
     for (size_t i = 0; i < values.size(); ++i) {
       const uint16_t b = monodc::formats::bf16Bits(values[i]);
       std::memcpy(bytes.data() + 2 * i, &b, 2);
+    }
+  } else if (format == "i32" || format == "i64") {
+    // Index inputs: whole numbers, as a serving engine's int32/int64 tensors.
+    const size_t unit = format == "i32" ? 4 : 8;
+    bytes.resize(values.size() * unit);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const int64_t v = static_cast<int64_t>(values[i]);
+      const int32_t narrow = static_cast<int32_t>(v);
+      std::memcpy(bytes.data() + unit * i, unit == 4 ? static_cast<const void *>(&narrow)
+                                                     : static_cast<const void *>(&v),
+                  unit);
     }
   } else {
     throw std::invalid_argument("values cannot be encoded as " + format);
@@ -52,6 +64,18 @@ inline std::vector<float> decodeRegion(const std::string &format, const std::str
   } else if (format == "e8m0") {
     for (unsigned char c : bytes)
       v.push_back(fmts::e8m0Value(c));
+  } else if (format == "i32") {
+    for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+      int32_t w;
+      std::memcpy(&w, bytes.data() + i, 4);
+      v.push_back(float(w));
+    }
+  } else if (format == "i64") {
+    for (size_t i = 0; i + 8 <= bytes.size(); i += 8) {
+      int64_t w;
+      std::memcpy(&w, bytes.data() + i, 8);
+      v.push_back(float(w));
+    }
   } else {
     for (unsigned char c : bytes)
       v.push_back(float(c));

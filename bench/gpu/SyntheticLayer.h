@@ -6,6 +6,7 @@
 #define MONODC_BENCH_GPU_SYNTHETICLAYER_H
 
 #include "CudaSupport.h"
+#include "RegionCodec.h"
 
 #include <algorithm>
 #include <vector>
@@ -37,18 +38,28 @@ public:
   void setPadRows(int rows) { padRows_ = rows; }
 
   /// A region's contents: an index input gets whole numbers inside its
-  /// bound (a step's cache slots distinct), anything else (weights too) values.
+  /// bound, anything else (weights too) values. Every real row's keys are
+  /// whole: positions near the table's end (a full window, every compressed
+  /// key at either ratio) and top-k rows in the first 1024 (written at any
+  /// such position); a step's cache slots are distinct.
   void region(const Manifest &m, const Region &reg, CUdeviceptr p) {
     for (const auto &[name, bound] : m.indexBounds)
       if (name == reg.name) {
-        std::vector<float> v(reg.bytes / 4);
+        std::vector<float> v(size_t(reg.rows * reg.cols));
         const bool marksPads = reg.name == "slot_mapping" || reg.name == "positions";
         const size_t firstPad = size_t(std::max<int64_t>(reg.rows - padRows_, 0)) * reg.cols;
-        for (size_t i = 0; i < v.size(); ++i)
-          v[i] = marksPads && i >= firstPad
-                     ? -1.0f
-                     : float((i * (reg.name == "slot_mapping" ? 1 : 7919)) % bound);
-        check(cuMemcpyHtoD(p, v.data(), reg.bytes), "index input");
+        for (size_t i = 0; i < v.size(); ++i) {
+          int64_t whole = int64_t(i * 7919) % bound;
+          if (reg.name == "slot_mapping")
+            whole = int64_t(i) % bound;
+          else if (reg.name == "positions")
+            whole = bound - 1 - int64_t(i) % bound;
+          else if (reg.name == "index_topk")
+            whole = int64_t(i * 7919) % std::min<int64_t>(bound, 1024);
+          v[i] = marksPads && i >= firstPad ? -1.0f : float(whole);
+        }
+        const std::vector<uint8_t> bytes = encodeRegion(reg.format, v);
+        check(cuMemcpyHtoD(p, bytes.data(), bytes.size()), "index input");
         return;
       }
     values(p, reg.bytes, reg.format);

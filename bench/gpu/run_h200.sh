@@ -46,9 +46,11 @@ if [ "${BUILD:-1}" = 1 ]; then
       "$ROOT/runtime/formats/NumberFormats.cpp" "$ROOT/tests/reference/Reference.cpp" \
       "$ROOT/runtime/launch/LaunchInterface.cpp"
   done
-  # The layer harnesses need only the manifest parser: SOURCE:PROGRAM.
+  # The layer harnesses need the manifest parser and the number formats
+  # (index inputs encoded as i32/i64): SOURCE:PROGRAM.
   for harness in LayerBench:layer_bench LayerStress:layer_stress; do
-    build "${harness##*:}" "${launch[@]}" "$ROOT/bench/gpu/${harness%%:*}.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp"
+    build "${harness##*:}" "${reference[@]}" "${launch[@]}" "$ROOT/bench/gpu/${harness%%:*}.cpp" \
+      "$ROOT/runtime/formats/NumberFormats.cpp" "$ROOT/runtime/launch/LaunchInterface.cpp"
   done
   # The layer check builds the whole CPU reference layer (threads, no FMA
   # contraction, as the reference's own build).
@@ -80,12 +82,14 @@ if [ -d "$LAUNCHER" ] && wanted launcher; then
        "$ROOT"/runtime/backends/hiprtc/*.cpp -L "$CUDA/lib64/stubs" -lcuda -ldl -pthread \
        -o "$BIN/launcher_check" > "$OUT/launcher_build.log" 2>&1; then
     stems=()
+    # ratio=2: the compress ratio `monodc simulate` dumps k2 and
+    # attention_back at (the others are one key at every ratio).
     for launch in k1 attention_back moe; do
-      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 backend=nvrtc")
+      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 ratio=2 backend=nvrtc")
     done
     # Both ranks of a TP launch on this GPU: 66 CTAs each.
     for launch in allreduce k2; do
-      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 grid=66 backend=nvrtc")
+      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 ratio=2 grid=66 backend=nvrtc")
     done
     "$BIN/launcher_check" "$LAUNCHER/cache" "$LAUNCHER/sim" "${stems[@]}" > "$OUT/launcher.log" 2>&1 || status=1
   else

@@ -19,6 +19,10 @@ mlir::Type monodc::dsl::toMlirType(DType type, mlir::MLIRContext &context) {
     return mlir::Float8E8M0FNUType::get(&context);
   case DType::Byte:
     return mlir::IntegerType::get(&context, 8);
+  case DType::I32:
+    return mlir::IntegerType::get(&context, 32);
+  case DType::I64:
+    return mlir::IntegerType::get(&context, 64);
   }
   return {};
 }
@@ -34,6 +38,10 @@ DType monodc::dsl::fromMlirType(mlir::Type type) {
     return DType::E8M0;
   if (type.isInteger(8))
     return DType::Byte;
+  if (type.isInteger(32))
+    return DType::I32;
+  if (type.isInteger(64))
+    return DType::I64;
   return DType::F32;
 }
 
@@ -51,6 +59,10 @@ std::string monodc::dsl::dtypeName(DType type) {
     return "e8m0";
   case DType::Byte:
     return "byte";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
   }
   return "?";
 }

@@ -73,14 +73,19 @@ dsl::Region Launch::input(const std::string &name, DType type, std::vector<int64
   return declare(name, static_cast<int>(mono::MemoryKind::Input), type, std::move(shape));
 }
 dsl::Region Launch::indexInput(const std::string &name, std::vector<int64_t> shape,
-                               int64_t bound) {
-  if (bound < 1) {
+                               int64_t bound, DType type) {
+  if (bound < 1 || bound > mono::kMaxIndexBound) {
     diagnostics.push_back("launch '" + launchName + "': index input '" + name +
-                          "' needs a positive bound, got " + std::to_string(bound));
+                          "' needs a bound in [1, 2^24] (its values load as f32), got " +
+                          std::to_string(bound));
     return {};
   }
-  return declare(name, static_cast<int>(mono::MemoryKind::Input), DType::F32, std::move(shape),
-                 bound);
+  if (type != DType::F32 && type != DType::I32 && type != DType::I64) {
+    diagnostics.push_back("launch '" + launchName + "': index input '" + name +
+                          "' holds " + dtypeName(type) + "; an index input holds f32, i32 or i64");
+    return {};
+  }
+  return declare(name, static_cast<int>(mono::MemoryKind::Input), type, std::move(shape), bound);
 }
 dsl::Region Launch::output(const std::string &name, DType type, std::vector<int64_t> shape) {
   return declare(name, static_cast<int>(mono::MemoryKind::Output), type, std::move(shape));

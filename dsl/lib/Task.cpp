@@ -66,9 +66,10 @@ Tile Tile::to(DType type) const {
     return {};
   if (type == dtype())
     return *this;
-  if (type == DType::Byte) {
-    task->fail("a tile cannot hold bytes; byte regions are read and written in the formats "
-               "they hold");
+  if (type == DType::Byte || type == DType::I32 || type == DType::I64) {
+    task->fail("a tile cannot hold " + dtypeName(type) +
+               "; byte regions are read and written in the formats they hold, index inputs "
+               "as f32 whole numbers");
     return {};
   }
   if (type != DType::F32 && dtype() != DType::F32) {
@@ -239,6 +240,7 @@ Tile monodc::dsl::sqrt(const Tile &x) { return unary<mono::SqrtOp>(x, "sqrt"); }
 Tile monodc::dsl::exp2(const Tile &x) { return unary<mono::Exp2Op>(x, "exp2"); }
 Tile monodc::dsl::sigmoid(const Tile &x) { return unary<mono::SigmoidOp>(x, "sigmoid"); }
 Tile monodc::dsl::abs(const Tile &x) { return unary<mono::AbsOp>(x, "abs"); }
+Tile monodc::dsl::floor(const Tile &x) { return unary<mono::FloorOp>(x, "floor"); }
 
 static Tile reduce(const Tile &x, mono::ReduceKind kind, const char *what) {
   Tile in = f32Operand(x, what);
@@ -391,8 +393,10 @@ Tile Task::load(const Region &region, Index row, Index col, int64_t size) {
          "' without a format; use loadBytes with the format stored there");
     return {};
   }
+  // An index input (f32, i32 or i64) loads as f32 whole numbers.
+  const bool index = region.dtype() == DType::I32 || region.dtype() == DType::I64;
   return Tile(this, mono::LoadOp::create(builder, locOf(*this),
-                                         tileType(*this, size, region.dtype()),
+                                         tileType(*this, size, index ? DType::F32 : region.dtype()),
                                          region.name(), row.get(), col.get()));
 }
 
@@ -558,6 +562,15 @@ Tile Task::constant(float value, int64_t size) {
   return Tile(this, mono::ConstantOp::create(builder, locOf(*this),
                                              tileType(*this, size, DType::F32),
                                              builder.getF32FloatAttr(value)));
+}
+
+Tile Task::iota(Index start, int64_t size) {
+  if (size < 1 || size > mono::kMaxIndexBound) {
+    fail("iota of " + std::to_string(size) + " values; it counts 1 to 2^24 values");
+    return {};
+  }
+  return Tile(this, mono::IotaOp::create(builder, locOf(*this), tileType(*this, size, DType::F32),
+                                         start.get()));
 }
 
 Mxfp8Tile Task::quantizeMxfp8(const Tile &x, Mxfp8Flavour flavour) {

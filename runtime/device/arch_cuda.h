@@ -16,6 +16,7 @@ MONO_DEV void mono_block_sync() { __syncthreads(); }
 MONO_DEV float mono_as_float(mono_u32 bits) { return __uint_as_float(bits); }
 MONO_DEV mono_u32 mono_as_u32(float v) { return __float_as_uint(v); }
 MONO_DEV float mono_rint(float v) { return rintf(v); }
+MONO_DEV float mono_floor(float v) { return floorf(v); }
 MONO_DEV int mono_clz(mono_u32 v) { return __clz((int)v); }
 MONO_DEV float mono_fma(float a, float b, float c) { return fmaf(a, b, c); }
 MONO_DEV float mono_sqrt(float v) { return sqrtf(v); }

@@ -19,6 +19,7 @@ MONO_DEV void mono_block_sync() {
 MONO_DEV float mono_as_float(mono_u32 bits) { return __builtin_bit_cast(float, bits); }
 MONO_DEV mono_u32 mono_as_u32(float v) { return __builtin_bit_cast(mono_u32, v); }
 MONO_DEV float mono_rint(float v) { return __builtin_rintf(v); }
+MONO_DEV float mono_floor(float v) { return __builtin_floorf(v); }
 MONO_DEV int mono_clz(mono_u32 v) { return __builtin_clz(v); }
 MONO_DEV float mono_fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 MONO_DEV float mono_sqrt(float v) { return __builtin_sqrtf(v); }

@@ -168,6 +168,9 @@ MONO_DEV float mono_load_f32(const void *p, mono_i64 i) { return ((const float *
 MONO_DEV float mono_load_bf16(const void *p, mono_i64 i) { return mono_bf16_value(((const mono_u16 *)p)[i]); }
 MONO_DEV float mono_load_e4m3(const void *p, mono_i64 i) { return mono_e4m3_value(((const mono_u8 *)p)[i]); }
 MONO_DEV float mono_load_e8m0(const void *p, mono_i64 i) { return mono_e8m0_value(((const mono_u8 *)p)[i]); }
+// Index inputs hold whole numbers below 2^24: exact as f32.
+MONO_DEV float mono_load_i32(const void *p, mono_i64 i) { return (float)((const int *)p)[i]; }
+MONO_DEV float mono_load_i64(const void *p, mono_i64 i) { return (float)((const mono_i64 *)p)[i]; }
 MONO_DEV float mono_load_e2m1(const void *p, mono_i64 i) {
   mono_u8 byte = ((const mono_u8 *)p)[i >> 1];
   return mono_e2m1_value((i & 1) ? (byte >> 4) : (byte & 15));

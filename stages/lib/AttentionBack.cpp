@@ -12,6 +12,7 @@
 #include "monodc/stages/Quantize.h"
 
 #include <algorithm>
+#include <functional>
 
 using namespace monodc::dsl;
 using namespace monodc::stages;
@@ -32,16 +33,14 @@ AttentionBackRegions monodc::stages::declareAttentionBack(Launch &launch, const 
                                                           int64_t heads) {
   const int64_t rows = launch.options().rows, dim = c.headDim;
   const int64_t groups = heads / c.headsPerGroup, width = c.headsPerGroup * dim;
-  const int64_t slots = c.kvCachePages * ModelConfig::kKvPageTokens;
   AttentionBackRegions r;
   r.q = launch.input("q", bf16, {rows, heads * dim});
-  r.positions = launch.indexInput("positions", {rows, 1}, c.ropePositions);
+  r.positions = declarePositions(launch, c);
   r.slotMapping = declareSlotMapping(launch, c);
   r.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
   r.windowCache = launch.input("kv_cache", byte, {c.kvCachePages, c.kvPageBytes()});
-  r.windowSlots = launch.indexInput("window_slots", {rows, c.windowKeys}, slots);
   r.compressedCache = launch.input("compressed_cache", byte, {c.kvCachePages, c.kvPageBytes()});
-  r.compressedSlots = launch.indexInput("compressed_slots", {rows, c.compressedKeys}, slots);
+  r.keyTables = declareKeyTables(launch, c);
   r.sinks = launch.weight("attn_sink", f32, {heads});
   r.windowState = declareChunkState(launch, c, heads, "window", c.windowKeys);
   r.compressedState = declareChunkState(launch, c, heads, "compressed", c.compressedKeys);
@@ -60,21 +59,24 @@ AttentionBackRegions monodc::stages::declareAttentionBack(Launch &launch, const 
 
 namespace {
 
-/// One split-K chunk per task for every (token, chunk, 8 heads) over the keys
-/// of one cache; chunk c lands in column c of the state. A pad row's keys are
-/// all masked, whatever its list holds: it reads no cache.
+/// A chunk's key slots: row `token`'s keys [first, first + count) of one
+/// source, -1 masked.
+using ChunkKeys = std::function<Tile(Task &, Index token, Index first, int64_t count)>;
+
+/// One split-K chunk per task for every (token, chunk, 8 heads) over `keys`
+/// keys of one cache; chunk c lands in column c of the state. A pad row's
+/// keys are all masked: it reads no cache.
 void addChunks(Launch &launch, const ModelConfig &c, int64_t heads, const std::string &name,
-               const Region &q, const Region &cache, const Region &slots,
-               const Region &slotMapping, const ChunkStateRegions &state) {
-  const int64_t rows = launch.options().rows, dim = c.headDim, keys = ModelConfig::kAttentionChunk;
-  const int64_t chunks = slots.cols() / keys, perTask = std::min<int64_t>(heads, 8);
-  const int64_t headGroups = heads / perTask;
+               const Region &q, const Region &cache, int64_t keys, const ChunkKeys &slotsOf,
+               const ChunkStateRegions &state) {
+  const int64_t rows = launch.options().rows, dim = c.headDim;
+  const int64_t chunkKeys = ModelConfig::kAttentionChunk, chunks = keys / chunkKeys;
+  const int64_t perTask = std::min<int64_t>(heads, 8), headGroups = heads / perTask;
   launch.stage(name, rows * chunks * headGroups, [&](Task &t) {
     Index token = t.id() / (chunks * headGroups);
     Index chunk = (t.id() / headGroups) % chunks;
     Index firstHead = (t.id() % headGroups) * perTask;
-    Tile keySlots = unlessPad(t.load(slotMapping, token, 0, 1),
-                              t.load(slots, token, chunk * keys, keys), -1.0f);
+    Tile keySlots = slotsOf(t, token, chunk * chunkKeys, chunkKeys);
     AttentionState s =
         t.attendChunk(q, token, firstHead * dim, perTask, dim, c.ropeDim, cache, keySlots);
     Index row = token * heads + firstHead;
@@ -87,14 +89,22 @@ void addChunks(Launch &launch, const ModelConfig &c, int64_t heads, const std::s
 } // namespace
 
 void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int64_t heads,
-                                      const AttentionBackRegions &r) {
+                                      int64_t ratio, const AttentionBackRegions &r) {
   const int64_t rows = launch.options().rows, dim = c.headDim;
   const int64_t nope = dim - c.ropeDim, pairs = c.ropeDim / 2;
   const int64_t groups = heads / c.headsPerGroup, hpg = c.headsPerGroup;
-  addChunks(launch, c, heads, "back.window", r.q, r.windowCache, r.windowSlots, r.slotMapping,
+  addChunks(launch, c, heads, "back.window", r.q, r.windowCache, c.windowKeys,
+            [&](Task &t, Index token, Index first, int64_t count) {
+              return windowKeySlots(t, c, r.positions, r.slotMapping, r.keyTables, token, first,
+                                    count);
+            },
             r.windowState);
-  addChunks(launch, c, heads, "back.compressed", r.q, r.compressedCache, r.compressedSlots,
-            r.slotMapping, r.compressedState);
+  addChunks(launch, c, heads, "back.compressed", r.q, r.compressedCache, c.compressedKeys,
+            [&](Task &t, Index token, Index first, int64_t count) {
+              return compressedKeySlots(t, c, ratio, r.positions, r.slotMapping, r.keyTables,
+                                        token, first, count);
+            },
+            r.compressedState);
 
   // Combine, one task a (token, head): the sink joins the denominator only.
   // Every load comes first, as mono-hoist-loads would place them anyway: a

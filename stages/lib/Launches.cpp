@@ -7,6 +7,7 @@
 #include "monodc/stages/MhcSeam.h"
 #include "monodc/stages/Moe.h"
 #include "monodc/stages/PadRows.h"
+#include "monodc/stages/StepIndices.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -40,7 +41,7 @@ FrontRegions declareFront(Launch &launch, const ModelConfig &c, const Region &xq
   f.kvNorm = launch.weight("kv_norm", bf16, {c.kvDim});
   f.qn = launch.output("qn", bf16, {rows, c.qRank});
   f.kn = launch.output("kn", bf16, {rows, c.kvDim});
-  f.positions = launch.indexInput("positions", {rows, 1}, c.ropePositions);
+  f.positions = declarePositions(launch, c);
   f.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
   f.k = launch.output("k", bf16, {rows, c.kvDim});
   f.slots = declareSlotMapping(launch, c);
@@ -255,7 +256,7 @@ monodc::stages::buildLayerBack(mlir::MLIRContext &context, const ModelConfig &c,
   AllReduceRegions moeReduce{moe.routed.out, launch.peer("moe_partials", bf16, {rows, h}),
                              launch.output("x_out", bf16, {rows, h})};
   if (withAttention)
-    addAttentionBack(launch, c, heads, back);
+    addAttentionBack(launch, c, heads, params.ratio, back);
   addAllReduce(launch, "attn_allreduce", attnReduce);
   addSeamFold(launch, c, "ffn_seam", seam);
   addSeamMixes(launch, c, "ffn_seam", seam, /*dynamicMix=*/false);
@@ -272,7 +273,7 @@ monodc::stages::buildAttentionQuery(mlir::MLIRContext &context, const ModelConfi
                 {params.arch, params.grid, params.block, params.rows});
   const int64_t rows = params.rows, heads = c.heads / params.tp;
   Region qn = launch.input("qn", bf16, {rows, c.qRank});
-  Region positions = launch.indexInput("positions", {rows, 1}, c.ropePositions);
+  Region positions = declarePositions(launch, c);
   Region cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
   QueryRegions r = declareQuery(launch, c, heads, qn, positions, cosSin);
   addQuery(launch, c, heads, r);
@@ -285,7 +286,7 @@ monodc::stages::buildAttentionBack(mlir::MLIRContext &context, const ModelConfig
   Launch launch(context, "attention_back",
                 {params.arch, params.grid, params.block, params.rows});
   const int64_t heads = c.heads / params.tp;
-  addAttentionBack(launch, c, heads, declareAttentionBack(launch, c, heads));
+  addAttentionBack(launch, c, heads, params.ratio, declareAttentionBack(launch, c, heads));
   return launch.finish();
 }
 

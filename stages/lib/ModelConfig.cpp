@@ -75,8 +75,15 @@ llvm::Expected<BuildParams> monodc::stages::resolveBuildParams(const ModelConfig
         "%s has %lld heads a rank at TP %lld, not whole output groups of %lld heads",
         config.name.c_str(), static_cast<long long>(config.heads / params.tp),
         static_cast<long long>(params.tp), static_cast<long long>(config.headsPerGroup));
+  if (params.ratio < 0 || params.ratio > 2)
+    return llvm::createStringError("compress ratio must be 0, 1 or 2, got %lld",
+                                   static_cast<long long>(params.ratio));
   if (params.block < 32 || params.block > 1024 || (params.block & (params.block - 1)) != 0)
     return llvm::createStringError("block must be a power of two in 32..1024, got %lld",
                                    static_cast<long long>(params.block));
   return params;
+}
+
+bool monodc::stages::readsCompressedKeys(const std::string &launch) {
+  return launch == "k2" || launch == "attention_back";
 }

@@ -5,7 +5,7 @@ using namespace monodc::dsl;
 
 Region monodc::stages::declareSlotMapping(Launch &launch, const ModelConfig &c) {
   return launch.indexInput("slot_mapping", {launch.options().rows, 1},
-                           c.kvCachePages * c.kKvPageTokens);
+                           c.kvCachePages * c.kKvPageTokens, i64);
 }
 
 Index monodc::stages::tableRow(Task &t, const Region &positions, Index token) {

@@ -38,6 +38,7 @@ MONO_DEV void mono_block_sync() {
 MONO_DEV float mono_as_float(mono_u32 bits) { return std::bit_cast<float>(bits); }
 MONO_DEV mono_u32 mono_as_u32(float v) { return std::bit_cast<mono_u32>(v); }
 MONO_DEV float mono_rint(float v) { return std::rint(v); }
+MONO_DEV float mono_floor(float v) { return std::floor(v); }
 MONO_DEV int mono_clz(mono_u32 v) { return v == 0 ? 32 : __builtin_clz(v); }
 MONO_DEV float mono_fma(float a, float b, float c) { return std::fma(a, b, c); }
 MONO_DEV float mono_sqrt(float v) { return std::sqrt(v); }

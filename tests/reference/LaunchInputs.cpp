@@ -67,8 +67,9 @@ LaunchInputs k2Inputs(const LayerWeights& w, int rank, const StepInputs& in) {
   k2.values = {{"positions", in.positions},
                {"slot_mapping", in.slots},
                {"cos_sin", w.cosSin},
-               {"window_slots", in.windowSlots},
-               {"compressed_slots", in.compressedSlots},
+               {"block_table", in.blockTables},
+               {"compressed_block_table", in.compressedBlockTables},
+               {"index_topk", in.topk},
                {"attn_sink", w.ranks[rank].sinks}};
   k2.bytes.push_back({"compressed_cache", in.compressed.bytes});
   addBlock(k2, "wo_a", w.ranks[rank].woA);

@@ -45,17 +45,34 @@ void place(std::vector<float>& into, size_t at, const std::vector<float>& values
   std::copy(values.begin(), values.end(), into.begin() + at);
 }
 
-// One token's key and window lists as the attention back reads them.
+}  // namespace
+
 TokenKeys tokenKeys(const LayerDims& d, const StepInputs& in, int t) {
+  const int p = int(in.positions[t]), pt = d.pageTokens, pages = d.tablePages();
+  auto row = [&](const std::vector<float>& values, int width) {
+    return std::vector<int>(values.begin() + size_t(t) * width,
+                            values.begin() + size_t(t + 1) * width);
+  };
+  // A slot outside the cache (a block-table entry naming no page) is masked.
+  auto inCache = [&](std::vector<int> slots, int keys) {
+    for (int& s : slots)
+      if (s < 0 || s >= d.cachePages * pt) s = -1;
+    slots.resize(size_t(keys), -1);
+    return slots;
+  };
   TokenKeys keys;
-  for (int j = 0; j < d.windowKeys; ++j)
-    keys.windowSlots.push_back(int(in.windowSlots[size_t(t) * d.windowKeys + j]));
-  for (int j = 0; j < d.compressedKeys; ++j)
-    keys.compressedSlots.push_back(int(in.compressedSlots[size_t(t) * d.compressedKeys + j]));
+  keys.windowSlots =
+      inCache(windowKeySlots(p, row(in.blockTables, pages), pt, d.windowKeys), d.windowKeys);
+  const int written = in.compressRatio == 0 ? 0 : (p + 1) / in.compressRatio;
+  std::vector<int> topk = row(in.topk, d.compressedKeys);
+  for (int& i : topk)
+    if (i < 0 || i >= written) i = -1;
+  keys.compressedSlots = inCache(
+      compressedKeySlots(topk, compressedKeyCount(p, in.compressRatio, d.compressedKeys),
+                         row(in.compressedBlockTables, pages), pt),
+      d.compressedKeys);
   return keys;
 }
-
-}  // namespace
 
 std::vector<int> selectedExperts(const Routing& routing) {
   std::vector<int> experts(routing.indices);

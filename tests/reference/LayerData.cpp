@@ -126,7 +126,7 @@ ExpertSource randomExperts(const LayerDims& dims, unsigned seed) {
 
 StepInputs randomStep(const LayerDims& d, int rows, unsigned seed, int compressRatio) {
   std::mt19937 rng(seed);
-  const int h = d.hidden, pt = d.pageTokens;
+  const int h = d.hidden, pt = d.pageTokens, tablePages = d.tablePages();
   StepInputs in;
   in.rows = rows;
   in.residual = normalValues(rng, size_t(rows) * 4 * h, 0.0f, 1.0f, true);
@@ -137,20 +137,39 @@ StepInputs randomStep(const LayerDims& d, int rows, unsigned seed, int compressR
   in.window = randomKvCache(d.kvLayout(), d.cachePages, rng);
   in.compressed = randomKvCache(d.kvLayout(), d.cachePages, rng);
   std::uniform_int_distribution<int> position(1, d.ropePositions - 1);
-  std::uniform_int_distribution<int> anySlot(0, d.cachePages * pt - 1);
+  std::uniform_int_distribution<int> anyPage(0, d.cachePages - 1);
   for (int t = 0; t < rows; ++t) {
     const int p = t == 0 ? 0 : position(rng);
-    const std::vector<int> table = blockTable(d, rows, t, p);
+    std::vector<int> table = blockTable(d, rows, t, p);
     in.positions.push_back(float(p));
     in.slots.push_back(float(table[p / pt] * pt + p % pt));
-    std::vector<int> window = windowKeySlots(p, table, pt, d.windowKeys);
-    window.resize(d.windowKeys, -1);
-    for (int s : window) in.windowSlots.push_back(float(s));
-    const int count = compressedKeyCount(p, compressRatio, d.compressedKeys);
-    for (int j = 0; j < d.compressedKeys; ++j)
-      in.compressedSlots.push_back(j < count ? float(anySlot(rng)) : -1.0f);
+    // Logical pages past the position name real pages: a read through them
+    // would take a wrong key, not a masked one.
+    while (int(table.size()) < tablePages) table.push_back(anyPage(rng));
+    for (int page : table) in.blockTables.push_back(float(page));
   }
+  randomCompressedKeys(d, in, compressRatio, rng);
   return in;
+}
+
+void randomCompressedKeys(const LayerDims& d, StepInputs& in, int compressRatio,
+                          std::mt19937& rng) {
+  std::uniform_int_distribution<int> anyPage(0, d.cachePages - 1);
+  std::uniform_int_distribution<int> sixteenth(0, 15);
+  in.compressRatio = compressRatio;
+  in.compressedBlockTables.clear();
+  in.topk.clear();
+  for (int t = 0; t < in.rows; ++t) {
+    const int p = std::max(int(in.positions[t]), 0);
+    for (int j = 0; j < d.tablePages(); ++j) in.compressedBlockTables.push_back(float(anyPage(rng)));
+    // The first n_c entries name rows written so far (a sixteenth of them
+    // -1, as the index source masks); the rest -1.
+    const int written = compressRatio == 0 ? 0 : (p + 1) / compressRatio;
+    const int count = compressedKeyCount(p, compressRatio, d.compressedKeys);
+    std::uniform_int_distribution<int> anyRow(0, std::max(written - 1, 0));
+    for (int j = 0; j < d.compressedKeys; ++j)
+      in.topk.push_back(j < count && sixteenth(rng) != 0 ? float(anyRow(rng)) : -1.0f);
+  }
 }
 
 }  // namespace monodc::reference

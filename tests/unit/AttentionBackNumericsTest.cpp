@@ -1,11 +1,13 @@
 // Numerics of the attention back (split-K attention with the sink, combine,
 // inverse RoPE, wo_a, wo_b) executed by the simulator, against the independent
 // CPU reference (tests/reference/Attention.h) with the bounds of docs/numerics.md
-// section 6. Caches hold real fp8_ds_mla records; key lists mask with -1.
+// section 6. Caches hold real fp8_ds_mla records; the keys are found through
+// block tables and top-k lists as a serving engine holds them (i32/i64).
 #include "monodc/Simulator/Simulator.h"
 #include "monodc/Transforms/Passes.h"
 #include "monodc/formats/NumberFormats.h"
 #include "monodc/reference/Attention.h"
+#include "monodc/reference/LayerData.h"
 #include "monodc/stages/Launches.h"
 
 #include "FusedLaunch.h"
@@ -31,42 +33,43 @@ namespace {
 
 struct BackInputs {
   int rows = 0, heads = 0;
-  std::vector<float> q, positions, cosSin, sinks, windowSlots, compressedSlots;
-  ref::KvCache window, compressed;
+  ref::LayerDims dims;
+  /// Positions, slots, block tables, the top-k lists, the compress ratio
+  /// and the caches (the streams in it are not read).
+  ref::StepInputs step;
+  std::vector<float> q, cosSin, sinks;
   ref::BlockScaledE4m3 woA, woB;
   std::vector<float> woADense; ///< before quantization, for perturbed copies
 };
 
-/// Token 0 at position 0 (one window key, no compressed key); token 1's
-/// compressed list all -1; the others anywhere, their windows through a
-/// block table that wraps pages, ratio-2 compressed lists.
-BackInputs makeBackInputs(const stages::ModelConfig &c, int rows, int tp, unsigned seed) {
+ref::LayerDims backDims(const stages::ModelConfig &c) {
+  ref::LayerDims d;
+  d.hidden = int(c.hidden);
+  d.headDim = int(c.headDim);
+  d.ropeDim = int(c.ropeDim);
+  d.windowKeys = int(c.windowKeys);
+  d.compressedKeys = int(c.compressedKeys);
+  d.ropePositions = int(c.ropePositions);
+  d.cachePages = int(c.kvCachePages);
+  d.pageTokens = int(c.kKvPageTokens);
+  return d;
+}
+
+/// A step as ref::randomStep makes it (token 0 at position 0: one window
+/// key, no compressed key; windows through block tables that wrap pages;
+/// top-k lists of `ratio`), with random q, sinks and weights.
+BackInputs makeBackInputs(const stages::ModelConfig &c, int rows, int tp, unsigned seed,
+                          int ratio = ref::kCompressRatio) {
   std::mt19937 rng(seed);
   BackInputs in;
   in.rows = rows;
   in.heads = int(c.heads / tp);
-  const int dim = int(c.headDim), slots = int(c.kvCachePages * c.kKvPageTokens);
+  in.dims = backDims(c);
+  in.step = ref::randomStep(in.dims, rows, seed, ratio);
+  const int dim = int(c.headDim);
   in.q = normalValues(rng, size_t(rows) * in.heads * dim, 0.0f, 1.0f, true);
   in.sinks = normalValues(rng, in.heads, 0.0f, 1.0f, false);
-  in.window = randomKvCache(c, rng);
-  in.compressed = randomKvCache(c, rng);
   in.cosSin = monodc::testing::ropeTable(c);
-  std::uniform_int_distribution<int> position(1, int(c.ropePositions) - 1), slot(0, slots - 1);
-  std::vector<int> pages(c.kvCachePages);
-  std::iota(pages.begin(), pages.end(), 0);
-  for (int t = 0; t < rows; ++t) {
-    const int p = t == 0 ? 0 : position(rng);
-    in.positions.push_back(float(p));
-    std::shuffle(pages.begin(), pages.end(), rng);
-    std::vector<int> window = ref::windowKeySlots(p, pages, int(c.kKvPageTokens),
-                                                  int(c.windowKeys));
-    window.resize(c.windowKeys, -1);
-    for (int s : window)
-      in.windowSlots.push_back(float(s));
-    const int count = t == 1 ? 0 : ref::compressedKeyCount(p, 2, int(c.compressedKeys));
-    for (int j = 0; j < c.compressedKeys; ++j)
-      in.compressedSlots.push_back(j < count ? float(slot(rng)) : -1.0f);
-  }
   const int groups = in.heads / int(c.headsPerGroup), width = int(c.headsPerGroup) * dim;
   in.woADense = normalValues(rng, size_t(groups) * c.groupRank * width, 0.0f, 0.02f, false);
   in.woA = ref::quantizeBlockE4m3(in.woADense, groups * int(c.groupRank), width);
@@ -79,22 +82,27 @@ struct BackOutputs {
   std::vector<float> o, partial;
 };
 
+/// The attention back built for compress ratio `ratio` (the step's unless
+/// given) on the simulator.
 BackOutputs simulateBack(const stages::ModelConfig &c, int tp, const BackInputs &in,
-                         const sim::Schedule &schedule = {}) {
+                         const sim::Schedule &schedule = {}, int ratio = -1) {
   mlir::MLIRContext ctx;
-  auto module = monodc::testing::buildFusedLaunch(ctx, "attention_back", c,
-                                                  in.rows, tp, /*grid=*/32);
+  auto module = monodc::testing::buildFusedLaunch(ctx, "attention_back", c, in.rows, tp,
+                                                  /*grid=*/32,
+                                                  ratio < 0 ? in.step.compressRatio : ratio);
   if (!module)
     return {};
   auto launch = monodc::testing::launchOf(*module);
   sim::LaunchMemory memory(launch);
   setValues(memory, "q", in.q);
-  setValues(memory, "positions", in.positions);
+  setValues(memory, "positions", in.step.positions);
+  setValues(memory, "slot_mapping", in.step.slots);
   setValues(memory, "cos_sin", in.cosSin);
-  setBytes(memory, "kv_cache", in.window.bytes);
-  setValues(memory, "window_slots", in.windowSlots);
-  setBytes(memory, "compressed_cache", in.compressed.bytes);
-  setValues(memory, "compressed_slots", in.compressedSlots);
+  setBytes(memory, "kv_cache", in.step.window.bytes);
+  setBytes(memory, "compressed_cache", in.step.compressed.bytes);
+  setValues(memory, "block_table", in.step.blockTables);
+  setValues(memory, "compressed_block_table", in.step.compressedBlockTables);
+  setValues(memory, "index_topk", in.step.topk);
   setValues(memory, "attn_sink", in.sinks);
   setBytes(memory, "wo_a", in.woA.codes);
   setBytes(memory, "wo_a_scale", in.woA.scales);
@@ -114,23 +122,21 @@ BackOutputs referenceBack(const stages::ModelConfig &c, const BackInputs &in) {
   for (int t = 0; t < in.rows; ++t) {
     std::vector<float> q(in.q.begin() + size_t(t) * in.heads * dim,
                          in.q.begin() + size_t(t + 1) * in.heads * dim);
-    ref::TokenKeys keys;
-    for (int j = 0; j < c.windowKeys; ++j)
-      keys.windowSlots.push_back(int(in.windowSlots[t * c.windowKeys + j]));
-    for (int j = 0; j < c.compressedKeys; ++j)
-      keys.compressedSlots.push_back(int(in.compressedSlots[t * c.compressedKeys + j]));
-    ref::AttentionBackResult r = ref::attentionBack(q, in.heads, int(in.positions[t]), in.cosSin,
-                                                    in.window, &in.compressed, keys, weights);
+    ref::AttentionBackResult r =
+        ref::attentionBack(q, in.heads, int(in.step.positions[t]), in.cosSin, in.step.window,
+                           &in.step.compressed, ref::tokenKeys(in.dims, in.step, t), weights);
     out.o.insert(out.o.end(), r.o.begin(), r.o.end());
     out.partial.insert(out.partial.end(), r.partial.begin(), r.partial.end());
   }
   return out;
 }
 
-void checkBack(const stages::ModelConfig &c, int rows, int tp, unsigned seed) {
+void checkBack(const stages::ModelConfig &c, int rows, int tp, unsigned seed,
+               int ratio = ref::kCompressRatio) {
   SCOPED_TRACE("config " + c.name + ", rows " + std::to_string(rows) + ", TP " +
-               std::to_string(tp) + ", seed " + std::to_string(seed));
-  BackInputs in = makeBackInputs(c, rows, tp, seed);
+               std::to_string(tp) + ", seed " + std::to_string(seed) + ", ratio " +
+               std::to_string(ratio));
+  BackInputs in = makeBackInputs(c, rows, tp, seed, ratio);
   BackOutputs got = simulateBack(c, tp, in), want = referenceBack(c, in);
   expectWithinBounds(got.o, want.o, "attention o");
   expectWithinBounds(got.partial, want.partial, "wo_b partial");
@@ -145,7 +151,44 @@ TEST(AttentionBackNumerics, TinyManySeedsAndWidths) {
         checkBack(stages::tinyConfig(), rows, tp, seed * 104729u + rows + tp);
 }
 
+TEST(AttentionBackNumerics, EveryCompressRatio) {
+  for (int ratio : {0, 1, 2})
+    checkBack(stages::tinyConfig(), 6, 2, 613u + ratio, ratio);
+}
+
 TEST(AttentionBackNumerics, Dsv41Rows2) { checkBack(stages::dsv41Config(), 2, 4, 2026u); }
+
+// A ratio-2 layer fed a ratio-1 step (twice the compressed rows, each list
+// up to its position) must leave the bounds of the ratio-1 reference: the
+// launch masks every row not yet written at its own ratio.
+TEST(AttentionBackNumerics, ARatio2LaunchFedARatio1StepFails) {
+  const auto c = stages::tinyConfig();
+  BackInputs in = makeBackInputs(c, 6, 2, 619u, /*ratio=*/1);
+  const BackOutputs want = referenceBack(c, in);
+  expectWithinBounds(simulateBack(c, 2, in).o, want.o, "attention o at its own ratio");
+  EXPECT_FALSE(ref::withinStageBounds(ref::compare(simulateBack(c, 2, in, {}, 2).o, want.o)));
+}
+
+// What a serving engine may hand over and the keys must not take: block-table
+// entries naming no page of the cache (-1, past the last page) and top-k
+// entries naming compressed rows not yet written. The launch masks them as
+// the reference does; had it read through them, o would move (checked by
+// the same entries made valid).
+TEST(AttentionBackNumerics, EntriesOutsideTheCacheOrNotYetWrittenAreMasked) {
+  const auto c = stages::tinyConfig();
+  BackInputs in = makeBackInputs(c, 6, 2, 631u);
+  const int pages = in.dims.tablePages(), p = int(in.step.positions[3]);
+  const int newest = p / int(c.kKvPageTokens);
+  BackInputs bad = in;
+  bad.step.blockTables[size_t(3) * pages + newest] = -1.0f;
+  bad.step.compressedBlockTables[size_t(4) * pages] = float(c.kvCachePages + 5);
+  const int written = (int(in.step.positions[5]) + 1) / 2;
+  for (int j = 0; j < 8; ++j)
+    bad.step.topk[size_t(5) * c.compressedKeys + j] = float(written + j);
+  const BackOutputs want = referenceBack(c, bad);
+  expectWithinBounds(simulateBack(c, 2, bad).o, want.o, "attention o");
+  EXPECT_FALSE(ref::withinStageBounds(ref::compare(referenceBack(c, in).o, want.o)));
+}
 
 TEST(AttentionBackNumerics, SchedulesGiveBitIdenticalOutputs) {
   const auto c = stages::tinyConfig();

@@ -19,11 +19,12 @@ inline mlir::OwningOpRef<mlir::ModuleOp> buildFusedLaunch(mlir::MLIRContext &ctx
                                                           const std::string &name,
                                                           const stages::ModelConfig &c,
                                                           int64_t rows, int64_t tp = 2,
-                                                          int64_t grid = 0) {
+                                                          int64_t grid = 0, int64_t ratio = 2) {
   stages::BuildParams params;
   params.rows = rows;
   params.tp = tp;
   params.grid = grid;
+  params.ratio = ratio;
   auto module = stages::buildLaunch(ctx, name, c, params);
   EXPECT_TRUE(static_cast<bool>(module)) << name << ": "
                                          << (module ? "" : llvm::toString(module.takeError()));

@@ -90,12 +90,14 @@ struct LayerRig {
   mlir::OwningOpRef<mlir::ModuleOp> k1, back;
   std::vector<std::unique_ptr<sim::LaunchMemory>> k1Memory, backMemory;
 
+  /// `ratio`: the compress ratio K2 is built for (the steps' compressRatio).
   LayerRig(const stages::ModelConfig &c, int rows, int tp, const std::string &backLaunch,
-           std::vector<std::shared_ptr<sim::RegionStorage>> *epochs) {
+           std::vector<std::shared_ptr<sim::RegionStorage>> *epochs,
+           int ratio = ref::kCompressRatio) {
     // Each launch fuses with its own place in the step (K1 tag 2e+1, no
     // advance; K2/FFN tag 2e+2 and the epoch end), as the CLI and JIT do.
     k1 = monodc::testing::buildFusedLaunch(ctx, "k1", c, rows, tp, /*grid=*/16);
-    back = monodc::testing::buildFusedLaunch(ctx, backLaunch, c, rows, tp, /*grid=*/16);
+    back = monodc::testing::buildFusedLaunch(ctx, backLaunch, c, rows, tp, /*grid=*/16, ratio);
     if (!k1 || !back)
       return;
     for (int r = 0; r < tp; ++r) {

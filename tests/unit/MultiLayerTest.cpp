@@ -26,21 +26,15 @@ namespace {
 constexpr int64_t kFirstLayer = 18, kLayers = 5;
 
 /// A layer's view of a step: the step's tokens (positions, slots, window
-/// lists) and streams, with caches of its own and as many compressed keys as
-/// its ratio reads.
+/// block tables) and streams, with caches of its own and the compressed-key
+/// inputs of its ratio.
 ref::StepInputs layerStep(const ref::LayerDims &d, const ref::StepInputs &step, int64_t ratio,
                           unsigned seed) {
   std::mt19937 rng(seed);
   ref::StepInputs in = step;
   in.window = ref::randomKvCache(d.kvLayout(), d.cachePages, rng);
   in.compressed = ref::randomKvCache(d.kvLayout(), d.cachePages, rng);
-  std::uniform_int_distribution<int> anySlot(0, d.cachePages * d.pageTokens - 1);
-  in.compressedSlots.clear();
-  for (int t = 0; t < step.rows; ++t) {
-    const int count = ref::compressedKeyCount(int(step.positions[t]), int(ratio), d.compressedKeys);
-    for (int j = 0; j < d.compressedKeys; ++j)
-      in.compressedSlots.push_back(j < count ? float(anySlot(rng)) : -1.0f);
-  }
+  ref::randomCompressedKeys(d, in, int(ratio), rng);
   return in;
 }
 
@@ -53,13 +47,13 @@ void handOver(ref::StepInputs &in, const ref::LayerOutputs &out) {
   in.pre = out.pre;
 }
 
-/// One layer of the map on the simulator: K1 + K2, or the reference's
-/// attention half then the FFN launch.
-ref::LayerOutputs simulatePlannedLayer(const stages::LayerPlan &plan, LayerRig &whole,
-                                       LayerRig &ffn, const TestLayer &layer,
-                                       const ref::StepInputs &in) {
+/// One layer of the map on the simulator: K1 + K2 of its ratio, or the
+/// reference's attention half then the FFN launch.
+ref::LayerOutputs simulatePlannedLayer(const stages::LayerPlan &plan,
+                                       std::map<int64_t, LayerRig> &whole, LayerRig &ffn,
+                                       const TestLayer &layer, const ref::StepInputs &in) {
   if (plan.fusedWhole)
-    return simulateLayer(whole, layer, in);
+    return simulateLayer(whole.at(plan.ratio), layer, in);
   const ref::AttentionHalf attention = ref::referenceAttentionHalf(layer.dims, layer.weights, in);
   ref::StepInputs seam = in;
   seam.residual = attention.seam.residual;
@@ -84,8 +78,14 @@ TEST(MultiLayer, FiveLayersOfBothKindsAgainstTheReferenceLayers) {
     SCOPED_TRACE("TP " + std::to_string(tp));
     const int rows = 6;
     std::vector<std::shared_ptr<sim::RegionStorage>> epochs;
-    LayerRig whole(c, rows, tp, "k2", &epochs), ffn(c, rows, tp, "ffn", &epochs);
-    ASSERT_TRUE(whole.back && ffn.back);
+    // K2 at each ratio the stretch holds; one epoch buffer a rank for all.
+    std::map<int64_t, LayerRig> whole;
+    for (int ratio : {1, 2}) {
+      whole.try_emplace(ratio, c, rows, tp, "k2", &epochs, ratio);
+      ASSERT_TRUE(whole.at(ratio).back);
+    }
+    LayerRig ffn(c, rows, tp, "ffn", &epochs);
+    ASSERT_TRUE(ffn.back);
     const TestLayer first(c, tp, 800u);
     const ref::StepInputs step = ref::randomStep(first.dims, rows, 801u);
     ref::StepInputs streams = step;

@@ -60,9 +60,11 @@ ref::StepInputs padStep(const ref::StepInputs &real, const std::vector<int> &pad
   const float lastSlot = float(real.window.pages * real.window.layout.pageTokens - 1);
   spread(real.positions, in.positions, marked ? -1.0f : 1.0f);
   spread(real.slots, in.slots, marked ? -1.0f : lastSlot);
-  // Real records: a pad row that read them would get a finite, non-zero o.
-  spread(real.windowSlots, in.windowSlots, real.slots[0]);
-  spread(real.compressedSlots, in.compressedSlots, 3.0f);
+  // Real pages and rows: a pad row that read through them would get a
+  // finite, non-zero o.
+  spread(real.blockTables, in.blockTables, 0.0f);
+  spread(real.compressedBlockTables, in.compressedBlockTables, 1.0f);
+  spread(real.topk, in.topk, 3.0f);
   return in;
 }
 

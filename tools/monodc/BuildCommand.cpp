@@ -47,6 +47,7 @@ struct BuildCommand {
   std::string options = "-O3";
   int64_t rows = 6;
   int64_t tp = 2;
+  int64_t ratio = 2;
   std::optional<int64_t> grid; ///< none: the arch's compute units
   int jobs = 1;
   bool unfused = false;
@@ -68,14 +69,17 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
 
 /// The file name of a launch's outputs: launch, config, arch, rows and TP,
 /// then every other key field that changes the code where it is not the
-/// default: the grid (`.grid<N>` when it is not the arch's compute units)
-/// and the optimization level (`.O<n>` when not -O3). Builds that differ in
+/// default: the compress ratio of a launch that reads compressed keys
+/// (`.c<r>` when it is not 2), the grid (`.grid<N>` when it is not the
+/// arch's compute units) and the optimization level (`.O<n>` when not -O3). Builds that differ in
 /// any of them never write the same file.
 std::string outputStem(const monodc::stages::ModelConfig &config,
                        const monodc::stages::BuildParams &resolved, const std::string &launch,
                        int optLevel) {
   std::string stem = fmt::format("{}.{}.{}.r{}.tp{}", launch, config.name, resolved.arch,
                                  resolved.rows, resolved.tp);
+  if (monodc::stages::readsCompressedKeys(launch) && resolved.ratio != 2)
+    stem += fmt::format(".c{}", resolved.ratio);
   if (resolved.grid != monodc::stages::defaultGrid(resolved.arch))
     stem += fmt::format(".grid{}", resolved.grid);
   if (optLevel != 3)
@@ -274,7 +278,8 @@ int runBuild(const BuildCommand &cmd) {
   if (cmd.grid)
     if (auto problem = monodc::cli::gridProblem(cmd.arch, *cmd.grid))
       fail(*problem, kUsageError);
-  monodc::stages::BuildParams params{cmd.arch, cmd.grid.value_or(0), 256, cmd.rows, cmd.tp};
+  monodc::stages::BuildParams params{cmd.arch, cmd.grid.value_or(0), 256, cmd.rows, cmd.tp,
+                                     cmd.ratio};
   auto resolved = monodc::stages::resolveBuildParams(*config, params);
   if (!resolved)
     fail(llvm::toString(resolved.takeError()), kUsageError);
@@ -384,6 +389,9 @@ void monodc::cli::addBuildCommand(CLI::App &app) {
       ->capture_default_str();
   sub->add_option("--rows", build->rows, "tokens in the step, 1..48")->capture_default_str();
   sub->add_option("--tp", build->tp, "tensor parallelism, 2 or 4")->capture_default_str();
+  sub->add_option("--ratio", build->ratio,
+                  "the layer's compress ratio, 0, 1 or 2 (k2 and attention_back)")
+      ->capture_default_str();
   auto grid = std::make_shared<int64_t>(0);
   CLI::Option *gridOption =
       sub->add_option("--grid", *grid, "CTAs, 1..65536 (default: the arch's compute units)");

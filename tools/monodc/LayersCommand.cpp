@@ -41,8 +41,8 @@ int runLayers(const std::string &configName) {
     std::cout << fmt::format("  {}{}: {} layers ({})\n", kind.first, ratio, layers.size(),
                              monodc::stages::layerRanges(layers));
   }
-  std::cout << "The two compress ratios build the same K1 and K2: the window and compressed "
-               "key slots are launch inputs.\n";
+  std::cout << "K2 is built for each compress ratio (it finds the compressed keys of its "
+               "ratio); K1 and the FFN launch are the same at every ratio.\n";
   return 0;
 }
 

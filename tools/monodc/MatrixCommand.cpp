@@ -39,6 +39,7 @@ struct MatrixCommand {
   std::string launches = "all";
   std::string rows = "widths"; ///< runtime::kStepWidths
   std::string tps = "2,4";
+  std::string ratios = "1,2"; ///< the backbone layers' (`monodc layers`)
   std::string backend = "clang";
   std::string options = "-O3";
   std::optional<int64_t> grid; ///< none: the arch's compute units
@@ -86,6 +87,8 @@ std::vector<int64_t> parseNumbers(const std::string &text, const std::string &wh
 /// A short name of a request for progress lines and the failure table.
 std::string shortName(const monodc::KernelRequest &r) {
   std::string name = fmt::format("{} {} {} r{} tp{}", r.model, r.launch, r.arch, r.rows, r.tp);
+  if (monodc::stages::readsCompressedKeys(r.launch))
+    name += fmt::format(" ratio {}", r.ratio);
   if (r.grid != 0)
     name += fmt::format(" grid {}", r.grid);
   return name;
@@ -127,23 +130,29 @@ std::vector<monodc::KernelRequest> validatedRequests(const MatrixCommand &cmd,
   }
   std::vector<int64_t> tps = parseNumbers(cmd.tps, "tp");
   std::vector<int64_t> rows = parseNumbers(cmd.rows, "rows");
+  std::vector<int64_t> ratios = parseNumbers(cmd.ratios, "ratio");
 
   std::vector<monodc::KernelRequest> requests;
   for (const std::string &arch : archs)
     for (const std::string &launch : launches)
       for (int64_t tp : tps)
-        for (int64_t r : rows) {
-          monodc::KernelRequest request;
-          request.model = cmd.config;
-          request.launch = launch;
-          request.arch = arch;
-          request.tp = tp;
-          request.rows = r;
-          request.grid = cmd.grid.value_or(0);
-          request.backend = cmd.backend;
-          request.options = cmd.options;
-          requests.push_back(request);
-        }
+        for (int64_t r : rows)
+          // A launch that reads no compressed key is one key at every ratio.
+          for (int64_t ratio : monodc::stages::readsCompressedKeys(launch)
+                                   ? ratios
+                                   : std::vector<int64_t>{0}) {
+            monodc::KernelRequest request;
+            request.model = cmd.config;
+            request.launch = launch;
+            request.arch = arch;
+            request.tp = tp;
+            request.rows = r;
+            request.ratio = ratio;
+            request.grid = cmd.grid.value_or(0);
+            request.backend = cmd.backend;
+            request.options = cmd.options;
+            requests.push_back(request);
+          }
   // Resolving a key checks rows, TP, grid, backend and arch against the
   // config without building anything.
   for (const monodc::KernelRequest &request : requests)
@@ -212,11 +221,14 @@ int runMatrix(const MatrixCommand &cmd) {
     std::lock_guard<std::mutex> lock(outputMutex);
     if (!lookup.refused.empty())
       std::cout << "replacing a damaged entry: " << lookup.refused << "\n";
-    std::cout << fmt::format("{:<7} {:>8.1f} ms  {} {} {} r{} tp{} grid {}  {}  {}\n",
-                             wasCached ? "cached" : "built", outcome.ms, (*kernel)->key.model,
-                             (*kernel)->key.launch, (*kernel)->key.arch, (*kernel)->key.rows,
-                             (*kernel)->key.tp, (*kernel)->key.grid, resources,
-                             (*kernel)->key.fileName());
+    const monodc::runtime::BuildKey &built = (*kernel)->key;
+    const std::string ratio = monodc::stages::readsCompressedKeys(built.launch)
+                                  ? fmt::format(" ratio {}", built.ratio)
+                                  : std::string();
+    std::cout << fmt::format("{:<7} {:>8.1f} ms  {} {} {} r{} tp{}{} grid {}  {}  {}\n",
+                             wasCached ? "cached" : "built", outcome.ms, built.model,
+                             built.launch, built.arch, built.rows, built.tp, ratio, built.grid,
+                             resources, built.fileName());
     std::cout.flush();
   };
   auto work = [&] {
@@ -306,6 +318,9 @@ void monodc::cli::addMatrixCommand(CLI::App &app) {
                   "step widths: N, A-B, widths (1,2,4,8,16,24,32,40,48) or a list")
       ->capture_default_str();
   sub->add_option("--tp", cmd->tps, "tensor parallelism: a list")->capture_default_str();
+  sub->add_option("--ratio", cmd->ratios,
+                  "compress ratios of k2 and attention_back: a list (0, 1, 2)")
+      ->capture_default_str();
   auto grid = std::make_shared<int64_t>(0);
   CLI::Option *gridOption = sub->add_option(
       "--grid", *grid,

@@ -34,6 +34,7 @@ struct ReportCommand {
   std::string launches = "k1,k2,ffn";
   int64_t rows = 6;
   int64_t tp = 2;
+  int64_t ratio = 2;
 };
 
 /// Instructions of one kernel in an assembly listing.
@@ -74,7 +75,7 @@ int runReport(const ReportCommand &cmd) {
   auto config = monodc::stages::configByName(cmd.config);
   if (!config)
     fail(llvm::toString(config.takeError()), kUsageError);
-  monodc::stages::BuildParams params{cmd.arch, 0, 256, cmd.rows, cmd.tp};
+  monodc::stages::BuildParams params{cmd.arch, 0, 256, cmd.rows, cmd.tp, cmd.ratio};
   auto resolved = monodc::stages::resolveBuildParams(*config, params);
   if (!resolved)
     fail(llvm::toString(resolved.takeError()), kUsageError);
@@ -162,5 +163,7 @@ void monodc::cli::addReportCommand(CLI::App &app) {
   sub->add_option("--launch", cmd->launches, "launches, comma-separated")->capture_default_str();
   sub->add_option("--rows", cmd->rows, "tokens in the step")->capture_default_str();
   sub->add_option("--tp", cmd->tp, "tensor-parallel ranks")->capture_default_str();
+  sub->add_option("--ratio", cmd->ratio, "the layer's compress ratio, 0, 1 or 2")
+      ->capture_default_str();
   sub->callback([cmd] { std::exit(runReport(*cmd)); });
 }

@@ -45,7 +45,7 @@ namespace sim = monodc::sim;
 struct SimulateCommand {
   std::string config = "tiny";
   std::string launch = "attention_front";
-  int64_t rows = 6, tp = 2, grid = 16, schedules = 4;
+  int64_t rows = 6, tp = 2, grid = 16, schedules = 4, ratio = 2;
   int jobs = 1; // an int, as build's and matrix's: a value past it is refused as unreadable
   unsigned seed = 1;
   std::string testDropWaits; ///< test only: a stage whose waits are erased
@@ -211,7 +211,7 @@ int runSimulate(const SimulateCommand &cmd) {
   if (auto problem = monodc::cli::gridProblem(arch, cmd.grid))
     fail(*problem, monodc::cli::kUsageError);
   // Rows and TP against the config, before anything is built.
-  monodc::stages::BuildParams params{arch, cmd.grid, 256, cmd.rows, cmd.tp};
+  monodc::stages::BuildParams params{arch, cmd.grid, 256, cmd.rows, cmd.tp, cmd.ratio};
   if (auto resolved = monodc::stages::resolveBuildParams(*config, params); !resolved)
     fail(llvm::toString(resolved.takeError()), kUsageError);
   // The dump directory and the trace file are checked before the run, not
@@ -375,8 +375,12 @@ int runSimulate(const SimulateCommand &cmd) {
   if (!cmd.dump.empty()) {
     std::filesystem::path dir(cmd.dump);
 
-    std::string stem = fmt::format("{}.{}.r{}.tp{}{}", cmd.launch, config->name, cmd.rows, cmd.tp,
-                                   cmd.unfused ? ".unfused" : "");
+    std::string stem = fmt::format(
+        "{}.{}.r{}.tp{}{}{}", cmd.launch, config->name, cmd.rows, cmd.tp,
+        monodc::stages::readsCompressedKeys(cmd.launch) && cmd.ratio != 2
+            ? fmt::format(".c{}", cmd.ratio)
+            : "",
+        cmd.unfused ? ".unfused" : "");
     // One rank: <stem>.in.<region>.bin; several: <stem>.in.r<k>.<region>.bin.
     auto rankTag = [&](int64_t r) { return ranks > 1 ? fmt::format("r{}.", r) : std::string(); };
     for (int64_t r = 0; r < ranks; ++r) {
@@ -396,7 +400,7 @@ int runSimulate(const SimulateCommand &cmd) {
     mlir::MLIRContext gpuContext;
     const std::string gpuArch(monodc::runtime::kValidationTarget);
     monodc::stages::BuildParams gpuParams{gpuArch, monodc::stages::defaultGrid(gpuArch) / ranks,
-                                          256, cmd.rows, cmd.tp};
+                                          256, cmd.rows, cmd.tp, cmd.ratio};
     auto gpuModule = monodc::stages::buildLaunch(gpuContext, cmd.launch, *config, gpuParams);
     if (!gpuModule)
       fail(llvm::toString(gpuModule.takeError()));
@@ -426,6 +430,9 @@ void monodc::cli::addSimulateCommand(CLI::App &app) {
   sub->add_option("--launch", cmd->launch, "launch to run")->capture_default_str();
   sub->add_option("--rows", cmd->rows, "tokens in the step, 1..48")->capture_default_str();
   sub->add_option("--tp", cmd->tp, "tensor parallelism, 2 or 4")->capture_default_str();
+  sub->add_option("--ratio", cmd->ratio,
+                  "the layer's compress ratio, 0, 1 or 2 (k2 and attention_back)")
+      ->capture_default_str();
   sub->add_option("--grid", cmd->grid, "simulated CTAs, 1..65536")->capture_default_str();
   sub->add_option("--seed", cmd->seed, "random inputs and schedules")->capture_default_str();
   sub->add_option("--schedules", cmd->schedules,

@@ -739,6 +739,13 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
            << llvm::formatv("{0:e9}", c.getValue().convertToFloat()) << "f;\n    }\n";
         return success();
       })
+      .Case<IotaOp>([&](IotaOp iota) {
+        std::string name = define(iota.getResult(), "t");
+        declareTile(iota.getResult(), name);
+        openSlotLoop(iota.getResult());
+        os << "      " << name << "[s] = (float)(" << nameOf(iota.getStart()) << " + i);\n    }\n";
+        return success();
+      })
       .Case<LoadOp>([&](LoadOp load) {
         RegionOp region = lookupRegion(load, load.getRegionAttr());
         printLoad(load.getResult(), regionPointer(region.getSymName()), region, load.getRow(),
@@ -905,6 +912,7 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
           [&](Operation *o) { return unary(o, "1.0f / (1.0f + mono_exp(-{0}))"); })
       .Case<NegOp>([&](Operation *o) { return unary(o, "-{0}"); })
       .Case<AbsOp>([&](Operation *o) { return unary(o, "mono_fabs({0})"); })
+      .Case<FloorOp>([&](Operation *o) { return unary(o, "mono_floor({0})"); })
       .Case<ReduceOp>([&](ReduceOp r) -> LogicalResult {
         if (r.getVia() == Rearrangement::InThread)
           return inThread(r);

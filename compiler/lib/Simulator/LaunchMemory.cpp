@@ -36,6 +36,10 @@ StorageFormat monodc::sim::storageFormatOf(mlir::Type type) {
     return StorageFormat::E8m0;
   if (mlir::isa<mlir::Float4E2M1FNType>(type))
     return StorageFormat::E2m1;
+  if (type.isInteger(32))
+    return StorageFormat::I32;
+  if (type.isInteger(64))
+    return StorageFormat::I64;
   return StorageFormat::Byte;
 }
 
@@ -71,6 +75,17 @@ void RegionStorage::setEncoded(StorageFormat f, int64_t offset, float value) {
   case StorageFormat::E8m0:
     bytes[offset] = fmts::e8m0Bits(value);
     return;
+  case StorageFormat::I32: {
+    // Whole numbers, as a serving engine's int32 index tensor holds them.
+    const int32_t v = static_cast<int32_t>(std::clamp(value, -2147483648.0f, 2147483520.0f));
+    std::memcpy(bytes.data() + offset, &v, 4);
+    return;
+  }
+  case StorageFormat::I64: {
+    const int64_t v = static_cast<int64_t>(value);
+    std::memcpy(bytes.data() + offset, &v, 8);
+    return;
+  }
   default:
     bytes[offset] = static_cast<uint8_t>(std::clamp(value, 0.0f, 255.0f));
     return;

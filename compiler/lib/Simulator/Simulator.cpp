@@ -960,6 +960,14 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
             TileValues(sizeOf(c.getResult()), c.getValue().convertToFloat());
         return success();
       })
+      .Case<IotaOp>([&](IotaOp iota) {
+        TileValues out(sizeOf(iota.getResult()));
+        const int64_t start = indices.lookup(iota.getStart());
+        for (size_t i = 0; i < out.size(); ++i)
+          out[i] = float(start + int64_t(i));
+        tiles[iota.getResult()] = std::move(out);
+        return success();
+      })
       .Case<LoadOp>([&](LoadOp load) -> LogicalResult {
         const RegionInfo &region = plan.region(load.getRegionAttr());
         int64_t size = sizeOf(load.getResult());
@@ -1111,6 +1119,7 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
       })
       .Case<NegOp>([&](Operation *o) { return unary(o, [](float v) { return -v; }); })
       .Case<AbsOp>([&](Operation *o) { return unary(o, [](float v) { return std::fabs(v); }); })
+      .Case<FloorOp>([&](Operation *o) { return unary(o, [](float v) { return std::floor(v); }); })
       .Case<ReduceOp>([&](ReduceOp r) {
         const TileValues &x = tile(r.getInput());
         if (!r.getShape()) {

@@ -210,8 +210,46 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
 // -----
 
 mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
-  // expected-error @+1 {{'mono.region' op region 'y' has an index_bound, which only an f32 input with a positive bound may have}}
+  // expected-error @+1 {{'mono.region' op region 'y' has an index_bound, which only an f32, i32 or i64 input with a bound in [1, 2^24] may have}}
   mono.region @y output : f32 [1, 1] {index_bound = 8 : i64}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // An index above 2^24 would not load exactly as f32.
+  // expected-error @+1 {{'mono.region' op region 'pages' has an index_bound, which only an f32, i32 or i64 input with a bound in [1, 2^24] may have}}
+  mono.region @pages input : i32 [1, 8] {index_bound = 16777217 : i64}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.region' op region 'pages' holds i32, which only an index input (with an index_bound) may hold}}
+  mono.region @pages input : i32 [1, 8]
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @positions input : i64 [1, 1] {index_bound = 4096 : i64}
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // An index input loads as f32 whole numbers, not in its storage format.
+    // expected-error @+1 {{'mono.load' op loads a bf16 tile from i64 region 'positions'}}
+    %p = mono.load @positions[%t, %c0] : !mono.tile<1, bf16>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    // expected-error @+1 {{'mono.iota' op counts in an f32 tile of at most 2^24 values}}
+    %i = mono.iota %t : !mono.tile<64, bf16>
+  }
 }
 
 // -----

@@ -13,10 +13,20 @@ mono.launch @front attributes {arch = "gfx950", grid = 256 : i64, block = 256 : 
   mono.region @g weight : bf16 [32, 64]
   mono.region @q scratch : f4E2M1FN [2, 64]
   mono.region @y output : bf16 [2, 32]
+  // CHECK: mono.region @table input : i32 [2, 8] {index_bound = 64 : i64}
+  mono.region @table input : i32 [2, 8] {index_bound = 64 : i64}
+  // CHECK: mono.region @positions input : i64 [2, 1] {index_bound = 256 : i64}
+  mono.region @positions input : i64 [2, 1] {index_bound = 256 : i64}
   // CHECK: mono.stage @s tasks 2
   mono.stage @s tasks 2 {
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
+    // CHECK: mono.load @table[%{{.*}}, %{{.*}}] : <8, f32>
+    %pages = mono.load @table[%t, %c0] : !mono.tile<8, f32>
+    // CHECK: mono.iota %{{.*}} : <64, f32>
+    %keys = mono.iota %c0 : !mono.tile<64, f32>
+    // CHECK: mono.floor %{{.*}} : <8, f32>
+    %whole = mono.floor %pages : !mono.tile<8, f32>
     %u = mono.load @u[%t, %c0] : !mono.tile<64, bf16>
     %x = mono.cast %u : !mono.tile<64, bf16> to !mono.tile<64, f32>
     // CHECK: mono.constant 9.99999968E-21 : <1, f32>

@@ -23,7 +23,9 @@ enum class StorageFormat : uint8_t {
   E4m3,
   E8m0,
   E2m1,
-  Byte, ///< i8, and the low byte of an i32 or i64 word read as a value
+  Byte, ///< i8
+  I32,  ///< an index input's whole number, or an epoch word
+  I64,  ///< an index input's whole number, or a flag word
 };
 StorageFormat storageFormatOf(mlir::Type type);
 
@@ -36,8 +38,8 @@ struct DecodeTables {
 /// function-local static's guard would be checked at every value.
 extern const DecodeTables kDecodeTables;
 
-/// One region's bytes in its storage format (f32 4 B, bf16 2 B, e4m3, e8m0
-/// and i8 1 B, e2m1 two codes a byte, low nibble first), zero-filled. Peer
+/// One region's bytes in its storage format (f32 and i32 4 B, i64 8 B, bf16
+/// 2 B, e4m3, e8m0 and i8 1 B, e2m1 two codes a byte, low nibble first), zero-filled. Peer
 /// regions (and peer flags) hold 2 x ranks copies: [parity][source rank].
 struct RegionStorage {
   RegionStorage(mlir::Type elementType, int64_t rows, int64_t cols);
@@ -73,6 +75,16 @@ struct RegionStorage {
       float v;
       std::memcpy(&v, &w, 4);
       return v;
+    }
+    case StorageFormat::I32: {
+      int32_t v;
+      std::memcpy(&v, bytes.data() + offset, 4);
+      return float(v);
+    }
+    case StorageFormat::I64: {
+      int64_t v;
+      std::memcpy(&v, bytes.data() + offset, 8);
+      return float(v);
     }
     default:
       return decode(f, bytes[offset]);

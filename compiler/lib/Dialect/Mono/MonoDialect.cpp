@@ -133,7 +133,11 @@ bool monodc::mono::isSupportedElementType(Type type) {
 }
 
 bool monodc::mono::isRegionElementType(Type type) {
-  return isSupportedElementType(type) || type.isInteger(8);
+  return isSupportedElementType(type) || type.isInteger(8) || isIndexElementType(type);
+}
+
+bool monodc::mono::isIndexElementType(Type type) {
+  return type.isF32() || type.isInteger(32) || type.isInteger(64);
 }
 
 int64_t monodc::mono::encodedBytes(Type type) {
@@ -149,6 +153,10 @@ int64_t monodc::mono::encodedBytes(Type type) {
 std::string monodc::mono::formatName(Type type) {
   if (type.isInteger(8))
     return "byte";
+  if (type.isInteger(32))
+    return "i32";
+  if (type.isInteger(64))
+    return "i64";
   if (type.isF32())
     return "f32";
   if (type.isBF16())

@@ -139,11 +139,17 @@ LogicalResult RegionOp::verify() {
   if (!isRegionElementType(getElementType()))
     return emitOpError() << "region '" << getSymName()
                          << "' has unsupported element type " << getElementType();
-  if (getIndexBound() &&
-      (getKind() != MemoryKind::Input || !getElementType().isF32() || *getIndexBound() < 1))
+  const bool integer = getElementType().isInteger(32) || getElementType().isInteger(64);
+  if (integer && !getIndexBound())
+    return emitOpError() << "region '" << getSymName() << "' holds "
+                         << formatName(getElementType())
+                         << ", which only an index input (with an index_bound) may hold";
+  if (getIndexBound() && (getKind() != MemoryKind::Input ||
+                          !isIndexElementType(getElementType()) || *getIndexBound() < 1 ||
+                          *getIndexBound() > kMaxIndexBound))
     return emitOpError() << "region '" << getSymName()
-                         << "' has an index_bound, which only an f32 input with a positive "
-                            "bound may have";
+                         << "' has an index_bound, which only an f32, i32 or i64 input with a "
+                            "bound in [1, 2^24] may have";
   if (getShape().empty() || getShape().size() > 2)
     return emitOpError() << "region '" << getSymName()
                          << "' must have rank 1 or 2, got rank " << getShape().size();
@@ -227,7 +233,9 @@ LogicalResult LoadOp::verify() {
   TileType tile = tileOf(getResult());
   if (region.holdsBytes())
     return checkByteWindow(*this, region, getRow(), getCol(), tile);
-  if (tile.getElementType() != region.getElementType())
+  // An index input's whole numbers load as f32, exactly (index_bound <= 2^24).
+  Type holds = region.getIndexBound() ? Float32Type::get(getContext()) : region.getElementType();
+  if (tile.getElementType() != holds)
     return emitOpError() << "loads a " << formatName(tile.getElementType())
                          << " tile from " << formatName(region.getElementType())
                          << " region '" << region.getSymName() << "'";
@@ -276,6 +284,13 @@ LogicalResult StoreOp::verify() {
 LogicalResult ConstantOp::verify() {
   if (!tileOf(getResult()).getElementType().isF32())
     return emitOpError() << "constants are f32 tiles";
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  TileType tile = tileOf(getResult());
+  if (!tile.getElementType().isF32() || tile.getSize() > kMaxIndexBound)
+    return emitOpError() << "counts in an f32 tile of at most 2^24 values";
   return success();
 }
 
@@ -405,6 +420,7 @@ LogicalResult Exp2Op::verify() { return verifyUnary(*this); }
 LogicalResult SigmoidOp::verify() { return verifyUnary(*this); }
 LogicalResult NegOp::verify() { return verifyUnary(*this); }
 LogicalResult AbsOp::verify() { return verifyUnary(*this); }
+LogicalResult FloorOp::verify() { return verifyUnary(*this); }
 
 LogicalResult ReduceOp::verify() {
   TileType in = tileOf(getInput()), out = tileOf(getResult());

@@ -41,9 +41,12 @@ public:
   Launch &operator=(const Launch &) = delete;
 
   Region input(const std::string &name, DType type, std::vector<int64_t> shape);
-  /// An f32 input of whole numbers in [0, bound), or -1 for a pad row: a
-  /// position into a table, a slot of a cache.
-  Region indexInput(const std::string &name, std::vector<int64_t> shape, int64_t bound);
+  /// An input of whole numbers in [0, bound), or -1 for a pad row or a
+  /// masked entry: a position into a table, a slot of a cache, a page of a
+  /// block table. It holds them as `type` (f32, or i32 or i64 as a serving
+  /// engine does); loads give them as f32 tiles, exactly (bound <= 2^24).
+  Region indexInput(const std::string &name, std::vector<int64_t> shape, int64_t bound,
+                    DType type = DType::F32);
   Region output(const std::string &name, DType type, std::vector<int64_t> shape);
   Region weight(const std::string &name, DType type, std::vector<int64_t> shape);
   Region scratch(const std::string &name, DType type, std::vector<int64_t> shape);

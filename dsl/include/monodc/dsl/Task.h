@@ -129,6 +129,8 @@ Tile sqrt(const Tile &x);
 Tile exp2(const Tile &x);
 Tile sigmoid(const Tile &x);
 Tile abs(const Tile &x);
+/// The largest whole number <= x (key arithmetic: a position's page).
+Tile floor(const Tile &x);
 /// Reductions to a size-1 (uniform) tile.
 Tile sum(const Tile &x);
 Tile maxOf(const Tile &x);
@@ -200,6 +202,8 @@ public:
   Tile loadPeer(const Region &region, int64_t rank, Index row, int64_t col, int64_t size);
 
   Tile constant(float value, int64_t size = 1);
+  /// start, start + 1, ..., start + size - 1 (the places of a chunk's keys).
+  Tile iota(Index start, int64_t size);
   /// A whole number held in a size-1 tile (a position), as an index for
   /// addressing tables. As the row of a load of memory an earlier stage
   /// hands over, it makes the load wait for the whole producer stage (every

@@ -4,6 +4,7 @@
 
 #include "monodc/dsl/Launch.h"
 #include "monodc/stages/ModelConfig.h"
+#include "monodc/stages/StepIndices.h"
 
 namespace monodc::stages {
 
@@ -21,12 +22,11 @@ struct ChunkStateRegions {
 
 struct AttentionBackRegions {
   dsl::Region q;                      ///< bf16 [rows, heads * headDim], rotated
-  dsl::Region positions, cosSin;      ///< index [rows, 1]; f32 [positions, ropeDim]
-  dsl::Region slotMapping;            ///< index [rows, 1]: -1 marks a pad row
+  dsl::Region positions, cosSin;      ///< i64 [rows, 1]; f32 [positions, ropeDim]
+  dsl::Region slotMapping;            ///< i64 [rows, 1]: -1 marks a pad row
   dsl::Region windowCache;            ///< byte [pages, kvPageBytes]
-  dsl::Region windowSlots;            ///< index [rows, windowKeys], -1 masked
   dsl::Region compressedCache;        ///< byte [pages, kvPageBytes]
-  dsl::Region compressedSlots;        ///< index [rows, compressedKeys], -1 masked
+  KeyTableRegions keyTables;          ///< block tables and top-k lists (StepIndices.h)
   dsl::Region sinks;                  ///< f32 [heads]
   ChunkStateRegions windowState, compressedState;
   dsl::Region o;                      ///< bf16 [rows, heads * headDim]
@@ -40,8 +40,9 @@ struct AttentionBackRegions {
 /// Declares the regions of the attention back for `heads` local heads.
 AttentionBackRegions declareAttentionBack(dsl::Launch &launch, const ModelConfig &config,
                                           int64_t heads);
+/// `ratio` is the layer's compress ratio (StepIndices.h: compressedKeySlots).
 void addAttentionBack(dsl::Launch &launch, const ModelConfig &config, int64_t heads,
-                      const AttentionBackRegions &regions);
+                      int64_t ratio, const AttentionBackRegions &regions);
 
 } // namespace monodc::stages
 

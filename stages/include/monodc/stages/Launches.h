@@ -30,10 +30,12 @@ buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig &config,
                    const BuildParams &params, bool withFront);
 
 /// The attention back of K2 for the rank's heads: split-K attention over the
-/// window and compressed KV caches (key slots per token, -1 masked), the
+/// window and compressed KV caches (the keys found through block tables and
+/// the top-k lists at the compress ratio of `params`, StepIndices.h), the
 /// combine with the sink, the inverse RoPE, wo_a and wo_b. Inputs q,
-/// positions, slot_mapping (a pad row, -1, reads no keys), kv_cache,
-/// window_slots, compressed_cache, compressed_slots;
+/// positions (i64), slot_mapping (i64; a pad row, -1, reads no keys),
+/// kv_cache, compressed_cache, block_table, compressed_block_table and
+/// index_topk (i32);
 /// outputs o [rows, heads * headDim] and partial [rows, H] (bf16).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildAttentionBack(mlir::MLIRContext &context, const ModelConfig &config,

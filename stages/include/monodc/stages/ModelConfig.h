@@ -59,6 +59,8 @@ struct ModelConfig {
   int64_t kvDataBytes() const { return kvNope() + 2 * ropeDim; }
   int64_t kvRecordBytes() const { return kvDataBytes() + kKvScaleBytes; }
   int64_t kvPageBytes() const { return kKvPageTokens * kvRecordBytes(); }
+  /// Logical pages of a request's block table: enough for every position.
+  int64_t blockTablePages() const { return (ropePositions + kKvPageTokens - 1) / kKvPageTokens; }
 
   /// Keys per split-K chunk of the attention back.
   static constexpr int64_t kAttentionChunk = 64;
@@ -90,7 +92,14 @@ struct BuildParams {
   int64_t block = 256;
   int64_t rows = 6;
   int64_t tp = 2;
+  /// The layer's compress ratio (0: window keys only; 1, 2: a compressed key
+  /// a token, a compressed key every 2 tokens). Only the launches that read
+  /// compressed keys use it (readsCompressedKeys).
+  int64_t ratio = 0;
 };
+
+/// True for the launches whose code depends on the compress ratio.
+bool readsCompressedKeys(const std::string &launch);
 
 /// Compute units of an arch (the persistent grid), or 0 when unknown.
 int64_t defaultGrid(const std::string &arch);

@@ -25,8 +25,16 @@ namespace monodc::mono {
 /// True for the number formats a tile or region may hold.
 bool isSupportedElementType(mlir::Type type);
 
-/// True for what a region may hold: the tile formats, and i8 (byte records).
+/// True for what a region may hold: the tile formats, i8 (byte records), and
+/// i32 or i64 (index inputs as a serving engine holds them).
 bool isRegionElementType(mlir::Type type);
+
+/// True for what an index input may hold: f32 whole numbers, i32 or i64.
+bool isIndexElementType(mlir::Type type);
+
+/// The largest index bound whose whole numbers an f32 tile holds exactly
+/// (2^24): what an index input's load converts them to.
+inline constexpr int64_t kMaxIndexBound = int64_t(1) << 24;
 
 /// Bytes one value of a tile format takes inside a byte record; 0 for e2m1,
 /// which a byte record cannot hold (two values share a byte).

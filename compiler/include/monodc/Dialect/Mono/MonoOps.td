@@ -50,8 +50,11 @@ def Mono_RegionOp : Mono_Op<"region", [Symbol, HasParent<"LaunchOp">]> {
     and stores name a column in bytes and read or write the encodings of
     their tile's format there.
 
-    `index_bound` marks an f32 input that holds indices: whole numbers in
-    [0, index_bound), or -1 for a pad row (a position, a cache slot).
+    `index_bound` marks an input that holds indices: whole numbers in
+    [0, index_bound), or -1 for a pad row or a masked entry (a position, a
+    cache slot, a block table). It holds them as f32, or as i32 or i64 as a
+    serving engine does; a load gives them as an f32 tile, exactly (the
+    bound is at most 2^24). Only an index input holds i32 or i64.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Mono_RegionKind:$kind,
                        TypeAttr:$elementType, DenseI64ArrayAttr:$shape,
@@ -180,6 +183,18 @@ def Mono_ConstantOp : Mono_Op<"constant", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Mono_IotaOp : Mono_Op<"iota", [Pure]> {
+  let summary = "a tile holding start, start + 1, ..., start + size - 1 (f32)";
+  let description = [{
+    Key arithmetic: the places of a chunk's keys in a list (`start` is the
+    chunk's first). Whole numbers up to 2^24, exact in f32.
+  }];
+  let arguments = (ins Index:$start);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$start attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Mono_CastOp : Mono_Op<"cast", [Pure]> {
   let summary = "convert a tile to another number format (RNE, saturating to e4m3/e2m1)";
   let arguments = (ins Mono_AnyTile:$input);
@@ -244,6 +259,7 @@ def Mono_Exp2Op : Mono_UnaryOp<"exp2", "2^x, elementwise in f32">;
 def Mono_SigmoidOp : Mono_UnaryOp<"sigmoid", "1 / (1 + e^-x), elementwise in f32">;
 def Mono_NegOp : Mono_UnaryOp<"neg", "-x, elementwise in f32">;
 def Mono_AbsOp : Mono_UnaryOp<"abs", "|x|, elementwise in f32">;
+def Mono_FloorOp : Mono_UnaryOp<"floor", "the largest whole number <= x, elementwise in f32">;
 
 def Mono_ReduceOp : Mono_Op<"reduce", [Pure]> {
   let summary = "reduce a tile, whole or along an axis of a 2-D view";

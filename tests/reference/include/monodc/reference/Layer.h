@@ -44,6 +44,7 @@ struct LayerDims {
   double normEps = 1e-20;
 
   int qkvWidth() const { return qRank + headDim; }
+  int tablePages() const { return (ropePositions + pageTokens - 1) / pageTokens; }
   KvRecordLayout kvLayout() const { return {headDim - ropeDim, ropeDim, pageTokens}; }
 };
 
@@ -77,10 +78,22 @@ using ExpertSource = std::function<ExpertWeights(int rank, int expert)>;
 // as floats, as the launches read them.
 struct StepInputs {
   int rows = 0;
+  int compressRatio = 0;  // the layer's: 0 (window keys only), 1 or 2
   std::vector<float> residual, x, post, comb, pre;
-  std::vector<float> positions, slots, windowSlots, compressedSlots;
+  // As a serving engine holds them, as whole numbers: each row's position
+  // and cache slot [rows] (-1: a pad row), its request's window-cache and
+  // compressed-cache block tables [rows][tablePages], and the index source's
+  // top-k list of compressed rows [rows][compressedKeys] (-1 masked).
+  std::vector<float> positions, slots, blockTables, compressedBlockTables, topk;
   KvCache window, compressed;
 };
+
+// Row t's keys as the attention back finds them (docs/numerics.md section
+// 4): the window through the block table, the first n_c top-k entries
+// through the compressed block table; -1 where masked (past the position,
+// an entry -1 or naming a compressed row not yet written, a block-table
+// entry outside the cache). Each list padded with -1 to its key count.
+TokenKeys tokenKeys(const LayerDims& dims, const StepInputs& in, int t);
 
 // What a layer step produces (the same on every rank): x_out and the FFN
 // seam's streams and gates, and per token whether its routing is a near-tie

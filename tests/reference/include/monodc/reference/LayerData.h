@@ -36,9 +36,17 @@ inline constexpr int kCompressRatio = 2;
 // around which its newest logical pages wrap, so its key, inserted at its
 // position, lands where no other token writes; older window pages, where the
 // token owns fewer than 5, are read from pages owned by none (or any, when
-// all are owned). Compressed keys are random slots of the compressed cache,
-// as many as a layer of `compressRatio` reads (1 or 2; 0: none).
+// all are owned); the block table's later logical pages name random pages.
+// The top-k list names random compressed rows written so far, as many as a
+// layer of `compressRatio` reads (1 or 2; 0: none), a sixteenth of them -1,
+// through a compressed block table of random pages.
 StepInputs randomStep(const LayerDims& dims, int rows, unsigned seed,
                       int compressRatio = kCompressRatio);
+
+// New compressed-key inputs of `in` for a layer of `compressRatio`: a
+// compressed block table of random pages and a top-k list as randomStep
+// makes them, for the positions `in` holds.
+void randomCompressedKeys(const LayerDims& dims, StepInputs& in, int compressRatio,
+                          std::mt19937& rng);
 
 }  // namespace monodc::reference

@@ -1,0 +1,52 @@
+//===- StepIndices.h - a step's indices as a serving engine holds them ----===//
+//
+// Positions (int64), block tables (int32) and the index source's top-k lists
+// (int32), and the key slots the attention back computes from them
+// (docs/numerics.md section 4: "Keys for a token").
+//
+//===----------------------------------------------------------------------===//
+#ifndef MONODC_STAGES_STEPINDICES_H
+#define MONODC_STAGES_STEPINDICES_H
+
+#include "monodc/dsl/Launch.h"
+#include "monodc/dsl/Task.h"
+#include "monodc/stages/ModelConfig.h"
+
+namespace monodc::stages {
+
+/// Each row's position, i64 [rows, 1] (a pad row's may be -1).
+dsl::Region declarePositions(dsl::Launch &launch, const ModelConfig &config);
+
+/// What a row's keys are found through: the request's window-cache and
+/// compressed-cache block tables, i32 [rows, tablePages] (logical page ->
+/// cache page; an entry outside the cache masks its keys), and the index
+/// source's top-k list of compressed rows, i32 [rows, compressedKeys] (-1
+/// masked).
+struct KeyTableRegions {
+  dsl::Region blockTable, compressedBlockTable, topk;
+};
+KeyTableRegions declareKeyTables(dsl::Launch &launch, const ModelConfig &config);
+
+/// The cache slots of window keys [first, first + count) of row `token`
+/// (the window of position p is positions max(0, p - windowKeys + 1) .. p,
+/// key j at position max(0, p - windowKeys + 1) + j): -1 past p, for a pad
+/// row, and where the block table names no page of the cache.
+dsl::Tile windowKeySlots(dsl::Task &task, const ModelConfig &config,
+                         const dsl::Region &positions, const dsl::Region &slotMapping,
+                         const KeyTableRegions &tables, dsl::Index token, dsl::Index first,
+                         int64_t count);
+
+/// The cache slots of compressed keys [first, first + count) of row `token`
+/// at compress ratio `ratio`: entry j of the top-k list names compressed row
+/// i, at compressed slot table[i / B] * B + i % B; -1 where j >= n_c =
+/// min((p + 1) div ratio, compressedKeys), where i is -1 or names a row not
+/// yet written (i >= (p + 1) div ratio), for a pad row, and where the block
+/// table names no page of the cache. Ratio 0: every key masked.
+dsl::Tile compressedKeySlots(dsl::Task &task, const ModelConfig &config, int64_t ratio,
+                             const dsl::Region &positions, const dsl::Region &slotMapping,
+                             const KeyTableRegions &tables, dsl::Index token, dsl::Index first,
+                             int64_t count);
+
+} // namespace monodc::stages
+
+#endif // MONODC_STAGES_STEPINDICES_H

@@ -1,0 +1,71 @@
+//===- StepIndices.cpp - a step's indices and the keys found through them -===//
+#include "monodc/stages/StepIndices.h"
+
+#include "monodc/stages/PadRows.h"
+
+using namespace monodc::dsl;
+using namespace monodc::stages;
+
+namespace {
+
+/// Slot `within` of the cache page a row's block table gives for logical
+/// page floor(place / B) (places are key positions or compressed rows, whole
+/// numbers >= 0); -1 where the entry is not a page of the cache.
+Tile slotThroughTable(Task &t, const ModelConfig &c, const Region &table, Index token,
+                      const Tile &place) {
+  const float pageTokens = float(ModelConfig::kKvPageTokens);
+  Tile page = min(floor(place * (1.0f / pageTokens)), t.constant(float(table.cols() - 1)));
+  Tile block = gather(t.loadRow(table, token), page);
+  Tile slot = fma(block, t.constant(pageTokens), place - page * pageTokens);
+  slot = selectLess(block, t.constant(0.0f), t.constant(-1.0f), slot);
+  return selectGreater(block, t.constant(float(c.kvCachePages - 1)), t.constant(-1.0f), slot);
+}
+
+/// A row's position (0 for a pad row's -1: its keys are masked anyway).
+Tile positionOf(Task &t, const Region &positions, Index token) {
+  return max(t.load(positions, token, 0, 1), t.constant(0.0f));
+}
+
+} // namespace
+
+Region monodc::stages::declarePositions(Launch &launch, const ModelConfig &c) {
+  return launch.indexInput("positions", {launch.options().rows, 1}, c.ropePositions, i64);
+}
+
+KeyTableRegions monodc::stages::declareKeyTables(Launch &launch, const ModelConfig &c) {
+  const int64_t rows = launch.options().rows;
+  return {launch.indexInput("block_table", {rows, c.blockTablePages()}, c.kvCachePages, i32),
+          launch.indexInput("compressed_block_table", {rows, c.blockTablePages()},
+                            c.kvCachePages, i32),
+          launch.indexInput("index_topk", {rows, c.compressedKeys}, c.ropePositions, i32)};
+}
+
+Tile monodc::stages::windowKeySlots(Task &t, const ModelConfig &c, const Region &positions,
+                                    const Region &slotMapping, const KeyTableRegions &tables,
+                                    Index token, Index first, int64_t count) {
+  Tile p = positionOf(t, positions, token);
+  Tile oldest = max(p - float(c.windowKeys - 1), t.constant(0.0f));
+  Tile place = oldest + t.iota(first, count);
+  Tile slot = slotThroughTable(t, c, tables.blockTable, token, place);
+  slot = selectGreater(place, p, t.constant(-1.0f), slot);
+  return unlessPad(t.load(slotMapping, token, 0, 1), slot, -1.0f);
+}
+
+Tile monodc::stages::compressedKeySlots(Task &t, const ModelConfig &c, int64_t ratio,
+                                        const Region &positions, const Region &slotMapping,
+                                        const KeyTableRegions &tables, Index token, Index first,
+                                        int64_t count) {
+  if (ratio == 0)
+    return t.constant(-1.0f, count);
+  Tile p = positionOf(t, positions, token);
+  // Rows written so far, (p + 1) div ratio; the list's first n_c entries count.
+  Tile written = floor((p + 1.0f) * (1.0f / float(ratio)));
+  Tile picks = min(written, t.constant(float(c.compressedKeys)));
+  Tile row = t.load(tables.topk, token, first, count);
+  Tile slot = slotThroughTable(t, c, tables.compressedBlockTable, token,
+                               max(row, t.constant(0.0f)));
+  slot = selectLess(row, t.constant(0.0f), t.constant(-1.0f), slot);
+  slot = selectLess(row, written, slot, t.constant(-1.0f));
+  slot = selectLess(t.iota(first, count), picks, slot, t.constant(-1.0f));
+  return unlessPad(t.load(slotMapping, token, 0, 1), slot, -1.0f);
+}
