@@ -272,10 +272,11 @@ bool endsWith(const std::string &text, const std::string &end) {
 /// The bytes stage `s` of launch `l` must read on one rank: the weights it
 /// reads (the routed experts' only for the experts used, cos_sin left out,
 /// as the floor counts them) and, where it reads a KV cache (a byte region
-/// `*cache` of 32-token pages), the records its slot lists (`*_slots`) name
-/// (`distinctSlots`: the distinct slots of a slot list).
+/// `*cache` of 32-token pages), the records found through the key inputs it
+/// reads (`keyRecords`: the distinct records of the window through
+/// block_table, of the compressed keys through index_topk; 0 for others).
 double stageBytes(const RankLaunch &l, size_t s, double usedShare,
-                  const std::function<size_t(const std::string &)> &distinctSlots) {
+                  const std::function<size_t(const std::string &)> &keyRecords) {
   double bytes = 0, recordBytes = 0;
   for (const std::string &name : l.stageReads[s]) {
     const Region &reg = gpu::argument(l.manifest, name);
@@ -288,8 +289,7 @@ double stageBytes(const RankLaunch &l, size_t s, double usedShare,
   }
   if (recordBytes > 0)
     for (const std::string &name : l.stageReads[s])
-      if (endsWith(name, "_slots"))
-        bytes += recordBytes * double(distinctSlots(name));
+      bytes += recordBytes * double(keyRecords(name));
   return bytes;
 }
 
@@ -301,7 +301,7 @@ double stageBytes(const RankLaunch &l, size_t s, double usedShare,
 /// rate is what the stage got while it ran, not what HBM did.
 void printStageBandwidth(const std::vector<RankLaunch> &ranks, const RanksProfile &fused,
                          const RanksProfile *unfused, double readRate, double usedShare,
-                         const std::function<size_t(const std::string &)> &distinctSlots) {
+                         const std::function<size_t(const std::string &)> &keyRecords) {
   const Manifest &m = ranks[0].manifest;
   std::printf("  %-24s %9s %10s %9s %8s %12s %11s %8s\n", (m.kernelName + ", all ranks").c_str(),
               "MB read", "fused us", "GB/s", "of read", "unfused us", "GB/s", "of read");
@@ -330,7 +330,7 @@ void printStageBandwidth(const std::vector<RankLaunch> &ranks, const RanksProfil
   for (size_t s = 0; s < m.stages.size(); ++s) {
     double bytes = 0;
     for (const RankLaunch &l : ranks)
-      bytes += stageBytes(l, s, usedShare, distinctSlots);
+      bytes += stageBytes(l, s, usedShare, keyRecords);
     totalBytes += bytes;
     const double f = span(fused, s, /*workingOnly=*/true);
     const double u = unfused ? span(*unfused, s, /*workingOnly=*/false) : 0;
@@ -823,7 +823,7 @@ int main(int argc, char **argv) {
     const std::vector<float> positions = wholeNumbers("positions"),
                              table = wholeNumbers("block_table"),
                              compressedTable = wholeNumbers("compressed_block_table"),
-                             topk = wholeNumbers("index_topk");
+                             picked = wholeNumbers("index_topk");
     const int64_t pages = gpu::argument(m2, "block_table").cols,
                   picks = gpu::argument(m2, "index_topk").cols;
     // The window's split-K state has a column a 64-key chunk.
@@ -841,13 +841,18 @@ int main(int argc, char **argv) {
       for (int64_t q = std::max<int64_t>(0, p - windowKeys + 1); q <= p; ++q)
         windowRecords.insert(record(table, row, q));
       for (int64_t j = 0; j < std::min(written, picks); ++j)
-        if (const int64_t i = int64_t(topk[size_t(row * picks + j)]); i >= 0 && i < written)
+        if (const int64_t i = int64_t(picked[size_t(row * picks + j)]); i >= 0 && i < written)
           compressedRecords.insert(record(compressedTable, row, i));
     }
     const Region &cache = gpu::argument(m2, "kv_cache");
     const double recordBytes = double(cache.cols) / 32;  // 32 tokens a page
     const double kvBytes =
         double(tp) * recordBytes * double(windowRecords.size() + compressedRecords.size());
+    auto keyRecords = [&](const std::string &name) -> size_t {
+      return name == "block_table"   ? windowRecords.size()
+             : name == "index_topk" ? compressedRecords.size()
+                                     : 0;
+    };
     bytes += kvBytes;
     const double floorUs = bytes / readRate * 1e6;
     std::printf("       floor bytes: weights %.1f MB, KV records %.1f MB (all ranks)\n",
@@ -861,7 +866,7 @@ int main(int argc, char **argv) {
       for (int launch = 0; launch < 2; ++launch)
         printStageBandwidth(launch == 0 ? k1 : k2, fusedProfiles[launch],
                             sideBySide ? &unfusedProfiles[launch] : nullptr, readRate, usedShare,
-                            distinctSlots);
+                            keyRecords);
     }
     if (const char *traceDir = std::getenv("BENCH_TRACE"); traceDir && *traceDir && k1[0].profiled) {
       const std::string path = std::string(traceDir) + "/trace.tp" + std::to_string(tp) + ".r" +

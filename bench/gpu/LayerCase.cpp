@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -63,23 +64,33 @@ ref::LayerDims layerDims(const Manifest &k1, const Manifest &k2) {
   return d;
 }
 
-LayerCase makeLayerCase(const Manifest &k1, const Manifest &k2, int rows, unsigned seed) {
+LayerCase makeLayerCase(const Manifest &k1, const Manifest &k2, int rows, unsigned seed,
+                        int padRows) {
   if (k1.rows != rows || k2.rows != rows)
     throw std::runtime_error("the manifests are not for " + std::to_string(rows) + " rows");
+  if (padRows < 0 || padRows >= rows)
+    throw std::runtime_error("a step of " + std::to_string(rows) + " rows cannot have " +
+                             std::to_string(padRows) + " pad rows");
   LayerCase c;
   c.dims = layerDims(k1, k2);
   auto start = std::chrono::steady_clock::now();
   c.weights = ref::randomLayerWeights(c.dims, seed);
   c.experts = ref::randomExperts(c.dims, seed);
-  c.step = ref::randomStep(c.dims, rows, seed + 1000u + unsigned(rows));
+  const int real = rows - padRows;
+  const ref::StepInputs realStep = ref::randomStep(c.dims, real, seed + 1000u + unsigned(rows));
+  std::vector<int> padAt;
+  for (int r = real; r < rows; ++r)
+    padAt.push_back(r);
+  c.step = padRows == 0 ? realStep
+                        : ref::padStep(realStep, padAt, std::numeric_limits<float>::quiet_NaN());
   const double inputSeconds = secondsSince(start);
   start = std::chrono::steady_clock::now();
-  c.want = ref::referenceLayer(c.dims, c.weights, c.experts, c.step);
+  c.want = ref::referenceLayer(c.dims, c.weights, c.experts, realStep);
   const double referenceSeconds = secondsSince(start);
   start = std::chrono::steady_clock::now();
   const ref::LayerDims off = offDims(c.dims);
   const ref::MhcOutputs &seam = c.want.attnSeam;
-  c.wantOff = ref::referenceFfnHalf(off, c.weights, c.experts, rows, seam.residual, c.want.attnOut,
+  c.wantOff = ref::referenceFfnHalf(off, c.weights, c.experts, real, seam.residual, c.want.attnOut,
                                     seam.post, seam.comb, seam.pre);
   c.wantOff.attnSeam = c.want.attnSeam;
   c.wantOff.attnOut = c.want.attnOut;

@@ -38,8 +38,13 @@ struct LayerCase {
 /// every config.
 ref::LayerDims layerDims(const Manifest &k1, const Manifest &k2);
 
-/// Builds the case, printing how long each part took.
-LayerCase makeLayerCase(const Manifest &k1, const Manifest &k2, int rows, unsigned seed);
+/// Builds the case for launches of `rows` rows, printing how long each part
+/// took. With `padRows`, the last `padRows` rows of the step are pad rows
+/// (slot_mapping and position -1, NaN in every stream; ref::padStep) and
+/// `want` is the reference of the real rows alone: a padded step's real
+/// rows must come out as the unpadded step's.
+LayerCase makeLayerCase(const Manifest &k1, const Manifest &k2, int rows, unsigned seed,
+                        int padRows = 0);
 
 /// Output regions of K1 and K2, decoded, by region name.
 using RegionOutputs = std::map<std::string, std::vector<float>>;

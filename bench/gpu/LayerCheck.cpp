@@ -16,9 +16,15 @@
 // routes elsewhere than the reference).
 //
 //   layer_check DIR CONFIG TP WIDTH...
+//   layer_check DIR CONFIG TP --pad P WIDTH...
 //   layer_check DIR CONFIG TP --ffn WIDTH...
 //
 // reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.grid<132/TP>.{hip,manifest} (emit.sh layer).
+//
+// --pad P: the last P rows of each width's step are pad rows (slot_mapping
+// and position -1, NaN in every stream, block tables and top-k lists naming
+// real pages and rows); the real rows must meet the bounds of the reference
+// of the real rows alone, as an unpadded step (docs/numerics.md section 7).
 //
 // --ffn: the FFN launch (the FFN half alone, DIR/ffn.*, emit.sh layer with
 // LAYER_FFN=1; the layer's dims from the K1 and K2 manifests beside it). Each
@@ -303,6 +309,11 @@ int main(int argc, char **argv) {
     rankValues[r] = r;
   bool allGood = true;
 
+  int padRows = 0, firstWidth = 4;
+  if (argc > 5 && std::string(argv[4]) == "--pad") {
+    padRows = std::atoi(argv[5]);
+    firstWidth = 6;
+  }
   if (argc > 4 && std::string(argv[4]) == "--ffn") {
     if (argc < 6)
       die("usage: layer_check DIR CONFIG TP --ffn WIDTH...");
@@ -312,7 +323,9 @@ int main(int argc, char **argv) {
     return allGood ? 0 : 1;
   }
 
-  for (int a = 4; a < argc; ++a) {
+  if (firstWidth >= argc)
+    die("usage: layer_check DIR CONFIG TP [--pad P] WIDTH...");
+  for (int a = firstWidth; a < argc; ++a) {
     const int rows = std::atoi(argv[a]);
     Manifest manifests[2];
     CUfunction kernels[2];
@@ -327,11 +340,14 @@ int main(int argc, char **argv) {
       die("K2 is built for " + std::to_string(k2.ranks) + " ranks, not " + std::to_string(tp));
     gpu::LayerCase c;
     try {
-      c = gpu::makeLayerCase(k1, k2, rows, kSeed);
+      c = gpu::makeLayerCase(k1, k2, rows, kSeed, padRows);
     } catch (const std::exception &e) {
       die(e.what());
     }
     const std::vector<int> experts = ref::selectedExperts(c.want.routing);
+    if (padRows > 0)
+      std::printf("rows %d: the last %d are pad rows; the %d real rows are compared\n", rows,
+                  padRows, rows - padRows);
 
     // Each rank: K1's buffers, then K2's (those K2 reads from K1 are K1's),
     // one epoch buffer for both, a scratch buffer each; K2's peer buffers.
@@ -427,6 +443,8 @@ int main(int argc, char **argv) {
     for (const auto &[name, bytes] : first[0]) {
       const int phase = k1.argument(name) ? 0 : 1;
       decoded[name] = gpu::decodeRegion(gpu::argument(manifests[phase], name).format, bytes);
+      // The pad rows come last: the real rows are each output's first values.
+      decoded[name].resize(expected.at(name).size());
     }
     const gpu::LayerVerdict verdict = gpu::checkLayer(c.dims, c.weights, decoded, c.want);
     const gpu::LayerVerdict off =

@@ -8,7 +8,7 @@
 # full; NCU_METRICS="a,b" adds metrics to it); SASS="stem ..."
 # summarises the tensor-core loops of those layer sources' SASS (nvcc,
 # experiments/sass_loops.py). ONLY="bench ..." runs only the named phases of those whose
-# sources are there (launcher, check, ffn, tiny, bench, stress, sass, launches),
+# sources are there (launcher, check, pad, ffn, tiny, bench, stress, sass, launches),
 # e.g. a benchmark-only run of a tree that was emitted for every check.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -145,6 +145,24 @@ if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && want
     echo "== a whole layer against the CPU reference (K1 + K2, TP $tp on one GPU), dsv41, rows ${check_widths:-none} =="
     cat "$log"
     took "layer check, dsv41, TP $tp"
+  done
+fi
+# Padded steps (phase `pad`): CHECK_PAD="W:P ..." checks width W with its
+# last P rows pad rows, the real rows against the reference of the real rows
+# alone (layer_pad_check.log, layer_pad_check.tp<TP>.log); default 8:2 and
+# 48:6 where the tree has those widths.
+if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted pad; then
+  for tp in $layer_tps; do
+    log="$(tp_log layer_pad_check "$tp")"
+    : > "$log"
+    for spec in ${CHECK_PAD:-8:2 48:6}; do
+      width="${spec%%:*}" pads="${spec#*:}"
+      layer_widths "$tp" | grep -qx "$width" || continue
+      "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 "$tp" --pad "$pads" "$width" >> "$log" 2>&1 || status=1
+    done
+    echo "== padded steps against the CPU reference of their real rows (K1 + K2, TP $tp), dsv41, ${CHECK_PAD:-8:2 48:6} =="
+    cat "$log"
+    took "padded layer check, dsv41, TP $tp"
   done
 fi
 # The FFN launch (emit.sh layer with LAYER_FFN=1) against the reference FFN

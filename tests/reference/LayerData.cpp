@@ -172,4 +172,40 @@ void randomCompressedKeys(const LayerDims& d, StepInputs& in, int compressRatio,
   }
 }
 
+StepInputs padStep(const StepInputs& real, const std::vector<int>& padAt, float garbage,
+                   bool marked) {
+  const int rows = real.rows + int(padAt.size());
+  auto isPad = [&](int r) { return std::find(padAt.begin(), padAt.end(), r) != padAt.end(); };
+  StepInputs in = real;
+  in.rows = rows;
+  auto spread = [&](const std::vector<float>& from, std::vector<float>& to, float pad) {
+    const size_t width = from.size() / size_t(real.rows);
+    to.clear();
+    for (int r = 0, source = 0; r < rows; ++r) {
+      if (isPad(r)) {
+        to.insert(to.end(), width, pad);
+        continue;
+      }
+      to.insert(to.end(), from.begin() + source * width, from.begin() + (source + 1) * width);
+      ++source;
+    }
+  };
+  spread(real.residual, in.residual, garbage);
+  spread(real.x, in.x, garbage);
+  spread(real.post, in.post, garbage);
+  spread(real.comb, in.comb, garbage);
+  spread(real.pre, in.pre, garbage);
+  // An unmarked row inserts its key at a slot no real row uses or reads
+  // (the last one of the cache) and rotates by position 1.
+  const float lastSlot = float(real.window.pages * real.window.layout.pageTokens - 1);
+  spread(real.positions, in.positions, marked ? -1.0f : 1.0f);
+  spread(real.slots, in.slots, marked ? -1.0f : lastSlot);
+  // Real pages and rows: a pad row that read through them would get a
+  // finite, non-zero o.
+  spread(real.blockTables, in.blockTables, 0.0f);
+  spread(real.compressedBlockTables, in.compressedBlockTables, 1.0f);
+  spread(real.topk, in.topk, 3.0f);
+  return in;
+}
+
 }  // namespace monodc::reference

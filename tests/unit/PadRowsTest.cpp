@@ -30,44 +30,6 @@ bool isPad(const std::vector<int> &padAt, int row) {
   return std::find(padAt.begin(), padAt.end(), row) != padAt.end();
 }
 
-/// `real` with rows inserted at `padAt` (indices of the padded step) that
-/// hold `garbage` in every per-row input and key lists pointing at real
-/// records; marked as pad rows by slot -1 and position -1 when `marked`.
-ref::StepInputs padStep(const ref::StepInputs &real, const std::vector<int> &padAt,
-                        float garbage, bool marked = true) {
-  const int rows = real.rows + int(padAt.size());
-  ref::StepInputs in = real;
-  in.rows = rows;
-  auto spread = [&](const std::vector<float> &from, std::vector<float> &to, float pad) {
-    const size_t width = from.size() / size_t(real.rows);
-    to.clear();
-    for (int r = 0, source = 0; r < rows; ++r) {
-      if (isPad(padAt, r)) {
-        to.insert(to.end(), width, pad);
-        continue;
-      }
-      to.insert(to.end(), from.begin() + source * width, from.begin() + (source + 1) * width);
-      ++source;
-    }
-  };
-  spread(real.residual, in.residual, garbage);
-  spread(real.x, in.x, garbage);
-  spread(real.post, in.post, garbage);
-  spread(real.comb, in.comb, garbage);
-  spread(real.pre, in.pre, garbage);
-  // An unmarked row inserts its key at a slot no real row uses or reads
-  // (the last one of the cache) and rotates by position 1.
-  const float lastSlot = float(real.window.pages * real.window.layout.pageTokens - 1);
-  spread(real.positions, in.positions, marked ? -1.0f : 1.0f);
-  spread(real.slots, in.slots, marked ? -1.0f : lastSlot);
-  // Real pages and rows: a pad row that read through them would get a
-  // finite, non-zero o.
-  spread(real.blockTables, in.blockTables, 0.0f);
-  spread(real.compressedBlockTables, in.compressedBlockTables, 1.0f);
-  spread(real.topk, in.topk, 3.0f);
-  return in;
-}
-
 /// The rows of `values` ([rows][width]) that are not pad rows.
 std::vector<float> realRows(const std::vector<float> &values, int rows,
                             const std::vector<int> &padAt) {
@@ -132,7 +94,7 @@ TEST(PadRows, RealRowsOfALayerAreThoseOfTheStepWithoutThem) {
       SCOPED_TRACE("pad rows hold " + std::to_string(garbage));
       const std::vector<int> padAt = {1, 7};
       LayerRig rig8(c, 8, tp, "k2", &epochs8);
-      const ref::LayerOutputs got = simulateLayer(rig8, layer, padStep(real, padAt, garbage));
+      const ref::LayerOutputs got = simulateLayer(rig8, layer, ref::padStep(real, padAt, garbage));
       expectRealRowsIdentical(got, want, 8, padAt);
 
       const sim::LaunchMemory &k2 = *rig8.backMemory[0];
@@ -162,13 +124,13 @@ TEST(PadRows, RealRowsOfTheFfnLaunchAreThoseOfTheStepWithoutThem) {
     partials6.push_back(normalValues(rng, size_t(6) * h, 0.0f, 1.0f, true));
     ref::StepInputs spread = real;
     spread.x = partials6.back();
-    partials8.push_back(padStep(spread, padAt, kNan).x);
+    partials8.push_back(ref::padStep(spread, padAt, kNan).x);
   }
   const ref::LayerOutputs want = simulateFfn(c, layer, 6, partials6, real);
   compareLayer(layer.dims, want,
                ref::referenceFfnHalf(layer.dims, layer.weights, layer.experts, 6, real.residual,
                                      ref::allReduce(partials6), real.post, real.comb, real.pre));
-  const ref::LayerOutputs got = simulateFfn(c, layer, 8, partials8, padStep(real, padAt, kNan));
+  const ref::LayerOutputs got = simulateFfn(c, layer, 8, partials8, ref::padStep(real, padAt, kNan));
   expectRealRowsIdentical(got, want, 8, padAt);
 }
 
@@ -181,7 +143,7 @@ TEST(PadRows, AnUnmarkedGarbageRowAddsExperts) {
   std::vector<std::shared_ptr<sim::RegionStorage>> epochs1, epochs2;
   LayerRig rig1(c, 1, 2, "k2", &epochs1), rig2(c, 2, 2, "k2", &epochs2);
   simulateLayer(rig1, layer, real);
-  ref::StepInputs unmarked = padStep(real, {1}, 0.0f, /*marked=*/false);
+  ref::StepInputs unmarked = ref::padStep(real, {1}, 0.0f, /*marked=*/false);
   std::mt19937 rng(722u);
   const std::vector<float> other = normalValues(rng, size_t(c.hidden), 0.0f, 1.0f, true);
   std::copy(other.begin(), other.end(), unmarked.x.begin() + c.hidden);

@@ -49,4 +49,11 @@ StepInputs randomStep(const LayerDims& dims, int rows, unsigned seed,
 void randomCompressedKeys(const LayerDims& dims, StepInputs& in, int compressRatio,
                           std::mt19937& rng);
 
+// `real` with rows inserted at `padAt` (indices of the padded step) that
+// hold `garbage` in every per-row input and block tables and top-k lists
+// naming real pages and rows; marked as pad rows by slot -1 and position -1
+// when `marked` (docs/numerics.md section 7).
+StepInputs padStep(const StepInputs& real, const std::vector<int>& padAt, float garbage,
+                   bool marked = true);
+
 }  // namespace monodc::reference
