@@ -11,6 +11,7 @@
 #include "monodc/stages/Launches.h"
 
 #include "FusedLaunch.h"
+#include "LayerRig.h"
 #include "MemoryInputs.h"
 #include "StageBounds.h"
 
@@ -42,19 +43,6 @@ struct BackInputs {
   std::vector<float> woADense; ///< before quantization, for perturbed copies
 };
 
-ref::LayerDims backDims(const stages::ModelConfig &c) {
-  ref::LayerDims d;
-  d.hidden = int(c.hidden);
-  d.headDim = int(c.headDim);
-  d.ropeDim = int(c.ropeDim);
-  d.windowKeys = int(c.windowKeys);
-  d.compressedKeys = int(c.compressedKeys);
-  d.ropePositions = int(c.ropePositions);
-  d.cachePages = int(c.kvCachePages);
-  d.pageTokens = int(c.kKvPageTokens);
-  return d;
-}
-
 /// A step as ref::randomStep makes it (token 0 at position 0: one window
 /// key, no compressed key; windows through block tables that wrap pages;
 /// top-k lists of `ratio`), with random q, sinks and weights.
@@ -64,7 +52,7 @@ BackInputs makeBackInputs(const stages::ModelConfig &c, int rows, int tp, unsign
   BackInputs in;
   in.rows = rows;
   in.heads = int(c.heads / tp);
-  in.dims = backDims(c);
+  in.dims = layerDims(c, tp);
   in.step = ref::randomStep(in.dims, rows, seed, ratio);
   const int dim = int(c.headDim);
   in.q = normalValues(rng, size_t(rows) * in.heads * dim, 0.0f, 1.0f, true);
