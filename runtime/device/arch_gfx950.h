@@ -7,7 +7,18 @@
   __attribute__((amdgpu_flat_work_group_size(MONO_BLOCK, MONO_BLOCK)))
 #define MONO_SHARED __attribute__((shared))
 
-MONO_DEV int mono_tid() { return (int)__builtin_amdgcn_workitem_id_x(); }
+// The thread id through an empty asm, so that each call is a value of its
+// own. A fused kernel is one body of stages: what they derive from a plain
+// id (lanes, rows, offsets) would be computed once at the kernel's entry,
+// shared by every stage and live through all of them (about 60 registers a
+// lane in K2). Derived afresh, a value lives only in its stage. The
+// assumption gives the id's range, the block (the builtin's is 0..1023).
+MONO_DEV int mono_tid() {
+  int t = (int)__builtin_amdgcn_workitem_id_x();
+  __asm__ volatile("" : "+v"(t));
+  __builtin_assume(t >= 0 && t < MONO_BLOCK);
+  return t;
+}
 MONO_DEV int mono_cta() { return (int)__builtin_amdgcn_workgroup_id_x(); }
 
 MONO_DEV void mono_block_sync() {
