@@ -464,7 +464,9 @@ LogicalResult LaunchPrinter::print() {
     os << ") {\n";
     if (!stageFunctions)
       declareSharedState(claims, /*inKernel=*/true);
-    os << "  const int mono_t = mono_tid();\n";
+    // Stages in one body read it per task instead (printStage).
+    if (!inlineStages)
+      os << "  const int mono_t = mono_tid();\n";
   };
   auto readEpoch = [&] {
     os << "  // The step's tag: 2e+1 in K1, 2e+2 in K2 and the FFN launch.\n";
@@ -625,6 +627,11 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     os << "  for (mono_i64 task = (mono_cta() + MONO_GRID - " << base.getInt()
        << ") % MONO_GRID; task < " << stage.getTasks() << "; task += MONO_GRID) {\n";
   }
+  // Where every stage shares one body, each task reads the thread id afresh
+  // (on AMD mono_tid is opaque to the optimizer): what a stage derives from
+  // it is then not computed once for all stages and kept live through them.
+  if (inlineStages)
+    os << "    const int mono_t = mono_tid();\n";
   if (stageTimers())
     os << "    ++mono_prof_tasks;\n";
   names[stage.getTaskIndex()] = "task";
@@ -675,7 +682,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     os << "    mono_block_sync();  // shared memory is reused by the next task\n";
   os << "  }\n";
   if (stageTimers()) {
-    os << "  if (mono_t == 0) {\n"
+    os << "  if (" << (inlineStages ? "mono_tid()" : "mono_t") << " == 0) {\n"
        << "    mono_u64 *p = mono_prof + (mono_cta() * " << stageCount << " + " << index << ") * "
        << emit::kStageTimerWords << ";\n"
        << "    p[0] = mono_prof_enter; p[1] = mono_now_ns(); p[2] = mono_prof_wait; "
