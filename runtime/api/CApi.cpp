@@ -2,9 +2,13 @@
 #include "monodc/runtime/CApiHandles.h"
 
 #include "monodc/runtime/CudaDriver.h"
+#include "monodc/runtime/Eligibility.h"
 #include "monodc/runtime/HipRuntime.h"
 #include "monodc/runtime/Launcher.h"
 #include "monodc/runtime/StepWidths.h"
+
+#include <algorithm>
+#include <string_view>
 
 using namespace monodc;
 using namespace monodc::runtime;
@@ -35,6 +39,27 @@ monodc_error *deliver(const Result<std::shared_ptr<const Kernel>> &kernel,
     return toError(kernel.message());
   *out = asHandle(**kernel);
   return nullptr;
+}
+
+/// The C description of a deployment as the runtime's.
+Deployment toDeployment(const monodc_deployment &d) {
+  Deployment out;
+  out.model = d.model ? d.model : "";
+  out.arch = d.arch ? d.arch : "";
+  for (std::string_view list = d.built_archs ? d.built_archs : ""; !list.empty();) {
+    const size_t comma = list.find(',');
+    if (std::string_view arch = list.substr(0, comma); !arch.empty())
+      out.builtArchs.emplace_back(arch);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  out.tp = d.tp;
+  out.expertParallel = d.expert_parallel == 0 ? 1 : d.expert_parallel;
+  out.dataParallel = d.data_parallel == 0 ? 1 : d.data_parallel;
+  if (d.routed_weights)
+    out.routedWeights = d.routed_weights;
+  out.computeUnits = d.compute_units;
+  out.grid = d.grid;
+  return out;
 }
 
 } // namespace
@@ -107,6 +132,35 @@ const void *monodc_kernel_code_object(const monodc_kernel *kernel, size_t *size)
   if (size)
     *size = bytes.size();
   return bytes.data();
+}
+
+monodc_error *monodc_deployment_check(const monodc_deployment *deployment) {
+  if (!deployment)
+    return toError("monodc_deployment_check: deployment is null");
+  return check(checkDeployment(toDeployment(*deployment)));
+}
+
+monodc_error *monodc_eligibility(const monodc_deployment *deployment, int64_t layer,
+                                 const monodc_step_facts *step, monodc_eligibility_result *out) {
+  if (!deployment || !step || !out)
+    return toError("monodc_eligibility: a null argument");
+  StepFacts facts;
+  facts.rows = step->rows;
+  facts.uniformDecode = step->uniform_decode != 0;
+  facts.piecewiseCapture = step->piecewise_capture != 0;
+  facts.causal = step->causal != 0;
+  facts.metadata = step->metadata != 0;
+  Result<Eligibility> e = eligibility(toDeployment(*deployment), layer, facts);
+  if (!e)
+    return toError(e.message());
+  out->runs = e->runs ? 1 : 0;
+  out->launches = !e->runs ? "" : e->launches.size() == 2 ? "k1+k2" : "ffn";
+  out->ratio = e->ratio;
+  out->width = e->width;
+  const size_t n = std::min(e->reason.size(), sizeof(out->reason) - 1);
+  std::copy_n(e->reason.data(), n, out->reason);
+  out->reason[n] = '\0';
+  return nullptr;
 }
 
 int64_t monodc_step_width(int64_t rows) {

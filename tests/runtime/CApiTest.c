@@ -29,6 +29,33 @@ int main(int argc, char **argv) {
     printf("FAIL: step widths\n");
     return 1;
   }
+  /* Eligibility: DSV41 TP 2 on a whole MI355X runs layer 21 (K1 + K2 at
+   * ratio 1) for a 6-row decode step on width 8; a prefill step falls back
+   * with its reason; TP 8 is an error. */
+  monodc_deployment deployment = {"dsv41", "gfx950", "gfx950", 2, 1, 1, NULL, 256, 0};
+  monodc_step_facts step = {6, 1, 0, 1, 1};
+  monodc_eligibility_result verdict;
+  monodc_error *refusal = monodc_eligibility(&deployment, 21, &step, &verdict);
+  if (refusal || !verdict.runs || strcmp(verdict.launches, "k1+k2") != 0 || verdict.ratio != 1 ||
+      verdict.width != 8 || verdict.reason[0] != '\0') {
+    printf("FAIL: eligibility of a decode step: %s\n",
+           refusal ? monodc_error_message(refusal) : verdict.reason);
+    return 1;
+  }
+  step.uniform_decode = 0;
+  refusal = monodc_eligibility(&deployment, 21, &step, &verdict);
+  if (refusal || verdict.runs || strstr(verdict.reason, "prefill") == NULL) {
+    printf("FAIL: a prefill step is not refused with its reason\n");
+    return 1;
+  }
+  deployment.tp = 8;
+  refusal = monodc_deployment_check(&deployment);
+  if (!refusal || strstr(monodc_error_message(refusal), "TP 8") == NULL) {
+    printf("FAIL: TP 8 is not an error naming it\n");
+    return 1;
+  }
+  monodc_error_free(refusal);
+
   monodc_session *session = NULL;
   monodc_error *error;
 #ifdef MONODC_CAPI_TEST_JIT

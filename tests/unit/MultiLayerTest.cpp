@@ -11,7 +11,7 @@
 // inputs instead of its outputs fails.
 #include "LayerRig.h"
 
-#include "monodc/stages/LayerMap.h"
+#include "monodc/runtime/LayerMap.h"
 
 #include <gtest/gtest.h>
 
@@ -49,7 +49,7 @@ void handOver(ref::StepInputs &in, const ref::LayerOutputs &out) {
 
 /// One layer of the map on the simulator: K1 + K2 of its ratio, or the
 /// reference's attention half then the FFN launch.
-ref::LayerOutputs simulatePlannedLayer(const stages::LayerPlan &plan,
+ref::LayerOutputs simulatePlannedLayer(const runtime::LayerPlan &plan,
                                        std::map<int64_t, LayerRig> &whole, LayerRig &ffn,
                                        const TestLayer &layer, const ref::StepInputs &in) {
   if (plan.fusedWhole)
@@ -67,7 +67,9 @@ ref::LayerOutputs simulatePlannedLayer(const stages::LayerPlan &plan,
 
 TEST(MultiLayer, FiveLayersOfBothKindsAgainstTheReferenceLayers) {
   const auto c = layerConfig();
-  const std::vector<stages::LayerPlan> map = stages::layerMap(c);
+  const auto layers = runtime::layerMap(c.name);
+  ASSERT_TRUE(layers) << layers.message();
+  const std::vector<runtime::LayerPlan> &map = *layers;
   // The stretch holds both kinds and both ratios.
   std::map<std::pair<bool, int64_t>, int> kinds;
   for (int64_t l = kFirstLayer; l < kFirstLayer + kLayers; ++l)
@@ -91,7 +93,7 @@ TEST(MultiLayer, FiveLayersOfBothKindsAgainstTheReferenceLayers) {
     ref::StepInputs streams = step;
     int excluded = 0;
     for (int64_t l = kFirstLayer; l < kFirstLayer + kLayers; ++l) {
-      const stages::LayerPlan &plan = map[l];
+      const runtime::LayerPlan &plan = map[l];
       SCOPED_TRACE("layer " + std::to_string(l) + (plan.fusedWhole ? " (K1 + K2" : " (FFN") +
                    ", ratio " + std::to_string(plan.ratio) + ")");
       const TestLayer layer(c, tp, 810u + unsigned(l));

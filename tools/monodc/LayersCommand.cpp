@@ -1,12 +1,13 @@
 //===- LayersCommand.cpp - monodc layers: the model's layers and launches -===//
 //
-// Which launches each decoder layer runs (stages/LayerMap.h) and the
+// Which launches each decoder layer runs (monodc/runtime/LayerMap.h) and the
 // distinct ones a deployment builds for every width and TP.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
-#include "monodc/stages/LayerMap.h"
+#include "monodc/runtime/LayerMap.h"
+#include "monodc/stages/ModelConfig.h"
 
 #include <fmt/format.h>
 
@@ -21,12 +22,15 @@ int runLayers(const std::string &configName) {
   auto config = monodc::stages::configByName(configName);
   if (!config)
     fail(llvm::toString(config.takeError()), monodc::cli::kUsageError);
-  const std::vector<monodc::stages::LayerPlan> map = monodc::stages::layerMap(*config);
+  auto layers = monodc::runtime::layerMap(config->name);
+  if (!layers)
+    fail(layers.message(), monodc::cli::kUsageError);
+  const std::vector<monodc::runtime::LayerPlan> &map = *layers;
   std::cout << fmt::format("monodc layers: config {}, {} layers\n", config->name, map.size());
   std::cout << fmt::format("{:>5}  {:<8}  {}\n", "layer", "launches", "compress ratio");
   // (launches, ratio) -> layers; the FFN launch has no attention, so no ratio.
   std::map<std::pair<std::string, int64_t>, std::vector<int64_t>> distinct;
-  for (const monodc::stages::LayerPlan &plan : map) {
+  for (const monodc::runtime::LayerPlan &plan : map) {
     std::string launches;
     for (const std::string &l : plan.launches())
       launches += (launches.empty() ? "" : "+") + l;
@@ -39,7 +43,7 @@ int runLayers(const std::string &configName) {
     const std::string ratio =
         kind.second < 0 ? "" : fmt::format(", compress ratio {}", kind.second);
     std::cout << fmt::format("  {}{}: {} layers ({})\n", kind.first, ratio, layers.size(),
-                             monodc::stages::layerRanges(layers));
+                             monodc::runtime::layerRanges(layers));
   }
   std::cout << "K2 is built for each compress ratio (it finds the compressed keys of its "
                "ratio); K1 and the FFN launch are the same at every ratio.\n";

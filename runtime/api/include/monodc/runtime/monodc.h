@@ -42,6 +42,47 @@ void monodc_session_close(monodc_session *session);
  * rows with slot_mapping -1; 0 when rows is outside 1..48. */
 int64_t monodc_step_width(int64_t rows);
 
+/* ---- when the fused decode path runs (docs/runtime.md, "Eligibility") ---- */
+
+typedef struct monodc_deployment {
+  const char *model;          /* "dsv41" */
+  const char *arch;           /* the device's processor, e.g. "gfx950" */
+  const char *built_archs;    /* comma-separated processors it has kernels for; NULL or "": all */
+  int64_t tp;                 /* tensor-parallel ranks */
+  int64_t expert_parallel;    /* expert-parallel ranks (0 counts as 1) */
+  int64_t data_parallel;      /* data-parallel attention ranks (0 counts as 1) */
+  const char *routed_weights; /* NULL: "mxfp4_aiter" (MXFP4 in AITER's shuffled layout) */
+  int64_t compute_units;      /* CUs (SMs) the device offers the engine */
+  int64_t grid;               /* CTAs the kernels were built for; 0: the arch's compute units */
+} monodc_deployment;
+
+typedef struct monodc_step_facts {
+  int64_t rows;          /* tokens in the step */
+  int uniform_decode;    /* 1: every request decodes one token (no prefill, no mixed step) */
+  int piecewise_capture; /* 1: a graph capture that may replay mixed batches */
+  int causal;            /* 1: causal attention windows */
+  int metadata;          /* 1: positions, slot mapping, block tables and top-k lists at hand */
+} monodc_step_facts;
+
+typedef struct monodc_eligibility_result {
+  int runs;             /* 1: the fused path runs the layer for this step */
+  const char *launches; /* "k1+k2" or "ffn" when it runs, else "" (static strings) */
+  int64_t ratio;        /* the layer's compress ratio (K2's build key) */
+  int64_t width;        /* the step width it runs on (its other rows pad rows) */
+  char reason[256];     /* why not, when it does not run ("" when it does) */
+} monodc_eligibility_result;
+
+/* An error naming the first fact that rules the fused path out for this
+ * deployment: an arch outside the built ones, TP other than 2 or 4, expert
+ * or data parallelism, other routed weights, too few compute units (a
+ * partitioned GPU), an unknown model. An engine that opted in fails here. */
+monodc_error *monodc_deployment_check(const monodc_deployment *deployment);
+/* Whether the fused path runs `layer` for this step, with which launches,
+ * or why the engine's own path takes it (*out). An error where the
+ * deployment fails monodc_deployment_check or the layer is not the model's. */
+monodc_error *monodc_eligibility(const monodc_deployment *deployment, int64_t layer,
+                                 const monodc_step_facts *step, monodc_eligibility_result *out);
+
 /* A kernel by request, e.g. "model=dsv41 launch=attention_front arch=gfx950
  * tp=2 rows=6" (fields left out keep their defaults), or by whole key text. */
 monodc_error *monodc_session_kernel(monodc_session *session, const char *request,

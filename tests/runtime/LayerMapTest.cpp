@@ -1,14 +1,16 @@
 // The model's layer map against docs/numerics.md section 1, written out here.
-#include "monodc/stages/LayerMap.h"
+#include "monodc/runtime/LayerMap.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-using namespace monodc::stages;
+using namespace monodc::runtime;
 
 TEST(LayerMap, Dsv41HasThirtyFusedLayersAndTenFfnLaunches) {
-  const std::vector<LayerPlan> map = layerMap(dsv41Config());
+  const auto layers = layerMap("dsv41");
+  ASSERT_TRUE(layers) << layers.message();
+  const std::vector<LayerPlan> &map = *layers;
   ASSERT_EQ(map.size(), 40u);
   const std::set<int64_t> ffn = {0, 1, 2, 8, 14, 20, 24, 28, 32, 36};
   std::vector<int64_t> ratio2, ratio1;
@@ -29,4 +31,16 @@ TEST(LayerMap, RangesJoinOnlyConsecutiveLayers) {
   EXPECT_EQ(layerRanges({}), "");
   EXPECT_EQ(layerRanges({4}), "4");
   EXPECT_EQ(layerRanges({0, 1, 2, 8, 14, 15}), "0-2, 8, 14-15");
+}
+
+TEST(LayerMap, TheValidationConfigsHaveTheModelsMapAndOthersNone) {
+  for (const char *model : {"tiny", "moe16"}) {
+    const auto layers = layerMap(model);
+    ASSERT_TRUE(layers) << model;
+    EXPECT_EQ(layers->size(), 40u) << model;
+  }
+  const auto none = layerMap("llama");
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.message(), "no layer map for model 'llama' (known: dsv41, and its validation "
+                            "configs tiny and moe16)");
 }

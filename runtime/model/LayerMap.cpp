@@ -1,9 +1,9 @@
 //===- LayerMap.cpp - which launches each decoder layer runs --------------===//
-#include "monodc/stages/LayerMap.h"
+#include "monodc/runtime/LayerMap.h"
 
 #include <algorithm>
 
-using namespace monodc::stages;
+using namespace monodc::runtime;
 
 namespace {
 // DeepSeek-V4.1-Flash (docs/numerics.md section 1): 40 layers; compress
@@ -21,7 +21,10 @@ std::vector<std::string> LayerPlan::launches() const {
   return {"ffn"};
 }
 
-std::vector<LayerPlan> monodc::stages::layerMap(const ModelConfig &) {
+Result<std::vector<LayerPlan>> monodc::runtime::layerMap(std::string_view model) {
+  if (model != "dsv41" && model != "tiny" && model != "moe16")
+    return makeError("no layer map for model '" + std::string(model) +
+                     "' (known: dsv41, and its validation configs tiny and moe16)");
   std::vector<LayerPlan> map;
   for (int64_t layer = 0; layer < kLayers; ++layer) {
     const bool ffnOnly = std::find(std::begin(kFfnOnly), std::end(kFfnOnly), layer) !=
@@ -31,7 +34,7 @@ std::vector<LayerPlan> monodc::stages::layerMap(const ModelConfig &) {
   return map;
 }
 
-std::string monodc::stages::layerRanges(const std::vector<int64_t> &layers) {
+std::string monodc::runtime::layerRanges(const std::vector<int64_t> &layers) {
   std::string text;
   for (size_t i = 0; i < layers.size();) {
     size_t j = i;

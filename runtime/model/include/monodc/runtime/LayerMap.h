@@ -2,16 +2,20 @@
 // The model's decoder layers as the fused decode path runs them
 // (docs/numerics.md section 1): each layer is either a whole fused layer,
 // K1 then K2, with the compress ratio of its attention, or the FFN launch
-// alone (its attention runs outside the fused scope).
-#ifndef MONODC_STAGES_LAYERMAP_H
-#define MONODC_STAGES_LAYERMAP_H
+// alone (its attention runs outside the fused scope). LLVM-free: the
+// compiler, the CLI and a serving engine's eligibility check read the same
+// map.
+#ifndef MONODC_RUNTIME_LAYERMAP_H
+#define MONODC_RUNTIME_LAYERMAP_H
 
-#include "monodc/stages/ModelConfig.h"
+#include "monodc/runtime/Result.h"
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
-namespace monodc::stages {
+namespace monodc::runtime {
 
 struct LayerPlan {
   int64_t layer = 0;
@@ -23,13 +27,13 @@ struct LayerPlan {
   std::vector<std::string> launches() const;
 };
 
-/// Every layer of the model in order. The validation configs (tiny, moe16)
-/// stand for the same model and have its map.
-std::vector<LayerPlan> layerMap(const ModelConfig &config);
+/// Every layer of `model` in order: DSV41's, which its validation configs
+/// (tiny, moe16) stand for; an error naming the known models otherwise.
+Result<std::vector<LayerPlan>> layerMap(std::string_view model);
 
 /// "3-7, 9-13": consecutive layers joined into ranges.
 std::string layerRanges(const std::vector<int64_t> &layers);
 
-} // namespace monodc::stages
+} // namespace monodc::runtime
 
-#endif
+#endif // MONODC_RUNTIME_LAYERMAP_H
