@@ -34,6 +34,9 @@ KINDS=("$@")
 # The slowest LLVM-free tests (seconds each even in Release); the main build runs them.
 ASAN_SKIP='^(DeviceGemvMma\.MatchesTheExactSumsOfTheLaunchShapes|DeviceGemvMma\.AWrongScaleOrLayoutIsCaught|DeviceGemvMfma\.Rows(64|256)K5120)$'
 OWN_SEGV='^IsolatedRun\.'
+# Loads the instrumented runtime library into python, which ASan did not
+# start: the main build runs it.
+FOREIGN_HOST='^python_package$'
 # The multi-threaded and multi-process tests that TSan is for.
 TSAN_TARGETS=(runtime_test DeviceMailboxTest DeviceBlockReduceTest DeviceTopkTest)
 TSAN_TESTS='^(CacheRace\.|CodeObjectCache\.|CacheDirectory\.|RuntimeOnlySession\.|DeviceMailbox\.|DeviceBlockReduce\.|DeviceTopk\.)'
@@ -60,7 +63,7 @@ for kind in "${KINDS[@]}"; do
       asan="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
       export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
       ASAN_OPTIONS="$asan" \
-        ctest --test-dir "$build" --output-on-failure -j "$JOBS" -E "$ASAN_SKIP|$OWN_SEGV" || status=1
+        ctest --test-dir "$build" --output-on-failure -j "$JOBS" -E "$ASAN_SKIP|$OWN_SEGV|$FOREIGN_HOST" || status=1
       # Tests that crash a child with SIGSEGV on purpose and check the signal:
       # ASan's own handler would turn it into an abort.
       ASAN_OPTIONS="$asan:handle_segv=0" \

@@ -211,7 +211,7 @@ monodc_error *monodc_kernel_argument_get(const monodc_kernel *kernel, size_t ind
                    std::to_string(layout.slots.size()) + ")");
   const ArgumentSlot &slot = layout.slots[index];
   *argument = {slot.name.c_str(), slot.kind.c_str(), slot.offset, slot.size, slot.bytes,
-               slot.launcherOwned ? 1 : 0};
+               slot.launcherOwned ? 1 : 0, slot.format.c_str()};
   return nullptr;
 }
 

@@ -63,12 +63,12 @@ Result<ArgumentLayout> monodc::runtime::layoutArguments(const LaunchInterface &i
     layout.slots.push_back(std::move(slot));
   };
   for (const RegionSpec &region : interface.arguments)
-    add({region.name, region.kind, 0, 8, region.bytes, false});
-  add({kScratchArgument, "scratch", 0, 8, interface.scratchBytes, true});
-  add({kEpochArgument, "epoch", 0, 8, interface.epochWords * 4, false});
+    add({region.name, region.kind, 0, 8, region.bytes, false, region.format});
+  add({kScratchArgument, "scratch", 0, 8, interface.scratchBytes, true, ""});
+  add({kEpochArgument, "epoch", 0, 8, interface.epochWords * 4, false, ""});
   if (interface.peerSlotBytes > 0) {
-    add({kPeersArgument, "peers", 0, 8, interface.ranks * 8, false});
-    add({kRankArgument, "rank", 0, 4, 0, false});
+    add({kPeersArgument, "peers", 0, 8, interface.ranks * 8, false, ""});
+    add({kRankArgument, "rank", 0, 4, 0, false, ""});
   }
   layout.kernargBytes = offset;
   layout.workspaceBytes = interface.scratchBytes;

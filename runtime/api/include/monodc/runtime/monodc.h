@@ -119,6 +119,8 @@ typedef struct monodc_kernel_argument {
   int64_t size;         /* bytes of the argument (a pointer: 8) */
   int64_t bytes;        /* bytes the buffer behind it holds */
   int launcher_owned;   /* 1: the launcher allocates it (scratch); 0: the caller binds it */
+  const char *format;   /* a region's number format: f32, bf16, e4m3, e2m1, e8m0, byte
+                           (records), i32, i64 (indices); "" for the launch's own buffers */
 } monodc_kernel_argument;
 
 size_t monodc_kernel_argument_count(const monodc_kernel *kernel);

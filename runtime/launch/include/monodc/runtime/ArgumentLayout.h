@@ -36,6 +36,7 @@ struct ArgumentSlot {
   int64_t size = 8;           ///< a device pointer
   int64_t bytes = 0;          ///< bytes the buffer behind the pointer holds
   bool launcherOwned = false; ///< the scratch buffer
+  std::string format;         ///< a region's number format ("bf16", "i64", ...); "" for the others
 };
 
 struct ArgumentLayout {

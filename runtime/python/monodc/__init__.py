@@ -1,0 +1,332 @@
+"""monodc from Python: the runtime library's C ABI (monodc/runtime/monodc.h)
+through ctypes, with torch tensors bound to a launch's regions.
+
+    import monodc
+    session = monodc.Session("/var/cache/monodc")           # runtime-only
+    kernel = session.kernel("model=dsv41 launch=k1 arch=gfx950 tp=2 rows=8")
+    launcher = monodc.Launcher(kernel, device=0)
+    launcher.bind("x", x)                                   # a torch tensor
+    launcher.launch()                                       # torch's current stream
+
+The library is libmonodc_runtime.so, found through $MONODC_LIBRARY, else the
+loader's path. Every failure raises monodc.Error with the library's one-line
+reason, or the binding's own (a tensor of the wrong dtype, size, device or
+layout names the region and what it wants). docs/runtime.md, "Python".
+"""
+
+import ctypes
+import os
+
+__all__ = ["Error", "Session", "Kernel", "Argument", "Launcher", "Deployment", "StepFacts",
+           "Eligibility", "check_deployment", "eligibility", "step_width", "library"]
+
+
+class Error(RuntimeError):
+    """A monodc call failed; the message says what and why."""
+
+
+class _KernelArgument(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_char_p), ("offset", ctypes.c_int64),
+                ("size", ctypes.c_int64), ("bytes", ctypes.c_int64),
+                ("launcher_owned", ctypes.c_int), ("format", ctypes.c_char_p)]
+
+
+class _Deployment(ctypes.Structure):
+    _fields_ = [("model", ctypes.c_char_p), ("arch", ctypes.c_char_p),
+                ("built_archs", ctypes.c_char_p), ("tp", ctypes.c_int64),
+                ("expert_parallel", ctypes.c_int64), ("data_parallel", ctypes.c_int64),
+                ("routed_weights", ctypes.c_char_p), ("compute_units", ctypes.c_int64),
+                ("grid", ctypes.c_int64)]
+
+
+class _StepFacts(ctypes.Structure):
+    _fields_ = [("rows", ctypes.c_int64), ("uniform_decode", ctypes.c_int),
+                ("piecewise_capture", ctypes.c_int), ("causal", ctypes.c_int),
+                ("metadata", ctypes.c_int)]
+
+
+class _EligibilityResult(ctypes.Structure):
+    _fields_ = [("runs", ctypes.c_int), ("launches", ctypes.c_char_p), ("ratio", ctypes.c_int64),
+                ("width", ctypes.c_int64), ("reason", ctypes.c_char * 256)]
+
+
+_lib = None
+_P = ctypes.c_void_p
+
+
+def library():
+    """The loaded runtime library (loaded on first use)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    path = os.environ.get("MONODC_LIBRARY") or "libmonodc_runtime.so"
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise Error(f"cannot load the monodc runtime library {path}: {e} (set MONODC_LIBRARY "
+                    "to libmonodc_runtime.so)") from None
+    signatures = {
+        "monodc_error_message": ([_P], ctypes.c_char_p),
+        "monodc_error_free": ([_P], None),
+        "monodc_session_open": ([ctypes.c_char_p, ctypes.POINTER(_P)], _P),
+        "monodc_session_close": ([_P], None),
+        "monodc_session_kernel": ([_P, ctypes.c_char_p, ctypes.POINTER(_P)], _P),
+        "monodc_step_width": ([ctypes.c_int64], ctypes.c_int64),
+        "monodc_kernel_key": ([_P], ctypes.c_char_p),
+        "monodc_kernel_symbol": ([_P], ctypes.c_char_p),
+        "monodc_kernel_grid": ([_P], ctypes.c_int64),
+        "monodc_kernel_block": ([_P], ctypes.c_int64),
+        "monodc_kernel_ranks": ([_P], ctypes.c_int64),
+        "monodc_kernel_peer_buffer_bytes": ([_P], ctypes.c_int64),
+        "monodc_kernel_argument_count": ([_P], ctypes.c_size_t),
+        "monodc_kernel_argument_get": ([_P, ctypes.c_size_t, ctypes.POINTER(_KernelArgument)], _P),
+        "monodc_launcher_create_shared": ([_P, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_P)], _P),
+        "monodc_launcher_bind": ([_P, ctypes.c_char_p, _P], _P),
+        "monodc_launcher_bind_rank": ([_P, ctypes.c_int], _P),
+        "monodc_launcher_launch": ([_P, _P], _P),
+        "monodc_launcher_destroy": ([_P], None),
+        "monodc_deployment_check": ([ctypes.POINTER(_Deployment)], _P),
+        "monodc_eligibility": ([ctypes.POINTER(_Deployment), ctypes.c_int64,
+                                ctypes.POINTER(_StepFacts), ctypes.POINTER(_EligibilityResult)], _P),
+    }
+    for name, (arguments, result) in signatures.items():
+        function = getattr(lib, name)
+        function.argtypes = arguments
+        function.restype = result
+    _lib = lib
+    return lib
+
+
+def _check(error):
+    """Raises the library's error (and frees it); nothing on success."""
+    if error:
+        lib = library()
+        message = lib.monodc_error_message(error).decode()
+        lib.monodc_error_free(error)
+        raise Error(message)
+
+
+def step_width(rows):
+    """The step width a step of `rows` rows runs on (its other rows pad rows,
+    slot_mapping -1); None outside 1..48."""
+    width = library().monodc_step_width(int(rows))
+    return width or None
+
+
+class Argument:
+    """One kernel argument: a region the caller binds, or the launch's own."""
+
+    def __init__(self, raw):
+        self.name = raw.name.decode()
+        self.kind = raw.kind.decode()
+        self.bytes = raw.bytes
+        self.launcher_owned = bool(raw.launcher_owned)
+        self.format = (raw.format or b"").decode()
+
+    def __repr__(self):
+        return f"Argument({self.name!r}, {self.kind}, {self.format or '-'}, {self.bytes} B)"
+
+
+class Session:
+    """Kernels from a cache directory (None: $MONODC_CACHE_DIR, else the user's
+    cache); runtime-only, it never compiles."""
+
+    def __init__(self, cache_dir=None):
+        lib = library()
+        handle = _P()
+        _check(lib.monodc_session_open(cache_dir.encode() if cache_dir else None,
+                                       ctypes.byref(handle)))
+        self._handle = handle
+        self._kernels = []
+
+    def kernel(self, request):
+        """A kernel by request text ("model=dsv41 launch=k1 ...") or a dict of
+        the same fields."""
+        if isinstance(request, dict):
+            request = " ".join(f"{k}={v}" for k, v in request.items())
+        handle = _P()
+        _check(library().monodc_session_kernel(self._handle, request.encode(),
+                                               ctypes.byref(handle)))
+        kernel = Kernel(self, handle)
+        self._kernels.append(kernel)
+        return kernel
+
+    def close(self):
+        if self._handle:
+            library().monodc_session_close(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Kernel:
+    """A built kernel; it belongs to (and keeps alive) its session."""
+
+    def __init__(self, session, handle):
+        self._session = session
+        self._handle = handle
+        lib = library()
+        self.key = lib.monodc_kernel_key(handle).decode()
+        self.symbol = lib.monodc_kernel_symbol(handle).decode()
+        self.grid = lib.monodc_kernel_grid(handle)
+        self.block = lib.monodc_kernel_block(handle)
+        self.ranks = lib.monodc_kernel_ranks(handle)
+        self.peer_buffer_bytes = lib.monodc_kernel_peer_buffer_bytes(handle)
+        self.arguments = []
+        for i in range(lib.monodc_kernel_argument_count(handle)):
+            raw = _KernelArgument()
+            _check(lib.monodc_kernel_argument_get(handle, i, ctypes.byref(raw)))
+            self.arguments.append(Argument(raw))
+
+    def argument(self, name):
+        for a in self.arguments:
+            if a.name == name:
+                return a
+        raise Error(f"kernel {self.symbol} has no argument '{name}' (its arguments: "
+                    + ", ".join(a.name for a in self.arguments) + ")")
+
+
+# The torch dtypes a region of each format takes: the format itself, or its
+# raw bytes (codes the caller packed).
+_DTYPES = {
+    "f32": {"torch.float32"},
+    "bf16": {"torch.bfloat16"},
+    "i32": {"torch.int32"},
+    "i64": {"torch.int64"},
+    "e4m3": {"torch.float8_e4m3fn", "torch.uint8", "torch.int8"},
+    "e8m0": {"torch.float8_e8m0fnu", "torch.uint8"},
+    "e2m1": {"torch.float4_e2m1fn_x2", "torch.uint8"},
+    "byte": {"torch.uint8", "torch.int8"},
+}
+
+
+def _tensor_problem(argument, tensor):
+    """Why `tensor` cannot be bound to `argument`, or None."""
+    wanted = _DTYPES.get(argument.format)
+    dtype = str(getattr(tensor, "dtype", type(tensor).__name__))
+    if wanted is not None and dtype not in wanted:
+        return (f"a {dtype} tensor for a {argument.format} region (it takes "
+                + " or ".join(sorted(wanted)) + ")")
+    device = getattr(tensor, "device", None)
+    if getattr(device, "type", None) != "cuda":
+        return f"a tensor on {device}, not on the GPU (torch's 'cuda' device, HIP's too)"
+    if not tensor.is_contiguous():
+        return "a tensor that is not contiguous (call .contiguous())"
+    nbytes = tensor.numel() * tensor.element_size()
+    if nbytes != argument.bytes:
+        return (f"a tensor of {nbytes} bytes (shape {tuple(tensor.shape)}) for a region of "
+                f"{argument.bytes} bytes")
+    return None
+
+
+class Launcher:
+    """A kernel loaded on `device` (for `ranks_on_device` TP ranks sharing it),
+    its scratch allocated; bind every region, then launch any number of times."""
+
+    def __init__(self, kernel, device=0, ranks_on_device=1):
+        self._kernel = kernel
+        handle = _P()
+        _check(library().monodc_launcher_create_shared(kernel._handle, int(device),
+                                                       int(ranks_on_device), ctypes.byref(handle)))
+        self._handle = handle
+        self._bound = {}
+
+    def bind(self, region, tensor):
+        """Binds a torch tensor (or, for the epoch buffer and peers, any object
+        with data_ptr()) to `region`, after checking its dtype, device,
+        layout and size against the kernel's argument."""
+        argument = self._kernel.argument(region)
+        if argument.launcher_owned:
+            raise Error(f"bind '{region}': the launcher owns it")
+        if argument.kind not in ("epoch", "peers"):
+            problem = _tensor_problem(argument, tensor)
+            if problem:
+                raise Error(f"bind '{region}' of {self._kernel.symbol}: {problem}")
+        _check(library().monodc_launcher_bind(self._handle, region.encode(),
+                                              ctypes.c_void_p(tensor.data_ptr())))
+        self._bound[region] = tensor  # keeps it alive while bound
+
+    def bind_rank(self, rank):
+        _check(library().monodc_launcher_bind_rank(self._handle, int(rank)))
+
+    def launch(self, stream=None):
+        """Launches on `stream` (a torch stream, a raw handle, or None: torch's
+        current stream where torch is loaded, else the default stream)."""
+        if stream is None:
+            import sys
+            torch = sys.modules.get("torch")
+            if torch is not None and torch.cuda.is_available():
+                stream = torch.cuda.current_stream()
+        handle = getattr(stream, "cuda_stream", stream)
+        _check(library().monodc_launcher_launch(self._handle, ctypes.c_void_p(handle or 0)))
+
+    def close(self):
+        if self._handle:
+            library().monodc_launcher_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+
+class Deployment:
+    """What a deployment is (Eligibility.h): model, the device's arch, the
+    arches it has kernels for, TP, parallelism, routed weights, compute units."""
+
+    def __init__(self, arch, tp, compute_units, model="dsv41", built_archs=(),
+                 expert_parallel=1, data_parallel=1, routed_weights="mxfp4_aiter", grid=0):
+        self.model, self.arch, self.tp = model, arch, tp
+        self.built_archs = list(built_archs)
+        self.expert_parallel, self.data_parallel = expert_parallel, data_parallel
+        self.routed_weights, self.compute_units, self.grid = routed_weights, compute_units, grid
+
+    def _raw(self):
+        return _Deployment(self.model.encode(), self.arch.encode(),
+                           ",".join(self.built_archs).encode(), self.tp, self.expert_parallel,
+                           self.data_parallel, self.routed_weights.encode(), self.compute_units,
+                           self.grid)
+
+
+class StepFacts:
+    """What the engine knows of a step before it launches it."""
+
+    def __init__(self, rows, uniform_decode=True, piecewise_capture=False, causal=True,
+                 metadata=True):
+        self.rows, self.uniform_decode, self.piecewise_capture = rows, uniform_decode, piecewise_capture
+        self.causal, self.metadata = causal, metadata
+
+    def _raw(self):
+        return _StepFacts(self.rows, int(self.uniform_decode), int(self.piecewise_capture),
+                          int(self.causal), int(self.metadata))
+
+
+class Eligibility:
+    def __init__(self, raw):
+        self.runs = bool(raw.runs)
+        self.launches = raw.launches.decode().split("+") if raw.runs else []
+        self.ratio, self.width = raw.ratio, raw.width
+        self.reason = raw.reason.decode()
+
+    def __repr__(self):
+        if self.runs:
+            return f"Eligibility(runs {'+'.join(self.launches)}, ratio {self.ratio}, width {self.width})"
+        return f"Eligibility(falls back: {self.reason})"
+
+
+def check_deployment(deployment):
+    """Raises Error naming what rules the fused path out for `deployment`."""
+    raw = deployment._raw()
+    _check(library().monodc_deployment_check(ctypes.byref(raw)))
+
+
+def eligibility(deployment, layer, step):
+    """Whether the fused path runs `layer` for `step`; Error where the
+    deployment cannot run it at all or the layer is not the model's."""
+    raw, facts, out = deployment._raw(), step._raw(), _EligibilityResult()
+    _check(library().monodc_eligibility(ctypes.byref(raw), int(layer), ctypes.byref(facts),
+                                        ctypes.byref(out)))
+    return Eligibility(out)

@@ -1,0 +1,153 @@
+"""The Python package over the C ABI (runtime/python/monodc), without a GPU:
+the runtime library through ctypes, a cache entry the C ABI test writes, the
+launcher on the stand-in HIP library, and tensors as stand-ins with torch's
+attributes (torch is not on the CI machine). Run by ctest (python_package)
+with MONODC_LIBRARY, MONODC_HIP_LIBRARY and MONODC_TEST_CACHE set."""
+
+import os
+import subprocess
+import sys
+import unittest
+
+import monodc
+
+
+class FakeDtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return "torch." + self.name
+
+
+class FakeDevice:
+    def __init__(self, kind):
+        self.type = kind
+
+    def __str__(self):
+        return self.type
+
+
+class FakeTensor:
+    """What Launcher.bind reads of a torch tensor."""
+
+    def __init__(self, dtype, shape, element_size, device="cuda", contiguous=True, address=4096):
+        self.dtype, self.shape = FakeDtype(dtype), shape
+        self.device = FakeDevice(device)
+        self._element_size, self._contiguous, self._address = element_size, contiguous, address
+
+    def numel(self):
+        n = 1
+        for extent in self.shape:
+            n *= extent
+        return n
+
+    def element_size(self):
+        return self._element_size
+
+    def is_contiguous(self):
+        return self._contiguous
+
+    def data_ptr(self):
+        return self._address
+
+
+def sample_kernel():
+    """The cache entry the C ABI test writes: attention_front's sample, with
+    bf16 regions u, w, y of 64 bytes."""
+    session = monodc.Session(os.environ["MONODC_TEST_CACHE"])
+    return session, session.kernel("rows=6")
+
+
+class KernelsAndLaunches(unittest.TestCase):
+    def test_a_kernel_lists_its_arguments_with_their_formats(self):
+        _, kernel = sample_kernel()
+        self.assertEqual(kernel.symbol, "mono_attention_front")
+        self.assertIn("launch=attention_front", kernel.key)
+        u = kernel.argument("u")
+        self.assertEqual((u.kind, u.format, u.bytes, u.launcher_owned), ("input", "bf16", 64, False))
+        self.assertTrue(kernel.argument("mono_scratch").launcher_owned)
+        with self.assertRaisesRegex(monodc.Error, "has no argument 'nope' \\(its arguments: u, w, y"):
+            kernel.argument("nope")
+
+    def test_a_missing_key_is_an_error_naming_it(self):
+        session = monodc.Session(os.environ["MONODC_TEST_CACHE"])
+        with self.assertRaisesRegex(monodc.Error, "no code object for model=dsv41 launch=attention_front tp=4 rows=47"):
+            session.kernel({"tp": 4, "rows": 47})
+
+    def test_bind_checks_dtype_device_layout_and_size(self):
+        _, kernel = sample_kernel()
+        launcher = monodc.Launcher(kernel, device=0)
+        cases = [
+            (FakeTensor("float32", (16,), 4), "a torch.float32 tensor for a bf16 region \\(it takes torch.bfloat16\\)"),
+            (FakeTensor("bfloat16", (32,), 2, device="cpu"), "a tensor on cpu, not on the GPU"),
+            (FakeTensor("bfloat16", (32,), 2, contiguous=False), "a tensor that is not contiguous"),
+            (FakeTensor("bfloat16", (33,), 2), "a tensor of 66 bytes \\(shape \\(33,\\)\\) for a region of 64 bytes"),
+        ]
+        for tensor, message in cases:
+            with self.assertRaisesRegex(monodc.Error, "bind 'u' of mono_attention_front: " + message):
+                launcher.bind("u", tensor)
+        with self.assertRaisesRegex(monodc.Error, "bind 'mono_scratch': the launcher owns it"):
+            launcher.bind("mono_scratch", FakeTensor("uint8", (512,), 1))
+        # Nothing was bound by the refusals: the library refuses the launch.
+        with self.assertRaisesRegex(monodc.Error, "region 'u' \\(input, 64 bytes\\) is not bound"):
+            launcher.launch(stream=0)
+        for name in ("u", "w", "y"):
+            launcher.bind(name, FakeTensor("bfloat16", (32,), 2))
+        launcher.bind("mono_epoch", FakeTensor("int32", (10,), 4))
+        launcher.launch(stream=0)
+        launcher.close()
+
+    def test_step_widths(self):
+        self.assertEqual([monodc.step_width(r) for r in (1, 6, 17, 48)], [1, 8, 24, 48])
+        self.assertIsNone(monodc.step_width(49))
+        self.assertIsNone(monodc.step_width(0))
+
+
+class Eligibility(unittest.TestCase):
+    def deployment(self, **changes):
+        facts = dict(arch="gfx950", tp=2, compute_units=256, built_archs=["gfx950"])
+        facts.update(changes)
+        return monodc.Deployment(**facts)
+
+    def test_layers_run_their_launches_and_ratio(self):
+        e = monodc.eligibility(self.deployment(), 21, monodc.StepFacts(6))
+        self.assertEqual((e.runs, e.launches, e.ratio, e.width, e.reason), (True, ["k1", "k2"], 1, 8, ""))
+        e = monodc.eligibility(self.deployment(), 20, monodc.StepFacts(48))
+        self.assertEqual((e.runs, e.launches, e.width), (True, ["ffn"], 48))
+
+    def test_steps_it_does_not_serve_fall_back_with_the_reason(self):
+        e = monodc.eligibility(self.deployment(), 3, monodc.StepFacts(6, piecewise_capture=True))
+        self.assertFalse(e.runs)
+        self.assertEqual(e.reason, "a piecewise graph capture, which may replay mixed batches")
+        e = monodc.eligibility(self.deployment(), 3, monodc.StepFacts(49))
+        self.assertEqual(e.reason, "49 rows (the kernels serve 1..48)")
+
+    def test_a_deployment_that_cannot_run_is_an_error(self):
+        for changes, message in [({"tp": 8}, "TP 8 is not served"),
+                                 ({"compute_units": 64}, "the device offers 64 compute units"),
+                                 ({"arch": "gfx942"}, "arch 'gfx942' has no kernels in this deployment"),
+                                 ({"expert_parallel": 2}, "expert parallelism 2 is not served")]:
+            with self.assertRaisesRegex(monodc.Error, message):
+                monodc.check_deployment(self.deployment(**changes))
+            with self.assertRaisesRegex(monodc.Error, message):
+                monodc.eligibility(self.deployment(**changes), 3, monodc.StepFacts(6))
+        with self.assertRaisesRegex(monodc.Error, "layer 40 is not a layer of dsv41"):
+            monodc.eligibility(self.deployment(), 40, monodc.StepFacts(6))
+
+
+class Loading(unittest.TestCase):
+    def test_a_missing_library_is_a_clear_error(self):
+        code = ("import monodc\n"
+                "try:\n"
+                "    monodc.step_width(6)\n"
+                "except monodc.Error as e:\n"
+                "    print(e)\n")
+        env = dict(os.environ, MONODC_LIBRARY="/nonexistent/libmonodc_runtime.so")
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        self.assertIn("cannot load the monodc runtime library /nonexistent/libmonodc_runtime.so", out.stdout)
+        self.assertIn("set MONODC_LIBRARY", out.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
