@@ -41,6 +41,7 @@ dsl::Region Launch::declare(const std::string &name, int kind, DType type,
   region.regionName = name;
   region.type = type;
   region.extents = shape;
+  region.bound = indexBound;
   auto regionKind = static_cast<mono::MemoryKind>(kind);
   region.isWritable = regionKind != mono::MemoryKind::Input &&
                       regionKind != mono::MemoryKind::Weight;

@@ -1,6 +1,8 @@
 //===- PadRows.cpp - what a stage does with a pad row ---------------------===//
 #include "monodc/stages/PadRows.h"
 
+#include <algorithm>
+
 using namespace monodc::dsl;
 
 Region monodc::stages::declareSlotMapping(Launch &launch, const ModelConfig &c) {
@@ -9,7 +11,12 @@ Region monodc::stages::declareSlotMapping(Launch &launch, const ModelConfig &c) 
 }
 
 Index monodc::stages::tableRow(Task &t, const Region &positions, Index token) {
-  return t.toIndex(max(t.load(positions, token, 0, 1), t.constant(0.0f)));
+  // A position past the table (beyond its index bound) reads its last row,
+  // not outside it.
+  if (positions.indexBound() < 1)
+    t.fail("a table row from '" + positions.name() + "', which is not an index input");
+  const float last = float(std::max<int64_t>(positions.indexBound() - 1, 0));
+  return t.toIndex(min(max(t.load(positions, token, 0, 1), t.constant(0.0f)), t.constant(last)));
 }
 
 Tile monodc::stages::unlessPad(const Tile &slot, const Tile &values, float padValue) {

@@ -8,17 +8,21 @@ using namespace monodc::stages;
 
 namespace {
 
-/// Slot `within` of the cache page a row's block table gives for logical
-/// page floor(place / B) (places are key positions or compressed rows, whole
-/// numbers >= 0); -1 where the entry is not a page of the cache.
+/// The cache slot of `place` (a key position or a compressed row, a whole
+/// number >= 0) through a row's block table: entry floor(place / B) names
+/// its page, place mod B its record. -1 where the entry is not a page of the
+/// cache or the place is past the table (a position beyond its bound): a
+/// slot is never outside the cache.
 Tile slotThroughTable(Task &t, const ModelConfig &c, const Region &table, Index token,
                       const Tile &place) {
   const float pageTokens = float(ModelConfig::kKvPageTokens);
+  const float lastPlace = float(table.cols()) * pageTokens - 1.0f;
   Tile page = min(floor(place * (1.0f / pageTokens)), t.constant(float(table.cols() - 1)));
   Tile block = gather(t.loadRow(table, token), page);
   Tile slot = fma(block, t.constant(pageTokens), place - page * pageTokens);
   slot = selectLess(block, t.constant(0.0f), t.constant(-1.0f), slot);
-  return selectGreater(block, t.constant(float(c.kvCachePages - 1)), t.constant(-1.0f), slot);
+  slot = selectGreater(block, t.constant(float(c.kvCachePages - 1)), t.constant(-1.0f), slot);
+  return selectGreater(place, t.constant(lastPlace), t.constant(-1.0f), slot);
 }
 
 /// A row's position (0 for a pad row's -1: its keys are masked anyway).

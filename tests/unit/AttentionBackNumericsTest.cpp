@@ -217,3 +217,17 @@ TEST(AttentionBackNumerics, IgnoringTheSinkIsCaught) {
   // Sinks near the scores move o by far more than the bound.
   EXPECT_FALSE(ref::withinStageBounds(ref::compare(simulateBack(c, 2, noSink).o, want.o)));
 }
+
+// A position past its bound (the RoPE table's rows) breaks the index
+// contract; the launch must still read nothing outside its tables and
+// caches (the simulator refuses any such read): its rotation takes the
+// table's last row and its keys past the block table are masked.
+TEST(AttentionBackNumerics, APositionPastItsBoundReadsNothingOutside) {
+  const auto c = stages::tinyConfig();
+  BackInputs in = makeBackInputs(c, 6, 2, 641u);
+  in.step.positions[2] = float(c.ropePositions + 40);
+  const BackOutputs got = simulateBack(c, 2, in);
+  ASSERT_EQ(got.o.size(), size_t(6) * in.heads * c.headDim);
+  for (float v : got.o)
+    ASSERT_TRUE(std::isfinite(v));
+}

@@ -25,6 +25,8 @@ public:
   int64_t rows() const { return extents.size() == 2 ? extents[0] : 1; }
   int64_t cols() const { return extents.empty() ? 0 : extents.back(); }
   bool writable() const { return isWritable; }
+  /// An index input's bound (its values are below it); 0 for other regions.
+  int64_t indexBound() const { return bound; }
 
 private:
   friend class Launch;
@@ -33,6 +35,7 @@ private:
   DType type = DType::F32;
   std::vector<int64_t> extents;
   bool isWritable = false;
+  int64_t bound = 0;
 };
 
 /// An index value inside a task (the task id and arithmetic on it).
