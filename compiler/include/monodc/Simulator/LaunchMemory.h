@@ -39,8 +39,9 @@ struct DecodeTables {
 extern const DecodeTables kDecodeTables;
 
 /// One region's bytes in its storage format (f32 and i32 4 B, i64 8 B, bf16
-/// 2 B, e4m3, e8m0 and i8 1 B, e2m1 two codes a byte, low nibble first), zero-filled. Peer
-/// regions (and peer flags) hold 2 x ranks copies: [parity][source rank].
+/// 2 B, e4m3, e8m0 and i8 1 B, e2m1 two codes a byte, low nibble first),
+/// zero-filled. Peer regions (and peer flags) hold 2 x ranks copies:
+/// [parity][source rank].
 struct RegionStorage {
   RegionStorage(mlir::Type elementType, int64_t rows, int64_t cols);
 
