@@ -177,6 +177,33 @@ MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b
                                                  __builtin_bit_cast(mono_i16x4, bhi), vc, 0, 0, 0);
   c[0] = vc.x; c[1] = vc.y; c[2] = vc.z; c[3] = vc.w;
 }
+// v_mfma_f32_16x16x32_fp8_fp8 with C = 0: d (lane l value v at row
+// 4 (l / 16) + v, column l % 16) = A (16 x 32) . B (32 x 16). Byte p of lane
+// l's two registers is A row (B column) l % 16, k 8 (l / 16) + p
+// (docs/gfx950-matrix-cores.md "gfx942"). The codes are gfx942's fp8, FNUZ
+// e4m3 (bias 8, 0x80 NaN), not OCP's. Every lane of the wave takes part.
+#define MONO_HAS_FNUZ_FP8_MFMA 1
+MONO_DEV void mono_mfma_fp8_16x16x32(const mono_u32 (&a)[2], const mono_u32 (&b)[2], float (&d)[4]) {
+  const mono_f32x4 zero = {0.0f, 0.0f, 0.0f, 0.0f};
+  const mono_f32x4 vd = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(
+      (long)(((mono_u64)a[1] << 32) | a[0]), (long)(((mono_u64)b[1] << 32) | b[0]), zero, 0, 0, 0);
+  d[0] = vd.x; d[1] = vd.y; d[2] = vd.z; d[3] = vd.w;
+}
+// Lane l gets lane l ^ m's v (ds_bpermute; every lane of the wave takes part).
+MONO_DEV mono_u32 mono_lane_xor_u32(mono_u32 v, int m) {
+  return (mono_u32)__builtin_amdgcn_ds_bpermute((mono_lane() ^ m) << 2, (int)v);
+}
+// Lane l gets lane `from`'s v (from in 0..63).
+MONO_DEV mono_u32 mono_lane_get_u32(mono_u32 v, int from) {
+  return (mono_u32)__builtin_amdgcn_ds_bpermute(from << 2, (int)v);
+}
+// v_perm_b32: byte i of the result is byte s of hi:lo (hi bytes 4..7) for
+// selector byte i = s in 0..7, and 0 for s = 12.
+MONO_DEV mono_u32 mono_perm_b32(mono_u32 hi, mono_u32 lo, mono_u32 selector) {
+  return __builtin_amdgcn_perm(hi, lo, selector);
+}
+// v * 2^e, rounded once (v_ldexp_f32).
+MONO_DEV float mono_ldexp(float v, int e) { return __builtin_ldexpf(v, e); }
 // No scaled form: gemv_mfma.h's scaled path must not be instantiated here.
 template <int FA, int FB>
 MONO_DEV void mono_mfma_scale_16x16x128(const mono_u32 (&)[8], const mono_u32 (&)[8], float (&)[4],

@@ -276,6 +276,7 @@ struct MfmaExchange {
   host_mfma::WaveOperands operands;
   host_mfma::Bf16WaveOperands bf16;
   host_mfma::Bf16x16WaveOperands bf16x16;
+  host_mfma::Fp8WaveOperands fp8;
 };
 inline std::deque<MfmaExchange> *mfmas = nullptr;
 } // namespace host_arch
@@ -327,6 +328,42 @@ MONO_DEV void mono_mfma_bf16_16x16x32(const mono_u32 (&a)[4], const mono_u32 (&b
   host_arch::bf16Instruction(x.bf16, a, b, c);
 #endif
 }
+#if defined(MONO_HOST_GFX942)
+// gfx942's fp8 MFMA and the lane operations its GEMV block uses
+// (arch_gfx950.h), C = 0.
+#define MONO_HAS_FNUZ_FP8_MFMA 1
+MONO_DEV void mono_mfma_fp8_16x16x32(const mono_u32 (&a)[2], const mono_u32 (&b)[2], float (&d)[4]) {
+  const int lane = host_arch::threadId % 64;
+  host_arch::MfmaExchange &x = (*host_arch::mfmas)[host_arch::threadId / 64];
+  std::memcpy(x.fp8.a[lane], a, sizeof a);
+  std::memcpy(x.fp8.b[lane], b, sizeof b);
+  for (int v = 0; v < 4; ++v)
+    x.fp8.c[lane][v] = 0.0f;
+  x.meet.arrive_and_wait();
+  const std::array<float, 4> r = host_mfma::fp8LaneResult(x.fp8, lane);
+  x.meet.arrive_and_wait();
+  for (int v = 0; v < 4; ++v)
+    d[v] = r[size_t(v)];
+}
+MONO_DEV mono_u32 mono_lane_xor_u32(mono_u32 v, int m) {
+  return mono_as_u32(host_arch::shuffle(mono_as_float(v), [&](int lane) { return lane ^ m; }));
+}
+MONO_DEV mono_u32 mono_lane_get_u32(mono_u32 v, int from) {
+  return mono_as_u32(host_arch::shuffle(mono_as_float(v), [&](int) { return from; }));
+}
+MONO_DEV mono_u32 mono_perm_b32(mono_u32 hi, mono_u32 lo, mono_u32 selector) {
+  const mono_u64 bytes = ((mono_u64)hi << 32) | lo;
+  mono_u32 out = 0;
+  for (int i = 0; i < 4; ++i) {
+    const mono_u32 s = (selector >> (8 * i)) & 0xFFu;
+    if (s > 7 && s != 12)
+      throw std::logic_error("mono_perm_b32: selector byte not modelled");
+    out |= (s == 12 ? 0u : (mono_u32)(bytes >> (8 * s)) & 0xFFu) << (8 * i);
+  }
+  return out;
+}
+MONO_DEV float mono_ldexp(float v, int e) { return std::ldexp(v, e); }
+#endif
 #endif
 namespace host_arch {
 /// Runs `body` as one block: MONO_BLOCK threads, each with its id, meeting

@@ -237,6 +237,57 @@ inline WaveResult bf16Mfma(const Bf16Operands<K> &w) {
   return d;
 }
 
+// gfx942's v_mfma_f32_16x16x32_fp8_fp8 (no scales). Layout (AMD's matrix
+// instruction calculator for CDNA3): byte p of lane l's two registers (p = 4
+// register + byte) is A[r][8 g + p] (B[8 g + p][r] the same); value v of
+// lane l is D[4 g + v][r]. Codes are FNUZ e4m3 (LLVM's Float8E4M3FNUZ: bias
+// 8, no infinity, 0x80 the only NaN, no -0). Arithmetic (the assumption of
+// the models above): the 32 exact products and C summed exactly and
+// rounded once to f32, to nearest even; a NaN operand gives NaN.
+struct Fp8WaveOperands {
+  uint32_t a[kLanes][2] = {};
+  uint32_t b[kLanes][2] = {};
+  float c[kLanes][4] = {};
+};
+
+/// An FNUZ e4m3 code's value, from the format's definition.
+inline double fnuzValue(uint32_t code) {
+  code &= 0xFFu;
+  if (code == 0x80u)
+    return std::numeric_limits<double>::quiet_NaN();
+  const int exponent = int(code >> 3) & 15, mantissa = int(code) & 7;
+  const double magnitude = exponent == 0 ? std::ldexp(mantissa, 1 - 8 - 3)
+                                         : std::ldexp(8 + mantissa, exponent - 8 - 3);
+  return (code & 0x80u) ? -magnitude : magnitude;
+}
+
+/// Operand value (index, k) of a 16 x 32 fp8 operand from [lane][2].
+inline double fp8OperandValue(const uint32_t (*regs)[2], int index, int k) {
+  const int lane = index + 16 * (k / 8), p = k % 8;
+  return fnuzValue(regs[lane][p / 4] >> (8 * (p % 4)));
+}
+
+inline std::array<float, 4> fp8LaneResult(const Fp8WaveOperands &w, int lane) {
+  const int g = lane >> 4, col = lane & 15;
+  std::array<float, 4> d{};
+  for (int v = 0; v < 4; ++v) {
+    const int row = 4 * g + v;
+    double products[32];  // exact: two 4-bit significands
+    for (int k = 0; k < 32; ++k)
+      products[k] = fp8OperandValue(w.a, row, k) * fp8OperandValue(w.b, col, k);
+    d[size_t(v)] = monodc::formats::bf16MfmaStep(w.c[lane][v], products);
+  }
+  return d;
+}
+
+/// The whole wave's results: lane l value v is D[4 (l / 16) + v][l % 16].
+inline WaveResult fp8Mfma(const Fp8WaveOperands &w) {
+  WaveResult d;
+  for (int lane = 0; lane < kLanes; ++lane)
+    d[size_t(lane)] = fp8LaneResult(w, lane);
+  return d;
+}
+
 } // namespace host_mfma
 
 #endif

@@ -1,5 +1,6 @@
 // A sum of doubles kept exact and rounded once to f32, and the steps of
-// gfx950's MFMAs that the project models with it: the scaled form's four
+// gfx950's MFMAs that the project models with it (and gfx942's block step,
+// fp8MfmaBlockStep): the scaled form's four
 // scaled 32-k block sums, or the bf16 form's 32 products, and the
 // accumulator C summed exactly, rounded once (docs/gfx950-matrix-cores.md;
 // CDNA4's internal rounding is not public, so this is the modelled
@@ -121,6 +122,17 @@ inline float bf16MfmaStepAsHalves(float c, const double (&products)[32]) {
   double first[16], second[16];
   bf16MfmaHalves(products, first, second);
   return bf16MfmaStep(bf16MfmaStep(c, first), second);
+}
+
+/// One 32-k MX block as gfx942's GEMV runs it (gemv_mfma.h,
+/// mono_gemv_fp8_step): the fp8 MFMA with C = 0 over the codes' FNUZ halves
+/// (the block's exact sum / 4, rounded once to f32), that times 4 x the
+/// block's two E8M0 scales (`scale`, a power of two; v_ldexp_f32, rounded
+/// once), added to acc in f32. `exactSum` must be the block's exact sum of
+/// code products.
+inline float fp8MfmaBlockStep(float acc, double exactSum, double scale) {
+  const float d = float(exactSum * 0.25);
+  return acc + float(double(d) * scale * 4.0);
 }
 
 } // namespace monodc::formats
