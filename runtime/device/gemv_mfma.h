@@ -82,7 +82,10 @@ struct mono_gemv_mfma_weights {
   static constexpr int TPW = mono_gemv_mfma_tiles_a_wave(N, MONO_BLOCK);
   static constexpr int SPLIT = mono_gemv_mfma_split(N, MONO_BLOCK);  // waves a tile
   static constexpr int WORDS = FP4 || BF16 ? 4 : 8;  // a lane's operand words a tile and step
-  static constexpr int DEPTH = mono_gemv_mfma_depth(N, K, TOKENS, WKIND, MONO_BLOCK);
+  // gfx942's step holds more between loads and instructions (the
+  // exchanged and converted words, the scales): half the steps in flight.
+  static constexpr int DEPTH_ALL = mono_gemv_mfma_depth(N, K, TOKENS, WKIND, MONO_BLOCK);
+  static constexpr int DEPTH = SOFT ? (DEPTH_ALL + 1) / 2 : DEPTH_ALL;
   struct step_t {
     mono_u32 q[TPW][WORDS];
     mono_u32 s[TPW];  // the scale byte, in bits 0..7
