@@ -104,6 +104,58 @@ TEST(SimulatorGemvRows, Bf16MfmaStepsRoundAsTheTargetsInstructions) {
   EXPECT_EQ(bf16MfmaResult("gfx942"), 1.0f);
 }
 
+/// An MX GEMV (e4m3 weights with 32x32 scales, one MXFP8 token) of 32 rows,
+/// k 256, on `arch`, simulated: block 0's products sum to 1, blocks 1 and 2
+/// to 2^-24 each (2^-9 x 2^-9 codes, weight scale 2^-6), the rest 0.
+float mxGemvResult(const std::string &arch, mono::GemvLowering expected) {
+  constexpr int64_t kRows = 32, kK = 256;
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {arch, 4, 256, 1});
+  Region x = l.input("x", e4m3, {1, kK});
+  Region xs = l.input("xs", e8m0, {1, kK / 32});
+  Region w = l.weight("w", e4m3, {kRows, kK});
+  Region ws = l.weight("ws", e8m0, {1, kK / 32});
+  Region y = l.output("y", f32, {1, kRows});
+  l.stage("gemv", 1, [&](Task &t) {
+    t.store(y, t.index(0), 0, t.gemvRows(w, ws, t.index(0), kRows, x, xs, t.index(0), 1));
+  });
+  auto module = l.finish();
+  EXPECT_TRUE(static_cast<bool>(module)) << (module ? "" : llvm::toString(module.takeError()));
+  if (!module || failed(mono::runFusionPipeline(**module)))
+    return NAN;
+  auto launch = monodc::testing::launchOf(**module);
+  bool lowered = false;
+  launch.walk([&](mono::GemvRowsOp g) { lowered = g.getLowering() == expected; });
+  EXPECT_TRUE(lowered) << arch;
+  sim::LaunchMemory memory(launch);
+  std::vector<uint8_t> codes(kK, 0), wcodes(kRows * kK, 0), xscales(kK / 32, 127),
+      wscales(kK / 32, 127);
+  codes[0] = 0x38;  // 1
+  codes[32] = codes[64] = 0x01;  // 2^-9
+  for (int64_t j = 0; j < kRows; ++j) {
+    wcodes[j * kK] = 0x38;
+    wcodes[j * kK + 32] = wcodes[j * kK + 64] = 0x01;
+  }
+  wscales[1] = wscales[2] = 121;  // 2^-6
+  monodc::testing::setBytes(memory, "x", codes);
+  monodc::testing::setBytes(memory, "xs", xscales);
+  monodc::testing::setBytes(memory, "w", wcodes);
+  monodc::testing::setBytes(memory, "ws", wscales);
+  auto run = sim::simulate(launch, memory);
+  EXPECT_TRUE(succeeded(run));
+  return memory.values("y")[5];
+}
+
+// gfx950's scaled MFMA sums a step's four blocks and C exactly, rounded
+// once: 1 + 2^-24 + 2^-24 = 1 + 2^-23. gfx942 adds each block's rounded sum
+// to the accumulator (fp8_mfma; formats::fp8MfmaBlockStep, the order
+// DeviceFp8MfmaGfx942Test checks the device block against): 1 + 2^-24
+// ties to 1, twice.
+TEST(SimulatorGemvRows, MxBlocksRoundAsTheTargetsInstructions) {
+  EXPECT_EQ(mxGemvResult("gfx950", mono::GemvLowering::ScaledMfma), 1.0f + std::ldexp(1.0f, -23));
+  EXPECT_EQ(mxGemvResult("gfx942", mono::GemvLowering::Fp8Mfma), 1.0f);
+}
+
 /// A launch whose one task multiplies the 4 tokens a first stage hands over
 /// (e4m3 codes; their scales are an input) with 32 e4m3 weight rows, for a
 /// token count read from the index input `count`; through the fusion passes

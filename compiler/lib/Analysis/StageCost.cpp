@@ -41,14 +41,17 @@ std::vector<StageCost> monodc::mono::estimateStageCosts(LaunchOp launch, const I
         cost.macs += tasks * n * k * t;
         const GemvLowering lowering = g.getLowering().value_or(GemvLowering::FmaChains);
         lowerings.insert(stringifyGemvLowering(lowering).str());
-        if (lowering == GemvLowering::ScaledMfma || lowering == GemvLowering::Bf16Mfma) {
-          // A 16-row tile by a 16-token tile, 128 (scaled) or 32 (bf16) k an
-          // instruction.
-          const bool bf16 = lowering == GemvLowering::Bf16Mfma;
-          const double instructions = (n / 16) * std::ceil(t / 16) * (k / (bf16 ? 32 : 128));
+        if (lowering == GemvLowering::ScaledMfma || lowering == GemvLowering::Bf16Mfma ||
+            lowering == GemvLowering::Fp8Mfma) {
+          // A 16-row tile by a 16-token tile, 128 (scaled) or 32 (bf16, fp8)
+          // k an instruction.
+          const bool scaled = lowering == GemvLowering::ScaledMfma;
+          const double instructions = (n / 16) * std::ceil(t / 16) * (k / (scaled ? 128 : 32));
           cost.mfmaInstructions += tasks * instructions;
           mfmaCycles += tasks * instructions *
-                        static_cast<double>(bf16 ? model.bf16MfmaCycles : model.scaledMfmaCycles);
+                        static_cast<double>(scaled                                 ? model.scaledMfmaCycles
+                                            : lowering == GemvLowering::Fp8Mfma ? model.fp8MfmaCycles
+                                                                                : model.bf16MfmaCycles);
         } else {
           valuMacs += tasks * n * k * t;
         }

@@ -116,8 +116,10 @@ private:
                        (scaled ? "(const mono_u8 *)" + regionPointer(ws.getSymName()) : "nullptr") +
                        ", " + std::to_string(scaled ? ws.getCols() : 0) + ", " + nameOf(g.getRow());
     const std::string rowsAndK = std::to_string(g.getOutputs()) + ", " + std::to_string(k);
-    if (g.getLowering() == GemvLowering::ScaledMfma || g.getLowering() == GemvLowering::Bf16Mfma) {
-      // gfx950's matrix cores (gemv_mfma.h): rows, k, tokens, kind.
+    if (g.getLowering() == GemvLowering::ScaledMfma || g.getLowering() == GemvLowering::Bf16Mfma ||
+        g.getLowering() == GemvLowering::Fp8Mfma) {
+      // gfx950's matrix cores (gemv_mfma.h; gfx942's form of it for
+      // fp8_mfma): rows, k, tokens, kind.
       shape.args = rowsAndK + ", " + std::to_string(g.getTokens()) + ", " + std::to_string(wkind);
       shape.sliceType = "mono_gemv_mfma_weights<" + shape.args + ">";
       shape.run = "mono_gemv_mfma_run";

@@ -691,7 +691,8 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, const DecodedRows &w,
                                      const RegionInfo &xRegion, int64_t t0, int64_t count) {
   if (count == 0) // no token read, no weight: every result 0
     return TileValues(op.getTokens() * op.getOutputs(), 0.0f);
-  if (op.getLowering() == GemvLowering::ScaledMfma || op.getLowering() == GemvLowering::Bf16Mfma)
+  if (op.getLowering() == GemvLowering::ScaledMfma || op.getLowering() == GemvLowering::Bf16Mfma ||
+      op.getLowering() == GemvLowering::Fp8Mfma)
     return gemvRowsMfma(op, w, xRegion, t0, count);
   // Tokens from `count` on are neither read nor summed: their results stay 0.
   const int64_t n = op.getOutputs(), tokens = count, k = plan.region(op.getWeightAttr()).cols;
@@ -736,10 +737,14 @@ TileValues TaskInterpreter::gemvRows(GemvRowsOp op, const DecodedRows &w,
 // 32-k blocks' sums times their scales) summed exactly, rounded once
 // (formats::ExactSum), the steps in order; where a tile's steps are split
 // over waves (mono_gemv_mfma_split), each wave's sum over its steps, then
-// the waves' sums added in order in f32.
+// the waves' sums added in order in f32. gfx942's fp8_mfma form takes each
+// 32-k block alone: its exact sum rounded, scaled, added to the accumulator
+// (formats::fp8MfmaBlockStep, which the host model's tests check the block
+// against bit for bit).
 TileValues TaskInterpreter::gemvRowsMfma(GemvRowsOp op, const DecodedRows &w,
                                          const RegionInfo &xRegion, int64_t t0, int64_t count) {
-  const bool scaled = op.getLowering() == GemvLowering::ScaledMfma;
+  const bool fp8Blocks = op.getLowering() == GemvLowering::Fp8Mfma;
+  const bool scaled = op.getLowering() == GemvLowering::ScaledMfma || fp8Blocks;
   const int64_t n = op.getOutputs(), k = plan.region(op.getWeightAttr()).cols;
   const int64_t stepK = scaled ? 128 : 32;
   const int64_t steps = k / stepK, scalesPerRow = (k + 31) / 32;
@@ -796,6 +801,13 @@ TileValues TaskInterpreter::gemvRowsMfma(GemvRowsOp op, const DecodedRows &w,
             } else {
               acc = bf16MfmaStep(acc, products);
             }
+            continue;
+          }
+          if (fp8Blocks) {
+            for (int64_t block32 = 4 * s; block32 < 4 * s + 4; ++block32)
+              acc = fmts::fp8MfmaBlockStep(
+                  acc, blockSumOf(xRow + block32 * 32, decoded + block32 * 32),
+                  double(blockScale[block32]) * double(xScale[t * (k / 32) + block32]));
             continue;
           }
           double scaledBlocks[4];

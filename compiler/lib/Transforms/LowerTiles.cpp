@@ -37,6 +37,18 @@ bool fitsScaledMfma(GemvRowsOp g, int64_t block, const Target &target) {
                              static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
 }
 
+/// gemv_mfma.h's gfx942 form: the same MX GEMVs and shapes on the 16x16x32
+/// FNUZ fp8 MFMA, one 32-k block an instruction, scales in software. Not
+/// where the scaled form exists: it is chosen first.
+bool fitsFp8Mfma(GemvRowsOp g, int64_t block, const Target &target) {
+  if (!target.findMatrix(16, 16, 32, MatrixOperand::E4m3Fnuz, MatrixOperand::E4m3Fnuz))
+    return false;
+  const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
+  return isMxOnBothSides(g) &&
+         mono_gemv_mfma_fits(static_cast<int>(g.getOutputs()), static_cast<int>(k),
+                             static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
+}
+
 /// gemv_mfma.h's bf16 form: bf16 weights over bf16 tokens, no scales, on
 /// the 16x16 bf16 MFMA (Target::bf16MfmaStep); k in whole 32-wide steps.
 bool fitsBf16Mfma(GemvRowsOp g, int64_t block, const Target &target) {
@@ -62,6 +74,8 @@ bool stagesTokensAsF32(GemvRowsOp g, int64_t block, const Target &target) {
 GemvLowering choose(GemvRowsOp g, int64_t block, const Target &target) {
   if (fitsScaledMfma(g, block, target))
     return GemvLowering::ScaledMfma;
+  if (fitsFp8Mfma(g, block, target))
+    return GemvLowering::Fp8Mfma;
   if (fitsBf16Mfma(g, block, target))
     return GemvLowering::Bf16Mfma;
   if (gemvRowsUsesMma(g, block, llvm::StringRef(target.name.data(), target.name.size())))
@@ -89,6 +103,14 @@ std::optional<std::string> refusal(GemvRowsOp g, GemvLowering lowering, int64_t 
     return "scaled MFMA needs MX data on both sides (e2m1 or e4m3 weights with scales, MXFP8 "
            "tokens), whole 16-row tiles that the block's waves share evenly and k a multiple "
            "of 128";
+  case GemvLowering::Fp8Mfma:
+    if (fitsFp8Mfma(g, block, target))
+      return std::nullopt;
+    if (!target.findMatrix(16, 16, 32, MatrixOperand::E4m3Fnuz, MatrixOperand::E4m3Fnuz))
+      return std::string(target.name) + " has no 16x16x32 FNUZ fp8 MFMA (gfx942's)";
+    return "the fp8 MFMA form needs MX data on both sides (e2m1 or e4m3 weights with scales, "
+           "MXFP8 tokens), whole 16-row tiles that the block's waves share evenly and k a "
+           "multiple of 128";
   case GemvLowering::Bf16Mfma:
     if (fitsBf16Mfma(g, block, target))
       return std::nullopt;

@@ -203,7 +203,8 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
     return inAnArea(tileSize(q.getInput()) + tileSize(q.getScales()));
   if (auto g = dyn_cast<GemvRowsOp>(op)) {
     int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
-    if (g.getLowering() == GemvLowering::ScaledMfma || g.getLowering() == GemvLowering::Bf16Mfma)
+    if (g.getLowering() == GemvLowering::ScaledMfma || g.getLowering() == GemvLowering::Bf16Mfma ||
+        g.getLowering() == GemvLowering::Fp8Mfma)
       return mono_gemv_mfma_shared_bytes(static_cast<int>(g.getOutputs()),
                                          static_cast<int>(g.getTokens()), static_cast<int>(block));
     if (g.getLowering() == GemvLowering::WarpMma)

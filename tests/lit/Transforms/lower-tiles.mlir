@@ -51,25 +51,40 @@ mono.launch @partial attributes {arch = "gfx950", grid = 4 : i64, block = 256 : 
 
 // -----
 
-// gfx942 has no scaled MFMA and sm_90 no MFMA: the same GEMV takes fma
-// chains there, and the warp mma on sm_90 where its rule chooses it. The
-// bf16 GEMV takes gfx942's 16x16x16 bf16 MFMA (two a 32-k step).
+// gfx942 has no scaled MFMA but the 16x16x32 FNUZ fp8 one: the e4m3 and
+// MXFP4 GEMVs take it with the scales in software (fp8_mfma); half a tile
+// (8 rows) and half a step (k 64) stay on fma chains. sm_90 has no MFMA:
+// the warp mma where its rule chooses it. The bf16 GEMV takes gfx942's
+// 16x16x16 bf16 MFMA (two a 32-k step).
 // CHECK-LABEL: mono.launch @cdna3
-// CHECK: lowered to fma_chains
+// CHECK: mono.gemv_rows @w scaled @ws[{{.*}}] tokens 2 lowered to fp8_mfma
+// CHECK: mono.gemv_rows @w4 scaled @ws4[{{.*}}] tokens 2 lowered to fp8_mfma
+// CHECK: mono.gemv_rows @w8 scaled {{.*}} lowered to fma_chains
+// CHECK: mono.gemv_rows @k scaled {{.*}} lowered to fma_chains
 // CHECK: mono.gemv_rows @wb[{{.*}}], @xb[{{.*}}] tokens 2 lowered to bf16_mfma
 // CHECK-LABEL: mono.launch @hopper
 // CHECK: lowered to warp_mma
 mono.launch @cdna3 attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
   mono.region @w weight : f8E4M3FN [32, 2048]
   mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @w4 weight : f4E2M1FN [32, 2048]
+  mono.region @ws4 weight : f8E8M0FNU [256, 64]
+  mono.region @w8 weight : f8E4M3FN [8, 2048]
+  mono.region @k weight : f8E4M3FN [32, 64]
+  mono.region @ks weight : f8E8M0FNU [1, 2]
   mono.region @x input : f8E4M3FN [2, 2048]
   mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.region @y input : f8E4M3FN [2, 64]
+  mono.region @ys input : f8E8M0FNU [2, 2]
   mono.region @wb weight : bf16 [32, 2048]
   mono.region @xb input : bf16 [2, 2048]
   mono.stage @s tasks 1 {
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
     %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<64, f32>
+    %b = mono.gemv_rows @w4 scaled @ws4[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<64, f32>
+    %d = mono.gemv_rows @w8 scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 : !mono.tile<16, f32>
+    %e = mono.gemv_rows @k scaled @ks[%c0], @y scaled @ys[%c0] tokens 2 : !mono.tile<64, f32>
     %c = mono.gemv_rows @wb[%c0], @xb[%c0] tokens 2 : !mono.tile<64, f32>
   }
 }
@@ -443,5 +458,81 @@ mono.launch @badinthread attributes {arch = "gfx950", grid = 4 : i64, block = 25
     %x = mono.constant 1.0 : !mono.tile<512, f32>
     // expected-error @+1 {{'mono.reduce' op via in_thread: only an axis-0 reduction or expand whose columns are whole blocks (256) keeps its values in their threads}}
     %r = mono.reduce sum %x via in_thread {shape = array<i64: 4, 128>, axis = 0 : i64} : !mono.tile<512, f32> -> !mono.tile<128, f32>
+  }
+}
+
+// -----
+
+// fp8_mfma is gfx942's form: gfx950 (OCP fp8) and sm_90 lack its FNUZ
+// instruction, and on gfx942 it takes MX data only.
+mono.launch @fp8on950 attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to fp8_mfma: gfx950 has no 16x16x32 FNUZ fp8 MFMA (gfx942's)}}
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 lowered to fp8_mfma : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @fp8on90 attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to fp8_mfma: sm_90 has no 16x16x32 FNUZ fp8 MFMA (gfx942's)}}
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 lowered to fp8_mfma : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @fp8notmx attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @wb weight : bf16 [32, 2048]
+  mono.region @xb input : bf16 [2, 2048]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to fp8_mfma: the fp8 MFMA form needs MX data on both sides}}
+    %a = mono.gemv_rows @wb[%c0], @xb[%c0] tokens 2 lowered to fp8_mfma : !mono.tile<64, f32>
+  }
+}
+
+// -----
+
+mono.launch @fp8halftile attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @w weight : f8E4M3FN [8, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @x input : f8E4M3FN [1, 2048]
+  mono.region @xs input : f8E8M0FNU [1, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to fp8_mfma: the fp8 MFMA form needs MX data on both sides (e2m1 or e4m3 weights with scales, MXFP8 tokens), whole 16-row tiles}}
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 1 lowered to fp8_mfma : !mono.tile<8, f32>
+  }
+}
+
+// -----
+
+// gfx942 still refuses a preset scaled_mfma.
+mono.launch @scaledon942 attributes {arch = "gfx942", grid = 4 : i64, block = 256 : i64, rows = 2 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 2048]
+  mono.region @ws weight : f8E8M0FNU [1, 64]
+  mono.region @x input : f8E4M3FN [2, 2048]
+  mono.region @xs input : f8E8M0FNU [2, 64]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.gemv_rows' op lowered to scaled_mfma: gfx942 has no scaled matrix instruction}}
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 2 lowered to scaled_mfma : !mono.tile<64, f32>
   }
 }

@@ -26,6 +26,9 @@ struct IssueModel {
   /// v_mfma_f32_16x16x32_bf16 on one SIMD: 8,192 MACs at MI355X's dense bf16
   /// rate (about 2.5 PFLOP/s, 512 MACs a SIMD-cycle) is 16 cycles.
   int64_t bf16MfmaCycles = 16;
+  /// gfx942's v_mfma_f32_16x16x32_fp8_fp8 (fp8_mfma GEMVs): 16 cycles
+  /// (AMD's matrix instruction calculator for CDNA3).
+  int64_t fp8MfmaCycles = 16;
   /// The vector ALU's best: 4 SIMDs x 16 lanes x a packed pair, MACs a
   /// CU-cycle. fma chains also decode and scale, so this is a lower bound.
   int64_t valuMacsPerCuCycle = 128;

@@ -85,7 +85,9 @@ def LowerTiles : Pass<"mono-lower-tiles", "::mlir::ModuleOp"> {
     (monodc/runtime/Target.h): `scaled_mfma` where the target has the
     16x16x128 scaled MFMA and the GEMV is MX data on both sides (e2m1 or
     e4m3 weights with E8M0 scales, MXFP8 tokens) whose rows are whole
-    16-row tiles and whose k is whole 128-wide steps; `bf16_mfma` where it
+    16-row tiles and whose k is whole 128-wide steps; `fp8_mfma` for the
+    same GEMVs where the target has instead the 16x16x32 FNUZ fp8 MFMA
+    (gfx942: the scales applied in software); `bf16_mfma` where it
     has the 16x16x32 bf16 MFMA and the GEMV is bf16 weights over bf16
     tokens, without scales, in whole 16-row tiles and 32-wide steps
     (gemv_shape.h, mono_gemv_mfma_fits); `warp_mma` where the

@@ -110,7 +110,10 @@ def Mono_GemvLowering : I32EnumAttr<"GemvLowering",
     I32EnumAttrCase<"Bf16Mfma", 3, "bf16_mfma">,
     // fma chains whose tokens are staged in shared memory as f32 words
     // rather than bf16 halves: no unpacking in the loop, twice the bytes.
-    I32EnumAttrCase<"FmaChainsF32", 4, "fma_chains_f32">]> {
+    I32EnumAttrCase<"FmaChainsF32", 4, "fma_chains_f32">,
+    // gfx942: the unscaled fp8 MFMA (FNUZ) a 32-k block, the E8M0 scales
+    // applied in software; not scaled_mfma's numbers (two roundings a block).
+    I32EnumAttrCase<"Fp8Mfma", 5, "fp8_mfma">]> {
   let cppNamespace = "::monodc::mono";
 }
 

@@ -528,7 +528,9 @@ def Mono_GemvRowsOp : Mono_Op<"gemv_rows"> {
     the building block it becomes: `fma_chains` (mono_gemv_rows, any
     target), `warp_mma` (mono_gemv_mma, the 16x8x16 f16 warp mma),
     `scaled_mfma` (mono_gemv_mfma, the 16x16x128 scaled MFMA with the E8M0
-    scales in hardware), `bf16_mfma` (mono_gemv_mfma over bf16, the 16x16x32
+    scales in hardware), `fp8_mfma` (mono_gemv_mfma's gfx942 form, the
+    16x16x32 FNUZ fp8 MFMA a 32-k block with the scales applied in
+    software), `bf16_mfma` (mono_gemv_mfma over bf16, the 16x16x32
     bf16 MFMA).
   }];
   let arguments = (ins FlatSymbolRefAttr:$weight,
