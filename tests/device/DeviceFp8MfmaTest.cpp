@@ -281,12 +281,7 @@ void expectGemvShape(uint32_t seed) {
   for (int count : {TOKENS, TOKENS - 1 - TOKENS / 3}) {
     if (count < 0)
       continue;
-    const std::vector<float> gotE = deviceGemv<N, K, TOKENS, kE4m3Weights>(e, x, count);
-    const std::vector<float> gotM = deviceGemv<N, K, TOKENS, kMxfp4Weights>(m, x, count);
-    EXPECT_LT(relativeError(gotE, cpuGemv(e, x, TOKENS, N, K, count)), kMfmaBound)
-        << "e4m3 N " << N << " K " << K << " tokens " << TOKENS << " count " << count;
-    EXPECT_LT(relativeError(gotM, cpuGemv(m, x, TOKENS, N, K, count)), kMfmaBound)
-        << "mxfp4 N " << N << " K " << K << " tokens " << TOKENS << " count " << count;
+    const auto [gotE, gotM] = gemvBothKindsWithinBound<N, K, TOKENS>(x, e, m, count);
     EXPECT_EQ(gotE, blockStepGemv(e, x, TOKENS, N, K, count)) << "e4m3 bit for bit";
     EXPECT_EQ(gotM, blockStepGemv(m, x, TOKENS, N, K, count)) << "mxfp4 bit for bit";
   }
@@ -320,17 +315,7 @@ TEST(DeviceGemvFp8Mfma, NegativeZeroTokensAreMapped) {
   EXPECT_LT(relativeError(got, cpuGemv(e, x, 6, 64, 1024, 6)), kMfmaBound);
 }
 
-TEST(DeviceGemvFp8Mfma, SliceOfALargerWeightAndLaterTokens) {
-  std::mt19937 rng(62);
-  const Tokens x = randomTokens(9, 1024, rng);
-  const Weight e = e4m3Weight(128, 1024, rng), m = mxfp4Weight(128, 1024, rng);
-  EXPECT_LT(relativeError((deviceGemv<64, 1024, 6, kE4m3Weights>(e, x, 6, 64, 3)),
-                          cpuGemv(e, x, 6, 64, 1024, 6, 64, 3)),
-            kMfmaBound);
-  EXPECT_LT(relativeError((deviceGemv<64, 1024, 6, kMxfp4Weights>(m, x, 6, 64, 3)),
-                          cpuGemv(m, x, 6, 64, 1024, 6, 64, 3)),
-            kMfmaBound);
-}
+TEST(DeviceGemvFp8Mfma, SliceOfALargerWeightAndLaterTokens) { expectSliceOfALargerWeight(62); }
 
 // What the bound sees: a block scaled by its neighbour's scale, and fp4
 // nibbles swapped in the weights, each fail it.
@@ -358,12 +343,6 @@ TEST(DeviceGemvFp8Mfma, SwappedFp4NibblesFailTheBound) {
             1e-2);
 }
 
-TEST(DeviceGemvFp8Mfma, CountZeroGivesZeros) {
-  std::mt19937 rng(65);
-  const Tokens x = randomTokens(6, 256, rng);
-  const Weight m = mxfp4Weight(64, 256, rng);
-  for (float v : deviceGemv<64, 256, 6, kMxfp4Weights>(m, x, 0))
-    EXPECT_EQ(v, 0.0f);
-}
+TEST(DeviceGemvFp8Mfma, CountZeroGivesZeros) { expectCountZeroGivesZeros(65); }
 
 } // namespace

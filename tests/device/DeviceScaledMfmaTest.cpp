@@ -325,12 +325,7 @@ void expectGemvShape(uint32_t seed) {
   for (int count : {TOKENS, TOKENS - 1 - TOKENS / 3}) {
     if (count < 0)
       continue;
-    const std::vector<float> gotE = deviceGemv<N, K, TOKENS, kE4m3Weights>(e, x, count);
-    const std::vector<float> gotM = deviceGemv<N, K, TOKENS, kMxfp4Weights>(m, x, count);
-    EXPECT_LT(relativeError(gotE, cpuGemv(e, x, TOKENS, N, K, count)), kMfmaBound)
-        << "e4m3 N " << N << " K " << K << " tokens " << TOKENS << " count " << count;
-    EXPECT_LT(relativeError(gotM, cpuGemv(m, x, TOKENS, N, K, count)), kMfmaBound)
-        << "mxfp4 N " << N << " K " << K << " tokens " << TOKENS << " count " << count;
+    const auto [gotE, gotM] = gemvBothKindsWithinBound<N, K, TOKENS>(x, e, m, count);
     for (size_t i = size_t(count) * N; i < gotE.size(); ++i) {
       ASSERT_EQ(gotE[i], 0.0f) << i;
       ASSERT_EQ(gotM[i], 0.0f) << i;
@@ -400,26 +395,9 @@ TEST(DeviceGemvMfma, DepthKeepsAGroupsLoadsWithin64Registers) {
       }
 }
 
-TEST(DeviceGemvMfma, SliceOfALargerWeightAndLaterTokens) {
-  // Rows 64..127 of a 128-row weight, tokens 3..8 of 9.
-  std::mt19937 rng(61);
-  const Tokens x = randomTokens(9, 1024, rng);
-  const Weight e = e4m3Weight(128, 1024, rng), m = mxfp4Weight(128, 1024, rng);
-  EXPECT_LT(relativeError((deviceGemv<64, 1024, 6, kE4m3Weights>(e, x, 6, 64, 3)),
-                          cpuGemv(e, x, 6, 64, 1024, 6, 64, 3)),
-            kMfmaBound);
-  EXPECT_LT(relativeError((deviceGemv<64, 1024, 6, kMxfp4Weights>(m, x, 6, 64, 3)),
-                          cpuGemv(m, x, 6, 64, 1024, 6, 64, 3)),
-            kMfmaBound);
-}
+TEST(DeviceGemvMfma, SliceOfALargerWeightAndLaterTokens) { expectSliceOfALargerWeight(61); }
 
-TEST(DeviceGemvMfma, CountZeroGivesZeros) {
-  std::mt19937 rng(62);
-  const Tokens x = randomTokens(6, 256, rng);
-  const Weight m = mxfp4Weight(64, 256, rng);
-  for (float v : deviceGemv<64, 256, 6, kMxfp4Weights>(m, x, 0))
-    EXPECT_EQ(v, 0.0f);
-}
+TEST(DeviceGemvMfma, CountZeroGivesZeros) { expectCountZeroGivesZeros(62); }
 
 // The comparison can see a scale that is 3% off: E8M0 cannot hold such a
 // scale, so the reference takes one block's weight values 3% larger where

@@ -13,7 +13,10 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace mx_gemv {
 
@@ -160,6 +163,42 @@ double relativeError(const std::vector<float> &got, const std::vector<float> &wa
 }
 
 constexpr double kMfmaBound = 1e-5;
+
+/// Both weight kinds of a shape at `count` tokens, each within kMfmaBound of
+/// the exact product; the device results, e4m3 then MXFP4.
+template <int N, int K, int TOKENS>
+std::pair<std::vector<float>, std::vector<float>>
+gemvBothKindsWithinBound(const Tokens &x, const Weight &e, const Weight &m, int count) {
+  std::vector<float> gotE = deviceGemv<N, K, TOKENS, kE4m3Weights>(e, x, count);
+  std::vector<float> gotM = deviceGemv<N, K, TOKENS, kMxfp4Weights>(m, x, count);
+  EXPECT_LT(relativeError(gotE, cpuGemv(e, x, TOKENS, N, K, count)), kMfmaBound)
+      << "e4m3 N " << N << " K " << K << " tokens " << TOKENS << " count " << count;
+  EXPECT_LT(relativeError(gotM, cpuGemv(m, x, TOKENS, N, K, count)), kMfmaBound)
+      << "mxfp4 N " << N << " K " << K << " tokens " << TOKENS << " count " << count;
+  return {std::move(gotE), std::move(gotM)};
+}
+
+/// Rows 64..127 of a 128-row weight against tokens 3..8 of 9, both kinds.
+inline void expectSliceOfALargerWeight(uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Tokens x = randomTokens(9, 1024, rng);
+  const Weight e = e4m3Weight(128, 1024, rng), m = mxfp4Weight(128, 1024, rng);
+  EXPECT_LT(relativeError((deviceGemv<64, 1024, 6, kE4m3Weights>(e, x, 6, 64, 3)),
+                          cpuGemv(e, x, 6, 64, 1024, 6, 64, 3)),
+            kMfmaBound);
+  EXPECT_LT(relativeError((deviceGemv<64, 1024, 6, kMxfp4Weights>(m, x, 6, 64, 3)),
+                          cpuGemv(m, x, 6, 64, 1024, 6, 64, 3)),
+            kMfmaBound);
+}
+
+/// A count of 0 gives zeros.
+inline void expectCountZeroGivesZeros(uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Tokens x = randomTokens(6, 256, rng);
+  const Weight m = mxfp4Weight(64, 256, rng);
+  for (float v : deviceGemv<64, 256, 6, kMxfp4Weights>(m, x, 0))
+    EXPECT_EQ(v, 0.0f);
+}
 
 } // namespace mx_gemv
 
