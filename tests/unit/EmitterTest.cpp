@@ -34,6 +34,21 @@ std::string print(mlir::Operation *op) {
   return text;
 }
 
+/// The diagnostic with which the HIP printer refuses the module's launch
+/// (a failure to refuse fails the calling test).
+std::string printRefusal(mlir::MLIRContext &ctx, mlir::ModuleOp module) {
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    message = d.str();
+    return mlir::success();
+  });
+  std::string hip;
+  llvm::raw_string_ostream os(hip);
+  auto launch = *module.getOps<mono::LaunchOp>().begin();
+  EXPECT_TRUE(failed(emit::printHip(launch, os)));
+  return message;
+}
+
 size_t countOf(const std::string &text, const std::string &what) {
   size_t n = 0;
   for (size_t p = 0; (p = text.find(what, p)) != std::string::npos; ++p)
@@ -83,15 +98,7 @@ TEST(Emitter, PrinterDoesNotChangeTheIR) {
 TEST(Emitter, RefusesALaunchThatSkippedPrepare) {
   mlir::MLIRContext ctx;
   auto module = tinyFront(ctx);
-  std::string message;
-  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
-    message = d.str();
-    return mlir::success();
-  });
-  std::string hip;
-  llvm::raw_string_ostream os(hip);
-  auto launch = *module->getOps<mono::LaunchOp>().begin();
-  EXPECT_TRUE(failed(emit::printHip(launch, os)));
+  const std::string message = printRefusal(ctx, *module);
   EXPECT_NE(message.find("run mono-prepare-emission first"), std::string::npos) << message;
 }
 
@@ -108,15 +115,7 @@ TEST(Emitter, RefusesASharedMemoryUserWithoutItsPlannedArea) {
       ++stripped;
   });
   ASSERT_GT(stripped, 0);
-  std::string message;
-  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
-    message = d.str();
-    return mlir::success();
-  });
-  std::string hip;
-  llvm::raw_string_ostream os(hip);
-  auto launch = *module->getOps<mono::LaunchOp>().begin();
-  EXPECT_TRUE(failed(emit::printHip(launch, os)));
+  const std::string message = printRefusal(ctx, *module);
   EXPECT_NE(message.find("has no mono.area; run mono-plan-shared first"), std::string::npos)
       << message;
 }
