@@ -87,3 +87,8 @@ llvm::Expected<BuildParams> monodc::stages::resolveBuildParams(const ModelConfig
 bool monodc::stages::readsCompressedKeys(const std::string &launch) {
   return launch == "k2" || launch == "attention_back";
 }
+
+std::string monodc::stages::ratioFileTag(const std::string &launch, int64_t ratio) {
+  return readsCompressedKeys(launch) && ratio != kDefaultCliRatio ? ".c" + std::to_string(ratio)
+                                                                   : std::string();
+}

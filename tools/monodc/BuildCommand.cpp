@@ -47,7 +47,7 @@ struct BuildCommand {
   std::string options = "-O3";
   int64_t rows = 6;
   int64_t tp = 2;
-  int64_t ratio = 2;
+  int64_t ratio = monodc::stages::kDefaultCliRatio;
   std::optional<int64_t> grid; ///< none: the arch's compute units
   int jobs = 1;
   bool unfused = false;
@@ -78,8 +78,7 @@ std::string outputStem(const monodc::stages::ModelConfig &config,
                        int optLevel) {
   std::string stem = fmt::format("{}.{}.{}.r{}.tp{}", launch, config.name, resolved.arch,
                                  resolved.rows, resolved.tp);
-  if (monodc::stages::readsCompressedKeys(launch) && resolved.ratio != 2)
-    stem += fmt::format(".c{}", resolved.ratio);
+  stem += monodc::stages::ratioFileTag(launch, resolved.ratio);
   if (resolved.grid != monodc::stages::defaultGrid(resolved.arch))
     stem += fmt::format(".grid{}", resolved.grid);
   if (optLevel != 3)

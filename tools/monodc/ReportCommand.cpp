@@ -34,7 +34,7 @@ struct ReportCommand {
   std::string launches = "k1,k2,ffn";
   int64_t rows = 6;
   int64_t tp = 2;
-  int64_t ratio = 2;
+  int64_t ratio = monodc::stages::kDefaultCliRatio;
 };
 
 /// Instructions of one kernel in an assembly listing.

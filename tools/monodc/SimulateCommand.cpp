@@ -45,7 +45,8 @@ namespace sim = monodc::sim;
 struct SimulateCommand {
   std::string config = "tiny";
   std::string launch = "attention_front";
-  int64_t rows = 6, tp = 2, grid = 16, schedules = 4, ratio = 2;
+  int64_t rows = 6, tp = 2, grid = 16, schedules = 4;
+  int64_t ratio = monodc::stages::kDefaultCliRatio;
   int jobs = 1; // an int, as build's and matrix's: a value past it is refused as unreadable
   unsigned seed = 1;
   std::string testDropWaits; ///< test only: a stage whose waits are erased
@@ -377,9 +378,7 @@ int runSimulate(const SimulateCommand &cmd) {
 
     std::string stem = fmt::format(
         "{}.{}.r{}.tp{}{}{}", cmd.launch, config->name, cmd.rows, cmd.tp,
-        monodc::stages::readsCompressedKeys(cmd.launch) && cmd.ratio != 2
-            ? fmt::format(".c{}", cmd.ratio)
-            : "",
+        monodc::stages::ratioFileTag(cmd.launch, cmd.ratio),
         cmd.unfused ? ".unfused" : "");
     // One rank: <stem>.in.<region>.bin; several: <stem>.in.r<k>.<region>.bin.
     auto rankTag = [&](int64_t r) { return ranks > 1 ? fmt::format("r{}.", r) : std::string(); };

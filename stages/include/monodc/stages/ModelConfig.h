@@ -101,6 +101,13 @@ struct BuildParams {
 /// True for the launches whose code depends on the compress ratio.
 bool readsCompressedKeys(const std::string &launch);
 
+/// The CLI's compress ratio where none is given (the first backbone layers').
+inline constexpr int64_t kDefaultCliRatio = 2;
+
+/// ".c<ratio>" in a file name where the ratio changes the launch's code and
+/// is not kDefaultCliRatio, else "".
+std::string ratioFileTag(const std::string &launch, int64_t ratio);
+
 /// Compute units of an arch (the persistent grid), or 0 when unknown.
 int64_t defaultGrid(const std::string &arch);
 
