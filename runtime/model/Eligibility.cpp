@@ -9,9 +9,11 @@
 
 using namespace monodc::runtime;
 
-Status monodc::runtime::checkDeployment(const Deployment &d) {
-  if (Result<std::vector<LayerPlan>> map = layerMap(d.model); !map)
-    return map.error();
+namespace {
+
+/// Every fact of checkDeployment but the model's layer map, which the
+/// callers read themselves.
+Status checkDeploymentFacts(const Deployment &d) {
   const Target *target = findTarget(d.arch);
   if (!target)
     return makeError("arch '" + d.arch + "' is not a target (known: " + targetNames() + ")");
@@ -43,11 +45,21 @@ Status monodc::runtime::checkDeployment(const Deployment &d) {
   return Status::success();
 }
 
+} // namespace
+
+Status monodc::runtime::checkDeployment(const Deployment &d) {
+  if (Result<std::vector<LayerPlan>> map = layerMap(d.model); !map)
+    return map.error();
+  return checkDeploymentFacts(d);
+}
+
 Result<Eligibility> monodc::runtime::eligibility(const Deployment &d, int64_t layer,
                                                  const StepFacts &step) {
-  if (Status ok = checkDeployment(d); !ok)
-    return ok.error();
   Result<std::vector<LayerPlan>> map = layerMap(d.model);
+  if (!map)
+    return map.error();
+  if (Status ok = checkDeploymentFacts(d); !ok)
+    return ok.error();
   if (layer < 0 || layer >= int64_t(map->size()))
     return makeError("layer " + std::to_string(layer) + " is not a layer of " + d.model + " (0.." +
                      std::to_string(map->size() - 1) + ")");
