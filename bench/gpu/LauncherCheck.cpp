@@ -12,7 +12,8 @@
 // launched at once on their own streams; its ranks must fit the SMs
 // together (`monodc matrix --grid`: 66 each for two ranks), which the
 // launchers check (monodc_launcher_create_shared; more ranks than the SMs
-// could ever hold are refused). Last, requests
+// could ever hold are refused); and, with one rank launched alone, its
+// bounded waits give up and the library names the wait. Last, requests
 // the library must refuse, to show their messages.
 //
 //   launcher_check CACHE SIM_DIR STEM=REQUEST...
@@ -21,6 +22,7 @@
 #include "CudaSupport.h"
 #include "RegionCompare.h"
 
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -213,6 +215,52 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
               replaysEqual ? "PASS: 2 replays bit-identical to the direct launch"
                            : "FAIL: a replay differs from the direct launch");
   good &= replaysEqual;
+
+  // A lost rank: rank 0 launches alone under a 200 ms wait budget, so its
+  // polls of the other ranks' peer flags give up; the launch still ends,
+  // and checking its waits names the wait. Zeroing the step sequence's
+  // buffers (epochs, peers, scratch) then gives the first launch's outputs.
+  if (ranks > 1) {
+    constexpr uint32_t kBudgetUs = 200000;
+    require(monodc_launcher_set_wait_budget(rs[0].launcher, kBudgetUs), stem + ": wait budget");
+    const auto start = std::chrono::steady_clock::now();
+    require(monodc_launcher_launch(rs[0].launcher, rs[0].stream), stem + ": lone launch");
+    monodc_error *fault = monodc_launcher_check_waits(rs[0].launcher, rs[0].stream);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const std::string message = fault ? monodc_error_message(fault) : "";
+    monodc_error_free(fault);
+    const bool named = message.find("rank 0 CTA ") != std::string::npos &&
+                       message.find("gave up waiting after its budget of 200 ms") !=
+                           std::string::npos &&
+                       message.find("polled rank 1's '") != std::string::npos;
+    const bool prompt = ms < 4 * kBudgetUs / 1000.0;
+    std::printf("%-40s %-14s %s: the lone rank's launch ended after %.1f ms (budget %u ms): %s\n",
+                stem.c_str(), "(lost rank)", named && prompt ? "PASS" : "FAIL", ms,
+                kBudgetUs / 1000, message.empty() ? "no fault reported" : message.c_str());
+    good &= named && prompt;
+    for (Rank &k : rs) {
+      check(cuMemsetD8(k.epoch, 0, size_t(4 * m.epochWords)), "zero epoch");
+      require(monodc_launcher_reset_scratch(k.launcher), stem + ": reset scratch");
+    }
+    for (CUdeviceptr p : peers.buffers)
+      check(cuMemsetD8(p, 0, size_t(2 * ranks * m.peerSlotBytes)), "zero peers");
+    poison();
+    require(enqueueAll(), stem + ": launch after the fault");
+    bool recovered = true;
+    for (int r = 0; r < ranks; ++r) {
+      monodc_error *after = monodc_launcher_check_waits(rs[r].launcher, rs[r].stream);
+      recovered &= after == nullptr;
+      monodc_error_free(after);
+    }
+    advanceEpochs();
+    for (int r = 0; r < ranks; ++r)
+      recovered &= outputs(r) == first[r];
+    std::printf("%-40s %-14s %s\n", stem.c_str(), "(recovered)",
+                recovered ? "PASS: buffers zeroed, every rank's outputs as the first launch's"
+                          : "FAIL: after zeroing, a fault or outputs unlike the first launch's");
+    good &= recovered;
+  }
 
   // A wrong binding is refused by name; so is a rank the launch does not have.
   good &= refuses(monodc_launcher_bind(rs[0].launcher, "no_such_region",

@@ -33,7 +33,8 @@ if [ "${BUILD:-1}" = 1 ]; then
   # spare), each into its own log, gathered into build.log.
   link=(-L "$CUDA/lib64" -L "$CUDA/lib64/stubs" -lcuda -lnvrtc -Wl,-rpath,"$CUDA/lib64")
   reference=(-I "$ROOT/runtime/formats/include" -I "$ROOT/tests/reference/include")
-  launch=(-I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$CUDA/include")
+  launch=(-I "$ROOT/runtime/launch/include" -I "$ROOT/runtime/keys/include" -I "$ROOT/runtime/device/include"
+          -I "$CUDA/include")
   pids=()
   build() {  # build PROGRAM G++-ARGUMENTS...
     local program="$1"
@@ -70,7 +71,7 @@ status=0
 LAUNCHER="$ROOT/bench/gpu/emitted/launcher"
 if [ -d "$LAUNCHER" ] && wanted launcher; then
   includes=()
-  for d in runtime/formats/include tests/reference/include runtime/launch/include runtime/keys/include \
+  for d in runtime/formats/include tests/reference/include runtime/launch/include runtime/keys/include runtime/device/include \
            runtime/cache/include runtime/codeobject/include runtime/api/include \
            runtime/backends/nvrtc/include runtime/backends/hiprtc/include; do
     includes+=(-I "$ROOT/$d")

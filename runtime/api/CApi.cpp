@@ -276,6 +276,24 @@ monodc_error *monodc_launcher_launch(monodc_launcher *launcher, void *stream) {
   return check(launcher->launcher->launch(stream));
 }
 
+monodc_error *monodc_launcher_set_wait_budget(monodc_launcher *launcher, uint32_t microseconds) {
+  if (!launcher)
+    return toError("monodc_launcher_set_wait_budget: a null launcher");
+  return check(launcher->launcher->setWaitBudget(microseconds));
+}
+
+monodc_error *monodc_launcher_check_waits(monodc_launcher *launcher, void *stream) {
+  if (!launcher)
+    return toError("monodc_launcher_check_waits: a null launcher");
+  return check(launcher->launcher->checkWaits(stream));
+}
+
+monodc_error *monodc_launcher_reset_scratch(monodc_launcher *launcher) {
+  if (!launcher)
+    return toError("monodc_launcher_reset_scratch: a null launcher");
+  return check(launcher->launcher->resetScratch());
+}
+
 void monodc_launcher_destroy(monodc_launcher *launcher) { delete launcher; }
 
 } // extern "C"

@@ -85,6 +85,17 @@ MONO_DEV void mono_store_release_system_u64(mono_u64 *p, mono_u64 v) {
 MONO_DEV void mono_fence_release_system() { __threadfence_system(); }
 MONO_DEV void mono_fence_acquire_system() { __threadfence_system(); }
 MONO_DEV void mono_poll_pause() { __nanosleep(64); }
+// Nanoseconds of the global timer. "memory": the read does not move across
+// the barriers around what a stage timer or a poll's budget measures.
+MONO_DEV mono_u64 mono_clock_ns() {
+  mono_u64 t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t) :: "memory");
+  return t;
+}
+// Device scope; the one writer of the wait-fault record wins it.
+MONO_DEV mono_u32 mono_atomic_cas_device(mono_u32 *p, mono_u32 expected, mono_u32 desired) {
+  return atomicCAS(p, expected, desired);
+}
 // Asynchronous copies to shared memory (cp.async, sm_80 on): the weight
 // rings of gemv_rows. Small copies go through L1 (.ca); 16 bytes bypass it.
 #define MONO_HAS_ASYNC_COPY 1

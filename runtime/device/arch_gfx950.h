@@ -96,6 +96,21 @@ MONO_DEV void mono_store_release_system_u64(mono_u64 *p, mono_u64 v) {
 MONO_DEV void mono_fence_release_system() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, ""); }
 MONO_DEV void mono_fence_acquire_system() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, ""); }
 MONO_DEV void mono_poll_pause() { __builtin_amdgcn_s_sleep(1); }
+// s_memrealtime: the constant 100 MHz clock, 10 ns a tick. The empty asm
+// keeps the read from moving across the barriers around what a stage timer
+// or a poll's budget measures.
+MONO_DEV mono_u64 mono_clock_ns() {
+  __asm__ volatile("" ::: "memory");
+  const mono_u64 t = __builtin_amdgcn_s_memrealtime();
+  __asm__ volatile("" ::: "memory");
+  return t * 10;
+}
+// Device scope; the one writer of the wait-fault record wins it.
+MONO_DEV mono_u32 mono_atomic_cas_device(mono_u32 *p, mono_u32 expected, mono_u32 desired) {
+  __hip_atomic_compare_exchange_strong(p, &expected, desired, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                       __HIP_MEMORY_SCOPE_AGENT);
+  return expected;
+}
 
 #if defined(__gfx950__)
 // gfx950 converts the two FP4 codes of a byte (low nibble first), or the two

@@ -1358,12 +1358,62 @@ MONO_DEV void mono_publish_rest(mono_u64 *flags, mono_i64 first, mono_i64 end, m
     mono_store_relaxed_device_u64(&flags[task], mono_flag_pair(task, tag));
 }
 
-// Batched poll: thread i reloads pair first + i (+ k * MONO_BLOCK) until its
-// tag is the step's, then the block meets and every thread fences (acquire).
-MONO_DEV void mono_wait_flags(const mono_u64 *flags, mono_i64 first, mono_i64 count, mono_u32 tag) {
-  for (mono_i64 i = mono_tid(); i < count; i += MONO_BLOCK)
-    while ((mono_u32)(mono_load_acquire_device_u64(&flags[first + i]) >> 32) != tag)
+// ---- bounded polls ----
+// A poll that has waited longer than the rank's budget gives up: the first
+// poll of the rank to do so writes the wait-fault record (epoch_shape.h),
+// and from then on every poll of the rank gives up at its first miss. A
+// wait that gives up goes on as if its flags were set (the block keeps
+// meeting at every barrier, so no thread leaves another waiting), and the
+// launch runs to its end with outputs that mean nothing; the runtime reads
+// the record and reports the wait. Only a poll that misses reaches here.
+MONO_DEV bool mono_poll_gives_up(mono_u32 *epoch, mono_u64 start, int rank, int site,
+                                 mono_i64 flag, mono_u32 tag, mono_u32 seen) {
+  mono_u32 *record = epoch + mono_epoch_fault_word(MONO_GRID);
+  if (mono_load_acquire_device(record + MONO_FAULT_STATE) != 0u)
+    return true;
+  const mono_u32 budget = mono_load_acquire_device(record + MONO_FAULT_BUDGET_US);
+  const mono_u64 limit = 1000ull * (budget ? budget : MONO_DEFAULT_WAIT_BUDGET_US);
+  if (mono_clock_ns() - start < limit)
+    return false;
+  if (mono_atomic_cas_device(record + MONO_FAULT_STATE, 0u, 1u) == 0u) {
+    mono_store_relaxed_device(record + MONO_FAULT_RANK, (mono_u32)rank);
+    mono_store_relaxed_device(record + MONO_FAULT_CTA, (mono_u32)mono_cta());
+    mono_store_relaxed_device(record + MONO_FAULT_SITE, (mono_u32)site);
+    mono_store_relaxed_device(record + MONO_FAULT_FLAG, (mono_u32)flag);
+    mono_store_relaxed_device(record + MONO_FAULT_EXPECTED, tag);
+    mono_store_relaxed_device(record + MONO_FAULT_SEEN, seen);
+  }
+  return true;
+}
+
+// Thread i polls flags first + i (+ k * MONO_BLOCK) until each holds the
+// step's tag or the rank gives up; the clock starts at a flag's first miss.
+// SYSTEM: peer flags, read at system scope.
+template <int SYSTEM>
+MONO_DEV mono_u32 mono_flag_tag(const mono_u64 *flag) {
+  return (mono_u32)((SYSTEM ? mono_load_acquire_system_u64(flag)
+                            : mono_load_acquire_device_u64(flag)) >> 32);
+}
+template <int SYSTEM>
+MONO_DEV void mono_poll_flags(const mono_u64 *flags, mono_i64 first, mono_i64 count, mono_u32 tag,
+                              mono_u32 *epoch, int rank, int site) {
+  for (mono_i64 i = mono_tid(); i < count; i += MONO_BLOCK) {
+    mono_u32 seen = mono_flag_tag<SYSTEM>(&flags[first + i]);
+    if (seen == tag)
+      continue;
+    const mono_u64 start = mono_clock_ns();
+    do {
       mono_poll_pause();
+      seen = mono_flag_tag<SYSTEM>(&flags[first + i]);
+    } while (seen != tag && !mono_poll_gives_up(epoch, start, rank, site, first + i, tag, seen));
+  }
+}
+
+// Batched poll: every thread polls its share of the flags, then the block
+// meets and every thread fences (acquire).
+MONO_DEV void mono_wait_flags(const mono_u64 *flags, mono_i64 first, mono_i64 count, mono_u32 tag,
+                              mono_u32 *epoch, int rank, int site) {
+  mono_poll_flags<0>(flags, first, count, tag, epoch, rank, site);
   mono_block_sync();
   if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_acquire_device();
 }
@@ -1381,10 +1431,9 @@ MONO_DEV void mono_publish_peer_flag(mono_u8 *const *peers, int ranks, mono_i64 
                                     mono_flag_pair(task, tag));
 }
 
-MONO_DEV void mono_wait_peer_flags(const mono_u64 *flags, mono_i64 first, mono_i64 count, mono_u32 tag) {
-  for (mono_i64 i = mono_tid(); i < count; i += MONO_BLOCK)
-    while ((mono_u32)(mono_load_acquire_system_u64(&flags[first + i]) >> 32) != tag)
-      mono_poll_pause();
+MONO_DEV void mono_wait_peer_flags(const mono_u64 *flags, mono_i64 first, mono_i64 count,
+                                   mono_u32 tag, mono_u32 *epoch, int rank, int site) {
+  mono_poll_flags<1>(flags, first, count, tag, epoch, rank, site);
   mono_block_sync();
   if (!MONO_BARRIER_IS_CUMULATIVE) mono_fence_acquire_system();
 }

@@ -43,6 +43,9 @@ CudaDriver::load(const std::vector<std::string> &candidates) {
   cuda->library_.resolve(cuda->memFree_, "cuMemFree_v2", resolved);
   cuda->library_.resolve(cuda->memsetD8_, "cuMemsetD8_v2", resolved);
   cuda->library_.resolve(cuda->ctxSynchronize_, "cuCtxSynchronize", resolved);
+  cuda->library_.resolve(cuda->streamSynchronize_, "cuStreamSynchronize", resolved);
+  cuda->library_.resolve(cuda->memcpyDtoH_, "cuMemcpyDtoH_v2", resolved);
+  cuda->library_.resolve(cuda->memcpyHtoD_, "cuMemcpyHtoD_v2", resolved);
   cuda->library_.resolve(cuda->launchKernel_, "cuLaunchKernel", resolved);
   cuda->library_.resolve(cuda->getErrorName_, "cuGetErrorName", resolved);
   if (!resolved)
@@ -160,6 +163,20 @@ Status CudaDriver::zero(void *pointer, size_t bytes) {
       !s)
     return s;
   return check(ctxSynchronize_(), "cuCtxSynchronize");
+}
+
+Status CudaDriver::synchronize(void *stream) {
+  return check(streamSynchronize_(stream), "cuStreamSynchronize");
+}
+
+Status CudaDriver::copyToHost(void *host, const void *device, size_t bytes) {
+  return check(memcpyDtoH_(host, reinterpret_cast<unsigned long long>(device), bytes),
+               "cuMemcpyDtoH");
+}
+
+Status CudaDriver::copyToDevice(void *device, const void *host, size_t bytes) {
+  return check(memcpyHtoD_(reinterpret_cast<unsigned long long>(device), host, bytes),
+               "cuMemcpyHtoD");
 }
 
 Status CudaDriver::launch(void *function, unsigned grid, unsigned block, int64_t dynamicShared,

@@ -35,6 +35,8 @@ HipRuntime::load(const std::vector<std::string> &candidates) {
   hip->library_.resolve(hip->free_, "hipFree", resolved);
   hip->library_.resolve(hip->memset_, "hipMemset", resolved);
   hip->library_.resolve(hip->deviceSynchronize_, "hipDeviceSynchronize", resolved);
+  hip->library_.resolve(hip->streamSynchronize_, "hipStreamSynchronize", resolved);
+  hip->library_.resolve(hip->memcpy_, "hipMemcpy", resolved);
   hip->library_.resolve(hip->moduleLaunchKernel_, "hipModuleLaunchKernel", resolved);
   hip->library_.resolve(hip->getErrorString_, "hipGetErrorString", resolved);
   if (!resolved)
@@ -118,6 +120,19 @@ Status HipRuntime::zero(void *pointer, size_t bytes) {
   if (Status s = check(memset_(pointer, 0, bytes), "hipMemset"); !s)
     return s;
   return check(deviceSynchronize_(), "hipDeviceSynchronize");
+}
+
+Status HipRuntime::synchronize(void *stream) {
+  return check(streamSynchronize_(stream), "hipStreamSynchronize");
+}
+
+// hipMemcpyKind: 1 host to device, 2 device to host.
+Status HipRuntime::copyToHost(void *host, const void *device, size_t bytes) {
+  return check(memcpy_(host, device, bytes, 2), "hipMemcpy");
+}
+
+Status HipRuntime::copyToDevice(void *device, const void *host, size_t bytes) {
+  return check(memcpy_(device, host, bytes, 1), "hipMemcpy");
 }
 
 Status HipRuntime::launch(void *function, unsigned grid, unsigned block, int64_t dynamicShared,

@@ -1,6 +1,8 @@
 //===- LaunchInterface.cpp - a launch's kernel manifest, read without LLVM ===//
 #include "monodc/runtime/LaunchInterface.h"
 
+#include "monodc/device/epoch_shape.h"
+
 #include <charconv>
 #include <sstream>
 
@@ -60,6 +62,9 @@ std::string LaunchInterface::text() const {
     out << "ranks " << ranks << "\npeer_slot_bytes " << peerSlotBytes << "\n";
   for (const StageSpec &s : stages)
     out << "stage " << s.index << " " << s.name << " " << s.tasks << "\n";
+  for (const WaitSiteSpec &w : waits)
+    out << "wait " << w.site << " " << w.stage << " " << w.flags
+        << (w.peerRank >= 0 ? " " + std::to_string(w.peerRank) : "") << "\n";
   // The manifest interleaves arg and scratch lines in region order; the
   // order within each kind is all that matters, and is kept.
   for (const RegionSpec &r : arguments)
@@ -122,6 +127,14 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       ok = w.size() == 4 && toInt(w[1], s.index) && toInt(w[3], s.tasks);
       s.name = ok ? w[2] : "";
       result.stages.push_back(std::move(s));
+    } else if (tag == "wait") {
+      WaitSiteSpec site;
+      // `wait SITE STAGE FLAGS`, and the rank polled where it is a peer's.
+      ok = (w.size() == 4 || (w.size() == 5 && toInt(w[4], site.peerRank))) &&
+           toInt(w[1], site.site) && site.site == static_cast<int64_t>(result.waits.size());
+      site.stage = ok ? w[2] : "";
+      site.flags = ok ? w[3] : "";
+      result.waits.push_back(std::move(site));
     } else if (tag == "arg" || tag == "scratch") {
       RegionSpec r;
       ok = readRegion(w, tag == "scratch", r);
@@ -130,8 +143,8 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +
                        ": unknown line '" + line +
                        "' (known: kernel, grid, block, rows, scratch_bytes, epoch_words, "
-                       "step_tag, ends_step, dynamic_shared_bytes, ranks, peer_slot_bytes, stage, arg, "
-                       "index, scratch)");
+                       "step_tag, ends_step, dynamic_shared_bytes, ranks, peer_slot_bytes, stage, wait, "
+                       "arg, index, scratch)");
     }
     if (!ok)
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +
@@ -139,5 +152,12 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
   }
   if (!sawKernel || !sawGrid || !sawBlock || !sawEpoch)
     return makeError("bad kernel manifest: it needs kernel, grid, block and epoch_words lines");
+  // The launcher reads the wait-fault record at the end of the epoch buffer.
+  if (result.grid < 1 || result.epochWords != mono_epoch_words(result.grid))
+    return makeError("bad kernel manifest: epoch_words " + std::to_string(result.epochWords) +
+                     " is not the epoch buffer of grid " + std::to_string(result.grid) + " (" +
+                     std::to_string(result.grid < 1 ? 0 : mono_epoch_words(result.grid)) +
+                     " words: epoch, arrivals, a mark per CTA, 256 counters, the wait-fault "
+                     "record); a manifest from another monodc version?");
   return result;
 }

@@ -1,5 +1,6 @@
 //===- Launcher.cpp - load a code object and launch it on a stream --------===//
 #include "monodc/runtime/Launcher.h"
+#include "monodc/runtime/WaitFault.h"
 
 using namespace monodc::runtime;
 
@@ -99,4 +100,50 @@ Status Launcher::launch(void *stream) {
   return runtime_->launch(function_, static_cast<unsigned>(interface_.grid),
                           static_cast<unsigned>(interface_.block), interface_.dynamicSharedBytes,
                           stream, *kernarg);
+}
+
+namespace {
+/// The bound epoch buffer's wait-fault record, or an error naming `what`.
+Result<char *> faultRecord(const std::map<std::string, uint64_t> &bound,
+                           const LaunchInterface &interface, const char *what) {
+  auto epoch = bound.find(kEpochArgument);
+  if (epoch == bound.end())
+    return makeError(std::string(what) + " needs the epoch buffer (" + kEpochArgument +
+                     ") bound first");
+  return reinterpret_cast<char *>(epoch->second) + waitFaultOffsetBytes(interface.grid);
+}
+} // namespace
+
+Status Launcher::setWaitBudget(uint32_t microseconds) {
+  Result<char *> record = faultRecord(bound_, interface_, "setting the wait budget");
+  if (!record)
+    return record.error();
+  if (Status s = runtime_->setDevice(device_); !s)
+    return s;
+  return runtime_->copyToDevice(*record + 4 * MONO_FAULT_BUDGET_US, &microseconds,
+                                sizeof microseconds);
+}
+
+Status Launcher::checkWaits(void *stream) {
+  Result<char *> record = faultRecord(bound_, interface_, "checking the waits");
+  if (!record)
+    return record.error();
+  if (Status s = runtime_->setDevice(device_); !s)
+    return s;
+  if (Status s = runtime_->synchronize(stream); !s)
+    return s;
+  WaitFaultWords words{};
+  if (Status s = runtime_->copyToHost(words.data(), *record, sizeof words); !s)
+    return s;
+  if (std::optional<WaitFault> fault = readWaitFault(words))
+    return makeError(describeWaitFault(*fault, interface_));
+  return Status::success();
+}
+
+Status Launcher::resetScratch() {
+  if (!workspace_)
+    return Status::success();
+  if (Status s = runtime_->setDevice(device_); !s)
+    return s;
+  return runtime_->zero(workspace_, static_cast<size_t>(layout_.workspaceBytes));
 }

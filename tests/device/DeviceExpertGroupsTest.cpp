@@ -13,6 +13,7 @@
 // clang-format off
 #include "prelude.h"
 #include "monodc/device/gemv_shape.h"
+#include "monodc/device/epoch_shape.h"
 #include "HostArch.h"
 #include "generic.h"
 // clang-format on

@@ -3,15 +3,19 @@
 // skips the rest of its stage publishes for the later tasks (mono.skip_unless
 // rest): every one from the first with the stride, none before it or between;
 // and a dynamic stage's loop as the emitter prints it, whose publishes hand
-// the block its next task (mono_publish_and_claim).
+// the block its next task (mono_publish_and_claim); and the bounded polls,
+// which give up past the rank's budget and write the wait-fault record.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 // clang-format off
 #include "prelude.h"
 #include "monodc/device/gemv_shape.h"
+#include "monodc/device/epoch_shape.h"
 #include "HostArch.h"
 #include "generic.h"
 // clang-format on
@@ -71,3 +75,90 @@ TEST(DeviceMailbox, APublishThatClaimsHandsEveryThreadTheNextTaskInTurn) {
 }
 
 } // namespace
+
+// ---- bounded polls: a wait past the rank's budget gives up and says where ----
+
+struct EpochBuffer {
+  std::vector<mono_u32> words = std::vector<mono_u32>(mono_epoch_words(MONO_GRID), 0u);
+  mono_u32 *record() { return words.data() + mono_epoch_fault_word(MONO_GRID); }
+};
+
+/// Runs `wait` on one block and returns the seconds it took.
+double timedBlock(const std::function<void()> &wait) {
+  const auto start = std::chrono::steady_clock::now();
+  host_arch::runBlock(wait);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(DeviceMailbox, FlagsThatHoldTheTagAreWaitedForWithoutAFault) {
+  std::vector<mono_u64> flags(300);
+  for (mono_i64 t = 0; t < 300; ++t)
+    flags[t] = flagOf(t);
+  EpochBuffer epoch;
+  epoch.record()[MONO_FAULT_BUDGET_US] = 1000;
+  timedBlock([&] { mono_wait_flags(flags.data(), 0, 300, kTag, epoch.words.data(), 0, 2); });
+  timedBlock([&] { mono_wait_peer_flags(flags.data(), 0, 300, kTag, epoch.words.data(), 0, 3); });
+  EXPECT_EQ(epoch.record()[MONO_FAULT_STATE], 0u);
+}
+
+TEST(DeviceMailbox, AWaitPastItsBudgetGivesUpAndRecordsWhere) {
+  // Two flags never get the tag: whichever poll gives up first writes the
+  // record, whole, and the block leaves the wait instead of hanging.
+  std::vector<mono_u64> flags(300);
+  for (mono_i64 t = 0; t < 300; ++t)
+    flags[t] = flagOf(t);
+  flags[263] = (mono_u64(5) << 32) | 263u;
+  flags[9] = (mono_u64(3) << 32) | 9u;
+  for (int peer : {0, 1}) {
+    EpochBuffer epoch;
+    epoch.record()[MONO_FAULT_BUDGET_US] = 2000;
+    const double seconds = timedBlock([&] {
+      if (peer)
+        mono_wait_peer_flags(flags.data(), 0, 300, kTag, epoch.words.data(), 1, 4);
+      else
+        mono_wait_flags(flags.data(), 0, 300, kTag, epoch.words.data(), 1, 4);
+    });
+    const mono_u32 *record = epoch.record();
+    EXPECT_GE(seconds, 0.002) << "peer " << peer;
+    EXPECT_LT(seconds, 2.0) << "peer " << peer;
+    EXPECT_EQ(record[MONO_FAULT_STATE], 1u);
+    EXPECT_EQ(record[MONO_FAULT_RANK], 1u);
+    EXPECT_EQ(record[MONO_FAULT_CTA], 0u);
+    EXPECT_EQ(record[MONO_FAULT_SITE], 4u);
+    EXPECT_EQ(record[MONO_FAULT_EXPECTED], kTag);
+    ASSERT_TRUE(record[MONO_FAULT_FLAG] == 263u || record[MONO_FAULT_FLAG] == 9u)
+        << record[MONO_FAULT_FLAG];
+    EXPECT_EQ(record[MONO_FAULT_SEEN], record[MONO_FAULT_FLAG] == 263u ? 5u : 3u);
+    EXPECT_EQ(record[MONO_FAULT_BUDGET_US], 2000u) << "the budget is the host's to set";
+  }
+}
+
+TEST(DeviceMailbox, OnceARankGaveUpEveryMissGivesUpAtOnceAndTheFirstRecordStays) {
+  // Another CTA of the rank already gave up: a miss here does not wait out
+  // its own (long) budget, and does not overwrite what the record says.
+  std::vector<mono_u64> flags(4, 0);
+  EpochBuffer epoch;
+  mono_u32 *record = epoch.record();
+  record[MONO_FAULT_BUDGET_US] = 60u * 1000u * 1000u;
+  record[MONO_FAULT_STATE] = 1;
+  record[MONO_FAULT_SITE] = 11;
+  record[MONO_FAULT_FLAG] = 42;
+  const double seconds =
+      timedBlock([&] { mono_wait_flags(flags.data(), 0, 4, kTag, epoch.words.data(), 0, 2); });
+  EXPECT_LT(seconds, 10.0);
+  EXPECT_EQ(record[MONO_FAULT_SITE], 11u);
+  EXPECT_EQ(record[MONO_FAULT_FLAG], 42u);
+}
+
+TEST(DeviceMailbox, TheBudgetDefaultsWhenTheHostSetsNone) {
+  // A poll that began 1 ms ago: within the default budget (word 0) it goes
+  // on polling; with a budget of 500 us set it gives up.
+  EpochBuffer epoch;
+  const mono_u64 start = mono_clock_ns() - 1000000ull;
+  EXPECT_FALSE(mono_poll_gives_up(epoch.words.data(), start, 0, 1, 3, kTag, 0));
+  EXPECT_EQ(epoch.record()[MONO_FAULT_STATE], 0u);
+  epoch.record()[MONO_FAULT_BUDGET_US] = 500;
+  EXPECT_TRUE(mono_poll_gives_up(epoch.words.data(), start, 0, 1, 3, kTag, 0));
+  EXPECT_EQ(epoch.record()[MONO_FAULT_STATE], 1u);
+  EXPECT_EQ(MONO_DEFAULT_WAIT_BUDGET_US, 5000000u);
+}

@@ -7,8 +7,10 @@
 #ifndef MONODC_TESTS_DEVICE_HOSTARCH_H
 #define MONODC_TESTS_DEVICE_HOSTARCH_H
 
+#include <atomic>
 #include <barrier>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -69,7 +71,9 @@ MONO_DEV mono_u32 mono_atomic_add_device(mono_u32 *p, mono_u32 v) {
 MONO_DEV mono_u32 mono_atomic_add_relaxed_device(mono_u32 *p, mono_u32 v) {
   return mono_atomic_add_device(p, v);
 }
-MONO_DEV mono_u32 mono_load_acquire_device(const mono_u32 *p) { return *p; }
+MONO_DEV mono_u32 mono_load_acquire_device(const mono_u32 *p) {
+  return std::atomic_ref<mono_u32>(*const_cast<mono_u32 *>(p)).load(std::memory_order_acquire);
+}
 MONO_DEV void mono_store_relaxed_device(mono_u32 *p, mono_u32 v) { *p = v; }
 MONO_DEV void mono_store_release_device(mono_u32 *p, mono_u32 v) { *p = v; }
 MONO_DEV mono_u64 mono_load_acquire_device_u64(const mono_u64 *p) { return *p; }
@@ -81,7 +85,18 @@ MONO_DEV mono_u64 mono_load_acquire_system_u64(const mono_u64 *p) { return *p; }
 MONO_DEV void mono_store_release_system_u64(mono_u64 *p, mono_u64 v) { *p = v; }
 MONO_DEV void mono_fence_release_system() {}
 MONO_DEV void mono_fence_acquire_system() {}
-MONO_DEV void mono_poll_pause() {}
+MONO_DEV void mono_poll_pause() { std::this_thread::yield(); }
+MONO_DEV mono_u64 mono_clock_ns() {
+  return static_cast<mono_u64>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+// Atomic across the block's threads: every poll of a block that gives up
+// races for the wait-fault record.
+MONO_DEV mono_u32 mono_atomic_cas_device(mono_u32 *p, mono_u32 expected, mono_u32 desired) {
+  std::atomic_ref<mono_u32>(*p).compare_exchange_strong(expected, desired);
+  return expected;
+}
 
 // Asynchronous copies as CUDA's cp.async: a thread's copies happen only when
 // it waits for their group, so a read that comes before its wait sees stale

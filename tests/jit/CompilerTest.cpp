@@ -107,7 +107,7 @@ TEST(Compiler, RefusesAKernelThatNeedsScratchAtBuildTime) {
 })";
   emitted.sourceName = "spill.hip";
   emitted.manifest = "kernel mono_spill\ngrid 1\nblock 64\nrows 1\nscratch_bytes 0\n"
-                     "epoch_words 0\n";
+                     "epoch_words 267\n";  // grid 1's epoch buffer
   emitted.interface = *LaunchInterface::parse(emitted.manifest);
   auto entry = compiler.compile(*key, emitted);
   ASSERT_FALSE(entry.ok());

@@ -4,6 +4,7 @@ launcher on the stand-in HIP library, and tensors as stand-ins with torch's
 attributes (torch is not on the CI machine). Run by ctest (python_package)
 with MONODC_LIBRARY, MONODC_HIP_LIBRARY and MONODC_TEST_CACHE set."""
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -96,6 +97,31 @@ class KernelsAndLaunches(unittest.TestCase):
             launcher.bind(name, FakeTensor("bfloat16", (32,), 2))
         launcher.bind("mono_epoch", FakeTensor("int32", (10,), 4))
         launcher.launch(stream=0)
+        launcher.close()
+
+    def test_a_wait_that_gave_up_is_an_error_naming_it(self):
+        # The stand-in's device memory is host memory: the test writes the
+        # epoch buffer's wait-fault record as a kernel whose poll gave up would.
+        _, kernel = sample_kernel()
+        launcher = monodc.Launcher(kernel, device=0)
+        record = 2 + kernel.grid + 256  # epoch, arrivals, marks, counters
+        epoch = (ctypes.c_uint32 * (record + 8))()
+
+        class Buffer:
+            def data_ptr(self):
+                return ctypes.addressof(epoch)
+
+        launcher.bind("mono_epoch", Buffer())
+        launcher.check_waits(stream=0)
+        launcher.set_wait_budget(1000)
+        self.assertEqual(epoch[record + 1], 1000)
+        epoch[record:record + 8] = [1, 1000, 0, 2, 0, 5, 3, 1]
+        with self.assertRaisesRegex(
+                monodc.Error, "kernel mono_attention_front: rank 0 CTA 2 gave up waiting after its "
+                "budget of 1 ms: stage 'only' \\(wait site 0\\) polled 'only.flags' flag 5 for "
+                "the step's tag 3 and saw tag 1"):
+            launcher.check_waits(stream=0)
+        launcher.reset_scratch()
         launcher.close()
 
     def test_step_widths(self):

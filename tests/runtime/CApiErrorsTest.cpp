@@ -235,7 +235,7 @@ TEST_F(CApiErrors, WrongBuffersForALauncher) {
   EXPECT_EQ(take(monodc_launcher_bind(l, "w", buffers[1])), "(no error)");
   EXPECT_EQ(take(monodc_launcher_bind(l, "y", buffers[2])), "(no error)");
   EXPECT_EQ(take(monodc_launcher_launch(l, nullptr)),
-            "region 'mono_epoch' (epoch, 40 bytes) is not bound");
+            "region 'mono_epoch' (epoch, 1080 bytes) is not bound");
   EXPECT_EQ(take(monodc_launcher_bind(l, "mono_epoch", buffers[3])), "(no error)");
   EXPECT_EQ(take(monodc_launcher_launch(l, nullptr)), "(no error)");
   monodc_launcher_destroy(l);

@@ -19,9 +19,11 @@ grid 132
 block 256
 rows 12
 scratch_bytes 17664
-epoch_words 390
+epoch_words 398
 stage 0 seam.norm 12
 stage 1 front.wqkv 144
+wait 0 front.wqkv seam.norm.flags
+wait 1 front.wqkv allreduce.peer_flags 1
 arg u input bf16 12 512 12288
 arg attn_norm weight bf16 1 512 1024
 arg y output bf16 12 512 12288
@@ -38,10 +40,15 @@ TEST(LaunchInterface, ReadsAKernelManifest) {
   EXPECT_EQ(interface->block, 256);
   EXPECT_EQ(interface->rows, 12);
   EXPECT_EQ(interface->scratchBytes, 17664);
-  EXPECT_EQ(interface->epochWords, 390);
+  EXPECT_EQ(interface->epochWords, 398);
   ASSERT_EQ(interface->stages.size(), 2u);
   EXPECT_EQ(interface->stages[1].name, "front.wqkv");
   EXPECT_EQ(interface->stages[1].tasks, 144);
+  ASSERT_EQ(interface->waits.size(), 2u);
+  EXPECT_EQ(interface->waits[0].stage, "front.wqkv");
+  EXPECT_EQ(interface->waits[0].flags, "seam.norm.flags");
+  EXPECT_EQ(interface->waits[0].peerRank, -1);
+  EXPECT_EQ(interface->waits[1].peerRank, 1);
   ASSERT_EQ(interface->arguments.size(), 4u);
   EXPECT_EQ(interface->arguments[3].name, "qn"); // kernel order, across scratch lines
   EXPECT_EQ(interface->arguments[1].kind, "weight");
@@ -70,7 +77,7 @@ TEST(LaunchInterface, ReadsTheDynamicSharedMemoryOfAnSm90Launch) {
 TEST(LaunchInterface, RefusesWhatItCannotRead) {
   EXPECT_NE(LaunchInterface::parse(std::string(kManifest) + "sync 2\n")
                 .message()
-                .find("line 15: unknown line 'sync 2'"),
+                .find("line 17: unknown line 'sync 2'"),
             std::string::npos);
   EXPECT_NE(LaunchInterface::parse("kernel k\ngrid 1\nblock 64\nepoch_words x\n")
                 .message()
@@ -78,6 +85,22 @@ TEST(LaunchInterface, RefusesWhatItCannotRead) {
             std::string::npos);
   EXPECT_NE(LaunchInterface::parse("arg u input bf16 1 2 4\n").message().find("needs kernel"),
             std::string::npos);
+  // Wait sites come in order, each naming a stage, its flags and a rank.
+  EXPECT_NE(LaunchInterface::parse(std::string(kManifest) + "wait 5 s f\n")
+                .message()
+                .find("cannot read 'wait 5 s f'"),
+            std::string::npos);
+  EXPECT_NE(LaunchInterface::parse(std::string(kManifest) + "wait 2 s f -1\n")
+                .message()
+                .find("cannot read 'wait 2 s f -1'"),
+            std::string::npos);
+  // An epoch buffer without the wait-fault record (an older manifest).
+  std::string old = kManifest;
+  old.replace(old.find("epoch_words 398"), 15, "epoch_words 390");
+  EXPECT_NE(LaunchInterface::parse(old).message().find(
+                "epoch_words 390 is not the epoch buffer of grid 132 (398 words"),
+            std::string::npos)
+      << LaunchInterface::parse(old).message();
 }
 
 TEST(ArgumentLayout, PointersInOrderThenScratchAndEpoch) {
@@ -94,7 +117,7 @@ TEST(ArgumentLayout, PointersInOrderThenScratchAndEpoch) {
   EXPECT_EQ(layout->kernargBytes, 48);
   EXPECT_EQ(layout->slot("mono_scratch")->bytes, 17664);
   EXPECT_TRUE(layout->slot("mono_scratch")->launcherOwned);
-  EXPECT_EQ(layout->slot("mono_epoch")->bytes, 390 * 4);
+  EXPECT_EQ(layout->slot("mono_epoch")->bytes, 398 * 4);
   EXPECT_FALSE(layout->slot("mono_epoch")->launcherOwned);
   EXPECT_EQ(layout->slot("y")->bytes, 12288);
   EXPECT_EQ(layout->workspaceBytes, 17664);

@@ -1,10 +1,11 @@
 // The launcher: with no HIP runtime or CUDA driver, or no GPU, it is a clear
 // error; with stand-ins (FakeHip.c, FakeCuda.c) its loading, occupancy
 // check, scratch buffer, dynamic shared memory and kernel arguments are
-// checked without a GPU.
+// checked without a GPU, and the wait-fault record it reads after a launch.
 #include "monodc/runtime/CudaDriver.h"
 #include "monodc/runtime/HipRuntime.h"
 #include "monodc/runtime/Launcher.h"
+#include "monodc/runtime/WaitFault.h"
 
 #include "support/TestSupport.h"
 
@@ -125,7 +126,7 @@ TEST(Launcher, AllocatesZeroesBindsAndLaunches) {
     ASSERT_TRUE(l.bind("u", buffers[0]).ok());
     ASSERT_TRUE(l.bind("w", buffers[1]).ok());
     ASSERT_TRUE(l.bind("y", buffers[2]).ok());
-    EXPECT_EQ(l.launch(nullptr).message(), "region 'mono_epoch' (epoch, 40 bytes) is not bound");
+    EXPECT_EQ(l.launch(nullptr).message(), "region 'mono_epoch' (epoch, 1080 bytes) is not bound");
     ASSERT_TRUE(l.bind("mono_epoch", buffers[3]).ok());
     EXPECT_FALSE(l.bind("v", buffers[0]).ok());
     EXPECT_FALSE(l.bind("mono_scratch", buffers[0]).ok());
@@ -144,6 +145,60 @@ TEST(Launcher, AllocatesZeroesBindsAndLaunches) {
   // Destroying the launcher frees its scratch and unloads its module.
   EXPECT_EQ(fake.get<size_t (*)()>("fake_hip_allocated")(), 0u);
   EXPECT_EQ(fake.get<int (*)()>("fake_hip_modules")(), 0);
+}
+
+TEST(Launcher, SetsTheWaitBudgetAndNamesAWaitThatGaveUp) {
+  // The stand-in's device memory is host memory: the test writes the
+  // epoch buffer's wait-fault record as a kernel whose poll gave up would.
+  Fake fake;
+  ASSERT_NE(fake.handle, nullptr) << dlerror();
+  configure(fake, "fake_hip_configure", 4, 1, 1);
+  auto hip = HipRuntime::load({MONODC_FAKE_HIP_PATH});
+  ASSERT_TRUE(hip.ok()) << hip.message();
+  Prepared p = prepare(false, 0, "wait 1 only peer.flags 1\n");
+  auto launcher = Launcher::create(*hip, p.codeObject, p.interface, p.layout, 0);
+  ASSERT_TRUE(launcher.ok()) << launcher.message();
+  Launcher &l = **launcher;
+  EXPECT_EQ(l.checkWaits(nullptr).message(),
+            "checking the waits needs the epoch buffer (mono_epoch) bound first");
+  EXPECT_EQ(l.setWaitBudget(1).message(),
+            "setting the wait budget needs the epoch buffer (mono_epoch) bound first");
+
+  std::vector<uint32_t> epoch(size_t(p.interface.epochWords), 0u);
+  ASSERT_TRUE(l.bind(kEpochArgument, epoch.data()).ok());
+  EXPECT_TRUE(l.checkWaits(nullptr).ok()) << "no poll gave up";
+  uint32_t *record = epoch.data() + mono_epoch_fault_word(p.interface.grid);
+  ASSERT_TRUE(l.setWaitBudget(250000).ok());
+  EXPECT_EQ(record[MONO_FAULT_BUDGET_US], 250000u);
+
+  record[MONO_FAULT_STATE] = 1;
+  record[MONO_FAULT_RANK] = 1;
+  record[MONO_FAULT_CTA] = 3;
+  record[MONO_FAULT_SITE] = 1;
+  record[MONO_FAULT_FLAG] = 7;
+  record[MONO_FAULT_EXPECTED] = 9;
+  record[MONO_FAULT_SEEN] = 7;
+  EXPECT_EQ(l.checkWaits(nullptr).message(),
+            "kernel mono_k: rank 1 CTA 3 gave up waiting after its budget of 250 ms: stage "
+            "'only' (wait site 1) polled rank 1's 'peer.flags' flag 7 for the step's tag 9 and "
+            "saw tag 7; the launch's outputs are not valid, and the step sequence's buffers "
+            "(epoch, peer, scratch) must be zeroed before its next step");
+  record[MONO_FAULT_SITE] = 0;
+  record[MONO_FAULT_BUDGET_US] = 0;
+  EXPECT_NE(l.checkWaits(nullptr).message().find(
+                "after its budget of 5000 ms: stage 'only' (wait site 0) polled 'only.flags' flag 7"),
+            std::string::npos)
+      << l.checkWaits(nullptr).message();
+  record[MONO_FAULT_SITE] = 9;
+  EXPECT_NE(l.checkWaits(nullptr).message().find("wait site 9 (not in the manifest) flag 7"),
+            std::string::npos);
+
+  // After a fault the scratch buffer (flags included) is zeroed again.
+  auto *scratch = static_cast<unsigned char *>(fake.get<void *(*)()>("fake_hip_last_allocation")());
+  std::memset(scratch, 0x5A, 512);
+  ASSERT_TRUE(l.resetScratch().ok());
+  EXPECT_EQ(scratch[0], 0);
+  EXPECT_EQ(scratch[511], 0);
 }
 
 TEST(Launcher, RefusesADeviceThatCannotHoldTheWholeGrid) {

@@ -105,6 +105,43 @@ TEST(AllReduce, AMissingPeerPublishIsADeadlock) {
       << run->describe();
 }
 
+TEST(AllReduce, PastAMissingPeerPublishEveryRankGivesUpAndTheLaunchEnds) {
+  // As the GPU's bounded waits do: each rank's first blocked poll writes
+  // the rank's wait-fault record (its peer wait's site, the flag, the tags),
+  // and the launch runs to its end. Without the fault, no record.
+  for (bool omit : {true, false}) {
+    mono::FusionOptions options;
+    if (omit)
+      options.testOmitPublish = "allreduce.push";
+    auto r = build(2, 2, options);
+    loadPartials(*r, 2, 7u);
+    auto run = sim::simulateRanks(r->launch, r->pointers, {sim::SchedulePolicy::Random, 1, 0});
+    ASSERT_TRUE(succeeded(run));
+    EXPECT_TRUE(run->ended) << run->describe();
+    const auto sites = mono::waitSites(r->launch);
+    const int64_t record = mono::epoch::faultWord(r->launch.getGrid());
+    for (int rank = 0; rank < 2; ++rank) {
+      const sim::RegionStorage &epoch = r->memories[rank]->region("epoch");
+      if (!omit) {
+        EXPECT_EQ(epoch.word(record + MONO_FAULT_STATE), 0u) << "rank " << rank;
+        continue;
+      }
+      ASSERT_EQ(run->gaveUp.size(), 2u) << run->describe();
+      EXPECT_EQ(epoch.word(record + MONO_FAULT_STATE), 1u);
+      EXPECT_EQ(epoch.word(record + MONO_FAULT_RANK), uint64_t(rank));
+      const uint64_t site = epoch.word(record + MONO_FAULT_SITE);
+      ASSERT_LT(site, sites.size());
+      EXPECT_TRUE(mlir::isa<mono::WaitPeerOp>(sites[site]));
+
+      EXPECT_EQ(epoch.word(record + MONO_FAULT_EXPECTED), 1u) << "step 0's tag, tag offset 1";
+      EXPECT_EQ(epoch.word(record + MONO_FAULT_SEEN), 0u);
+    }
+    if (omit)
+      EXPECT_NE(run->describe().find("gives up at wait site"), std::string::npos)
+          << run->describe();
+  }
+}
+
 TEST(AllReduce, AWrongRankOrderIsCaught) {
   // Partials 2^30, 1, -2^30, 1: in rank order f32 gives 1, in reverse 0. The
   // exact check must tell the two orders apart.

@@ -99,6 +99,52 @@ TEST(FusionProtocol, AMissingPublishIsReportedAsADeadlock) {
   EXPECT_NE(run->describe().find("stage 'front.wqkv'"), std::string::npos) << run->describe();
 }
 
+TEST(FusionProtocol, PastAMissingPublishTheBoundedWaitsGiveUpAndTheLaunchEnds) {
+  // The budget runs out: the poll that blocked first writes the record (a
+  // wait downstream of the norm may have blocked before the norm's own
+  // consumers, as on the GPU), every later miss gives up at once, and every
+  // CTA reaches the step's end. The same launch with its
+  // publish leaves the record empty.
+  const auto c = stages::tinyConfig();
+  for (bool omit : {true, false}) {
+    mono::FusionOptions options;
+    if (omit)
+      options.testOmitPublish = "seam.norm";
+    auto built = buildFront(c, 2, 8, options);
+    sim::LaunchMemory memory(built->launch);
+    loadFrontInputs(memory, makeFrontInputs(c, 2, 3u));
+    auto run = sim::simulate(built->launch, memory, {sim::SchedulePolicy::Random, 3, 0});
+    ASSERT_TRUE(succeeded(run));
+    EXPECT_TRUE(run->ended) << run->describe();
+    const int64_t record = mono::epoch::faultWord(built->launch.getGrid());
+    const sim::RegionStorage &epoch = memory.region("epoch");
+    if (!omit) {
+      EXPECT_FALSE(run->deadlock);
+      EXPECT_TRUE(run->gaveUp.empty());
+      EXPECT_EQ(epoch.word(record + MONO_FAULT_STATE), 0u);
+      continue;
+    }
+    ASSERT_EQ(run->gaveUp.size(), 1u) << run->describe();
+    const sim::Waiter &first = run->gaveUp.front();
+    EXPECT_EQ(epoch.word(record + MONO_FAULT_STATE), 1u);
+    EXPECT_EQ(epoch.word(record + MONO_FAULT_RANK), 0u);
+    EXPECT_EQ(epoch.word(record + MONO_FAULT_CTA), uint64_t(first.cta));
+    EXPECT_EQ(epoch.word(record + MONO_FAULT_FLAG), uint64_t(first.blockingFlag));
+    EXPECT_EQ(epoch.word(record + MONO_FAULT_EXPECTED), 1u);
+    EXPECT_EQ(epoch.word(record + MONO_FAULT_SEEN), 0u);
+    const auto sites = mono::waitSites(built->launch);
+    const uint64_t site = epoch.word(record + MONO_FAULT_SITE);
+    ASSERT_LT(site, sites.size());
+    auto wait = mlir::dyn_cast<mono::WaitOp>(sites[site]);
+    ASSERT_TRUE(wait);
+    EXPECT_EQ(wait.getFlags(), first.flags);
+    EXPECT_EQ(wait->getParentOfType<mono::StageOp>().getSymName(), first.stage);
+    // Every CTA marked the step's end.
+    for (int64_t cta = 0; cta < built->launch.getGrid(); ++cta)
+      EXPECT_EQ(epoch.word(mono::epoch::kMarks + cta), 1u) << "CTA " << cta;
+  }
+}
+
 TEST(FusionProtocol, StepsOfAlternatingWidthsNeedNoClearing) {
   // One epoch buffer for the step sequence; each width its own scratch.
   const auto c = stages::tinyConfig();

@@ -138,10 +138,12 @@ std::string describeLayout(monodc::mono::LaunchOp launch) {
   }
   int64_t grid = launch.getGrid();
   text += fmt::format("  epoch buffer ({} words of 4 B): [{}] epoch e, [{}] arrivals, "
-                      "[{}..{}) per-CTA marks, [{}..{}) task counters (slot e mod 256)\n",
+                      "[{}..{}) per-CTA marks, [{}..{}) task counters (slot e mod 256), "
+                      "[{}..{}) wait-fault record\n",
                       mono::epochWords(grid), mono::epoch::kEpochWord, mono::epoch::kArrivals,
                       mono::epoch::kMarks, mono::epoch::kMarks + grid,
-                      mono::epoch::countersWord(grid), mono::epochWords(grid));
+                      mono::epoch::countersWord(grid), mono::epoch::faultWord(grid),
+                      mono::epoch::faultWord(grid), mono::epochWords(grid));
   return text;
 }
 

@@ -177,6 +177,13 @@ private:
     prefetched[g] = slice;
   }
 
+  /// The arguments after the tag of a bounded wait: the epoch buffer (its
+  /// wait-fault record), the rank and the wait's site.
+  std::string waitSiteArguments(Operation *wait) {
+    return "mono_epoch, " + std::string(peerSlotBytes() > 0 ? "mono_rank" : "0") + ", " +
+           std::to_string(siteOfWait.lookup(wait));
+  }
+
   /// A wait marked `mono.polled_once` (mono-plan-waits: its flags do not
   /// depend on the task) is polled by a CTA's first task of the stage only.
   /// Declares the CTA's "seen" flag.
@@ -210,8 +217,8 @@ private:
     return nullptr;
   }
   bool stageTimers() const { return options.stageTimers != emit::StageTimers::Off; }
-  /// The stage timers' array and clock (emit::StageTimers), after the
-  /// device library.
+  /// The stage timers' array (emit::StageTimers), after the device library,
+  /// whose arch layer has the clock (mono_clock_ns).
   void declareStageTimers(int64_t stages) {
     const bool nvidia = targetOf(launch.getArch()).isNvidia();
     os << "// Stage timers (monodc build --stage-timers): CTA c's record of stage s is\n"
@@ -219,23 +226,7 @@ private:
        << " ...]: enter, leave (ns), ns in polls, GEMVs, publishes and\n"
        << "// block-wide library calls, tasks run, the task + 1 at which it left the rest.\n"
        << (nvidia ? "__device__" : "__attribute__((device))") << " mono_u64 mono_prof[MONO_GRID * "
-       << stages << " * " << emit::kStageTimerWords << "];\n"
-       << "MONO_DEV mono_u64 mono_now_ns() {\n";
-    if (nvidia) {
-      // "memory": the read does not move across the barriers inside the
-      // timed calls (a wait's end read before its barrier would count the
-      // poll as work).
-      os << "  mono_u64 t;\n"
-         << "  asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t) :: \"memory\");\n"
-         << "  return t;\n";
-    } else {
-      // s_memrealtime: the constant 100 MHz clock, 10 ns a tick.
-      os << "  __asm__ volatile(\"\" ::: \"memory\");\n"
-         << "  const mono_u64 t = __builtin_amdgcn_s_memrealtime();\n"
-         << "  __asm__ volatile(\"\" ::: \"memory\");\n"
-         << "  return t * 10;\n";
-    }
-    os << "}\n";
+       << stages << " * " << emit::kStageTimerWords << "];\n";
   }
 
   int64_t peerSlotBytes() {
@@ -421,6 +412,9 @@ private:
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Operation *, std::string> prefetched;
   llvm::DenseMap<Operation *, std::string> onceWaits; ///< wait -> its CTA's "seen" flag
+  /// Every wait's site number (waitSites), which a wait that gives up
+  /// writes into the wait-fault record.
+  llvm::DenseMap<Operation *, int64_t> siteOfWait;
   /// The claim counter of the dynamic stage being printed, where its last
   /// op is a publish that hands the block its next task; else empty.
   std::string handOverCounter;
@@ -449,6 +443,8 @@ LogicalResult LaunchPrinter::print() {
   os << "#define MONO_GRID " << launch.getGrid() << "\n";
   os << deviceLibrarySource() << "\n";
 
+  for (auto [site, wait] : llvm::enumerate(mono::waitSites(launch)))
+    siteOfWait[wait] = static_cast<int64_t>(site);
   auto stages = llvm::to_vector(launch.getBodyBlock().getOps<StageOp>());
   stageCount = static_cast<int64_t>(stages.size());
   if (stageTimers())
@@ -594,7 +590,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     // The stage's own scope where stages share a kernel body.
     if (inlineStages)
       os << "  {\n";
-    os << "  mono_u64 mono_prof_enter = mono_now_ns(), "
+    os << "  mono_u64 mono_prof_enter = mono_clock_ns(), "
        << (options.stageTimers == emit::StageTimers::Calls ? "mono_prof_t0 = 0, " : "")
        << "mono_prof_wait = 0, mono_prof_gemv = 0, mono_prof_publish = 0, mono_prof_block = 0, "
           "mono_prof_tasks = 0, mono_prof_rest = 0;\n";
@@ -661,11 +657,11 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     const size_t printedFrom = text.size();
     const char *timed = timedCounter(op);
     if (timed)
-      os << "    mono_prof_t0 = mono_now_ns();\n";
+      os << "    mono_prof_t0 = mono_clock_ns();\n";
     if (failed(printOp(op)))
       return failure();
     if (timed)
-      os << "    " << timed << " += mono_now_ns() - mono_prof_t0;\n";
+      os << "    " << timed << " += mono_clock_ns() - mono_prof_t0;\n";
     // mono-plan-shared knows shared memory's users from sharedBytesFor: an
     // op that used it unannounced could race with a rearrangement's reads.
     if (!otherSharedUser && !rearrangement &&
@@ -687,7 +683,7 @@ LogicalResult LaunchPrinter::printStage(StageOp stage, int index) {
     os << "  if (" << (inlineStages ? "mono_tid()" : "mono_t") << " == 0) {\n"
        << "    mono_u64 *p = mono_prof + (mono_cta() * " << stageCount << " + " << index << ") * "
        << emit::kStageTimerWords << ";\n"
-       << "    p[0] = mono_prof_enter; p[1] = mono_now_ns(); p[2] = mono_prof_wait; "
+       << "    p[0] = mono_prof_enter; p[1] = mono_clock_ns(); p[2] = mono_prof_wait; "
           "p[3] = mono_prof_gemv; p[4] = mono_prof_publish; p[5] = mono_prof_block; "
           "p[6] = mono_prof_tasks; p[7] = mono_prof_rest;\n"
        << "  }\n";
@@ -793,7 +789,8 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         RegionOp flags = lookupRegion(w, w.getFlagsAttr());
         os << "    mono_wait_peer_flags((const mono_u64 *)"
            << peerPointer("mono_rank", std::to_string(w.getRank()), flags) << ", "
-           << nameOf(w.getFirst()) << ", " << nameOf(w.getCount()) << ", mono_tag);\n";
+           << nameOf(w.getFirst()) << ", " << nameOf(w.getCount()) << ", mono_tag, "
+           << waitSiteArguments(w) << ");\n";
         return success();
       })
       .Case<CastOp>([&](CastOp castOp) {
@@ -1043,7 +1040,8 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         if (once != onceWaits.end())
           os << "    if (!" << once->second << ") {\n  ";
         os << "    mono_wait_flags((const mono_u64 *)" << regionPointer(w.getFlags()) << ", "
-           << nameOf(w.getFirst()) << ", " << nameOf(w.getCount()) << ", mono_tag);\n";
+           << nameOf(w.getFirst()) << ", " << nameOf(w.getCount()) << ", mono_tag, "
+           << waitSiteArguments(w) << ");\n";
         if (once != onceWaits.end())
           os << "      " << once->second << " = true;\n    }\n";
         return success();
@@ -1065,13 +1063,13 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         const bool calls = options.stageTimers == emit::StageTimers::Calls;
         if (!publishes.empty()) {
           if (calls)
-            os << "      mono_prof_t0 = mono_now_ns();\n";
+            os << "      mono_prof_t0 = mono_clock_ns();\n";
           os << "      mono_publish_rest((mono_u64 *)"
              << regionPointer((*publishes.begin()).getFlags()) << ", task, "
              << stage.getTasks() << ", "
              << (stage->hasAttr("mono.claim") ? "1" : "MONO_GRID") << ", mono_tag);\n";
           if (calls)
-            os << "      mono_prof_publish += mono_now_ns() - mono_prof_t0;\n";
+            os << "      mono_prof_publish += mono_clock_ns() - mono_prof_t0;\n";
         }
         if (stageTimers())
           os << "      mono_prof_rest = task + 1;\n";
@@ -1150,6 +1148,15 @@ std::string emit::kernelManifest(LaunchOp launch) {
   int64_t index = 0;
   for (auto stage : launch.getBodyBlock().getOps<StageOp>())
     os << "stage " << index++ << " " << stage.getSymName() << " " << stage.getTasks() << "\n";
+  for (auto [site, op] : llvm::enumerate(waitSites(launch))) {
+    auto stage = op->getParentOfType<StageOp>();
+    if (auto peer = dyn_cast<WaitPeerOp>(op))
+      os << "wait " << site << " " << stage.getSymName() << " " << peer.getFlags() << " "
+         << peer.getRank() << "\n";
+    else
+      os << "wait " << site << " " << stage.getSymName() << " " << cast<WaitOp>(op).getFlags()
+         << "\n";
+  }
   if (auto slot = launch->getAttrOfType<IntegerAttr>("mono.peer_slot_bytes"))
     os << "ranks " << launch.getRanks() << "\npeer_slot_bytes " << slot.getInt() << "\n";
   for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {

@@ -245,6 +245,11 @@ struct monodc::sim::PreparedLaunch::Plan {
   llvm::StringMap<RegionInfo> regions;
   /// The waits a CTA polls for its first task of the stage only.
   llvm::DenseSet<Operation *> polledOnce;
+  /// Every wait's site (waitSites).
+  llvm::DenseMap<Operation *, int64_t> waitSites;
+  /// The epoch region and the first word of its wait-fault record.
+  size_t epochIndex = 0;
+  int64_t faultWord = 0;
   /// The first wait of a run that a gemv_rows marked mono.prefetched
   /// follows: the GPU loads the gemv's weights before polling it.
   llvm::DenseMap<Operation *, GemvRowsOp> prefetchAt;
@@ -283,6 +288,11 @@ private:
   LogicalResult compute(Operation &op);
   LogicalResult skipRest(StageOp stage, SkipUnlessOp skip, bool skips);
   TileValues &tile(Value v) { return tiles[v]; }
+  /// A poll of a rank whose wait-fault record is written gives up at its
+  /// first miss (mono_poll_gives_up).
+  bool gaveUp() const {
+    return memory.region(plan.epochIndex).word(plan.faultWord + MONO_FAULT_STATE) != 0;
+  }
   /// What a task's publish writes: (tag, task) in one word.
   uint64_t flagWord(int64_t task) const { return (uint64_t(tag) << 32) | uint32_t(task); }
   float at(Value v, int64_t i) {
@@ -828,10 +838,12 @@ TileValues TaskInterpreter::gemvRowsMfma(GemvRowsOp op, const DecodedRows &w,
 }
 
 /// Records what a blocked poll waits for.
-static void describeWait(Operation *wait, StringRef flags, int64_t first, int64_t count,
-                         uint32_t tag, int64_t blocking, uint32_t seen, Waiter *waiter) {
+static void describeWait(Operation *wait, int64_t site, StringRef flags, int64_t first,
+                         int64_t count, uint32_t tag, int64_t blocking, uint32_t seen,
+                         Waiter *waiter) {
   if (!waiter)
     return;
+  waiter->site = site;
   waiter->flags = flags.str();
   waiter->regions.clear();
   if (auto names = wait->getAttrOfType<ArrayAttr>("mono.regions"))
@@ -855,9 +867,10 @@ TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
     }
     for (int64_t i = first; i < first + count; ++i) {
       uint32_t seen = static_cast<uint32_t>(flags.word(i) >> 32);
-      if (seen == tag)
+      if (seen == tag || gaveUp())
         continue;
-      describeWait(wait, wait.getFlags(), first, count, tag, i, seen, waiter);
+      describeWait(wait, plan.waitSites.lookup(&op), wait.getFlags(), first, count, tag, i, seen,
+                   waiter);
       return OpResult::Blocked;
     }
     return OpResult::Done;
@@ -868,10 +881,11 @@ TaskInterpreter::OpResult TaskInterpreter::step(Operation &op, Waiter *waiter) {
     const int64_t source = static_cast<int64_t>(wait.getRank());
     for (int64_t i = first; i < first + count; ++i) {
       uint32_t seen = static_cast<uint32_t>(flags.word(peerIndex(flags, source, i)) >> 32);
-      if (seen == tag)
+      if (seen == tag || gaveUp())
         continue;
-      describeWait(wait, wait.getFlags().str() + " from rank " + std::to_string(source), first,
-                   count, tag, i, seen, waiter);
+      describeWait(wait, plan.waitSites.lookup(&op),
+                   wait.getFlags().str() + " from rank " + std::to_string(source), first, count,
+                   tag, i, seen, waiter);
       return OpResult::Blocked;
     }
     return OpResult::Done;
@@ -1380,6 +1394,14 @@ std::string SimulationResult::describe() const {
     text += "); flag " + std::to_string(w.blockingFlag) + " holds tag " +
             std::to_string(w.seenTag);
   }
+  // What the GPU's bounded waits make of it.
+  for (const Waiter &w : gaveUp)
+    text += "\nthe budget runs out: rank " + std::to_string(w.rank) + " CTA " +
+            std::to_string(w.cta) + " gives up at wait site " + std::to_string(w.site) + " ('" +
+            w.stage + "' on '" + w.flags + "' flag " + std::to_string(w.blockingFlag) +
+            ") and writes the rank's wait-fault record";
+  if (!gaveUp.empty() && ended)
+    text += "\nthe launch then ends (" + std::to_string(steps) + " tasks in all)";
   return text;
 }
 
@@ -1422,6 +1444,10 @@ FailureOr<std::unique_ptr<PreparedLaunch>> PreparedLaunch::prepare(LaunchOp laun
       plan->outputs.push_back(&plan->region(region.getSymName()));
   if (!plan->regions.count("epoch"))
     return launch.emitOpError() << "is not synchronized; run the fusion passes first";
+  for (auto [site, wait] : llvm::enumerate(waitSites(launch)))
+    plan->waitSites[wait] = static_cast<int64_t>(site);
+  plan->epochIndex = plan->region("epoch").index;
+  plan->faultWord = epoch::faultWord(launch.getGrid());
   for (StageOp stage : launch.getBodyBlock().getOps<StageOp>()) {
     auto base = stage->getAttrOfType<IntegerAttr>("mono.base");
     if (!base)
@@ -1606,11 +1632,46 @@ FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cac
   while (live > 0) {
     int64_t k = scheduler.pick(runnable);
     if (k < 0) {
-      result.deadlock = true;
+      if (!result.deadlock) {
+        result.deadlock = true;
+        for (int64_t j = 0; j < slots; ++j)
+          if (!ctas[j].done)
+            result.waiters.push_back(waiting[j]);
+      }
+      // Every blocked poll's budget runs out: on each rank that has one, the
+      // poll that blocked first writes the record, and the rank's polls give
+      // up from then on. A rank blocked only on the stream has none: it goes
+      // on once the ranks' stage kernels end.
+      std::vector<int64_t> first(ranks, -1);
+      for (int64_t j = 0; j < slots; ++j) {
+        const int64_t r = j / grid;
+        if (ctas[j].done || waiting[j].site < 0)
+          continue;
+        if (first[r] < 0 || blockedAt[j] < blockedAt[first[r]])
+          first[r] = j;
+      }
+      bool anyGaveUp = false;
+      for (int64_t r = 0; r < ranks; ++r) {
+        if (first[r] < 0)
+          continue;
+        const Waiter &w = waiting[first[r]];
+        RegionStorage &words = memories[r]->region(epochIndex);
+        const int64_t f = plan.faultWord;
+        words.setWord(f + MONO_FAULT_STATE, 1);
+        words.setWord(f + MONO_FAULT_RANK, static_cast<uint64_t>(r));
+        words.setWord(f + MONO_FAULT_CTA, static_cast<uint64_t>(w.cta));
+        words.setWord(f + MONO_FAULT_SITE, static_cast<uint64_t>(w.site));
+        words.setWord(f + MONO_FAULT_FLAG, static_cast<uint64_t>(w.blockingFlag));
+        words.setWord(f + MONO_FAULT_EXPECTED, w.expectedTag);
+        words.setWord(f + MONO_FAULT_SEEN, w.seenTag);
+        result.gaveUp.push_back(w);
+        anyGaveUp = true;
+      }
+      if (!anyGaveUp)
+        return result;
       for (int64_t j = 0; j < slots; ++j)
-        if (!ctas[j].done)
-          result.waiters.push_back(waiting[j]);
-      return result;
+        runnable[j] = !ctas[j].done;
+      continue;
     }
     if (schedule.trace && blockedAt[k] >= 0) {
       const Waiter &w = waiting[k];
@@ -1632,6 +1693,7 @@ FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cac
     if (r == StepResult::Done)
       --live;
   }
+  result.ended = true;
   return result;
 }
 

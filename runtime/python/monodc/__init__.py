@@ -84,6 +84,9 @@ def library():
         "monodc_launcher_bind": ([_P, ctypes.c_char_p, _P], _P),
         "monodc_launcher_bind_rank": ([_P, ctypes.c_int], _P),
         "monodc_launcher_launch": ([_P, _P], _P),
+        "monodc_launcher_set_wait_budget": ([_P, ctypes.c_uint32], _P),
+        "monodc_launcher_check_waits": ([_P, _P], _P),
+        "monodc_launcher_reset_scratch": ([_P], _P),
         "monodc_launcher_destroy": ([_P], None),
         "monodc_deployment_check": ([ctypes.POINTER(_Deployment)], _P),
         "monodc_eligibility": ([ctypes.POINTER(_Deployment), ctypes.c_int64,
@@ -223,6 +226,17 @@ def _tensor_problem(argument, tensor):
     return None
 
 
+def _stream_handle(stream):
+    """A raw stream handle from a torch stream, a handle, or None (torch's
+    current stream where torch is loaded, else the default stream)."""
+    if stream is None:
+        import sys
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            stream = torch.cuda.current_stream()
+    return ctypes.c_void_p(getattr(stream, "cuda_stream", stream) or 0)
+
+
 class Launcher:
     """A kernel loaded on `device` (for `ranks_on_device` TP ranks sharing it),
     its scratch allocated; bind every region, then launch any number of times."""
@@ -256,13 +270,21 @@ class Launcher:
     def launch(self, stream=None):
         """Launches on `stream` (a torch stream, a raw handle, or None: torch's
         current stream where torch is loaded, else the default stream)."""
-        if stream is None:
-            import sys
-            torch = sys.modules.get("torch")
-            if torch is not None and torch.cuda.is_available():
-                stream = torch.cuda.current_stream()
-        handle = getattr(stream, "cuda_stream", stream)
-        _check(library().monodc_launcher_launch(self._handle, ctypes.c_void_p(handle or 0)))
+        _check(library().monodc_launcher_launch(self._handle, _stream_handle(stream)))
+
+    def set_wait_budget(self, microseconds):
+        """Every poll of the kernel gives up past this budget (0: the default,
+        5 s); written into the bound epoch buffer while no launch runs."""
+        _check(library().monodc_launcher_set_wait_budget(self._handle, int(microseconds)))
+
+    def check_waits(self, stream=None):
+        """Waits for `stream`; raises Error naming the wait (rank, CTA, stage,
+        flags, tags) if a poll gave up. The outputs are then not valid: zero
+        the epoch and peer buffers and call reset_scratch before the next step."""
+        _check(library().monodc_launcher_check_waits(self._handle, _stream_handle(stream)))
+
+    def reset_scratch(self):
+        _check(library().monodc_launcher_reset_scratch(self._handle))
 
     def close(self):
         if self._handle:

@@ -39,7 +39,7 @@ mono.launch @l attributes {arch = "gfx950", grid = 5 : i64, block = 256 : i64, r
 // PLAN: mono.region @t scratch : bf16 [2, 64] {mono.offset = 512 : i64}
 // PLAN: mono.region @produce.flags flags : i64 [4] {mono.offset = 768 : i64}
 // PLAN: mono.region @consume.flags flags : i64 [2] {mono.offset = 1024 : i64}
-// PLAN: mono.region @epoch epoch : i32 [263]
+// PLAN: mono.region @epoch epoch : i32 [271]
 
 // The producer publishes; the consumer task t waits on producer tasks
 // [2t, 2t + 2) before it reads.

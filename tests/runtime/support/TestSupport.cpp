@@ -148,7 +148,7 @@ std::string testing::makeAmdgpuElf(const std::string &target,
 std::string testing::makeManifest(const std::string &kernelName,
                                   const std::vector<std::string> &argNames) {
   std::string text = "kernel " + kernelName + "\ngrid 4\nblock 256\nrows 6\nscratch_bytes 512\n"
-                     "epoch_words 10\nstage 0 only 6\n";
+                     "epoch_words 270\nstage 0 only 6\nwait 0 only only.flags\n";
   for (const std::string &name : argNames)
     text += "arg " + name + " input bf16 1 32 64\n";
   text += "scratch tmp scratch f32 1 128 512 0\n";

@@ -51,7 +51,9 @@ mlir::LogicalResult printHip(mono::LaunchOp launch, llvm::raw_ostream &os,
 /// launch the emitted source without the compiler (the GPU harness): name,
 /// grid, block, rows, scratch and epoch sizes, stages, then one line per
 /// kernel argument ("arg name kind format rows cols bytes", in order) and per
-/// scratch region ("scratch ... offset").
+/// scratch region ("scratch ... offset") and per wait site ("wait SITE STAGE
+/// FLAGS [RANK]": the waiting stage, the flags region and, for peer flags, the
+/// rank it polls), sites numbered by waitSites.
 std::string kernelManifest(mono::LaunchOp launch);
 
 /// For a bench that times stages (StageTimers): one line "reads S REGION"

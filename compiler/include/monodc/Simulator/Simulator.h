@@ -52,6 +52,7 @@ struct Waiter {
   int64_t cta = 0;
   std::string stage;
   int64_t task = 0;
+  int64_t site = -1;                ///< the wait's site (waitSites); -1: the stream
   std::string flags;                ///< the producer's flags region
   std::vector<std::string> regions; ///< the data behind those flags
   int64_t first = 0, count = 0;
@@ -63,6 +64,12 @@ struct Waiter {
 struct SimulationResult {
   bool deadlock = false;
   std::vector<Waiter> waiters; ///< the wait-for set when deadlocked
+  /// Past a deadlock, the bounded waits' budgets run out: per rank, the poll
+  /// that gave up first (it blocked first), which wrote the rank's
+  /// wait-fault record; the rank's later misses gave up at once and the
+  /// launch ran to its end. In the order the ranks gave up.
+  std::vector<Waiter> gaveUp;
+  bool ended = false;          ///< every CTA reached the step's end
   int64_t steps = 0;           ///< tasks executed
   std::vector<TraceSlice> trace; ///< with Schedule::trace, in turn order
   std::string describe() const;
@@ -94,7 +101,8 @@ private:
 /// poll that is not yet satisfied yields, and `schedule` picks the next CTA.
 /// Tile building blocks follow the device library's order of arithmetic, so
 /// a GPU run can be compared value for value. A deadlock is reported as the
-/// wait-for set, never a hang; an op error (an access outside a region) is a
+/// wait-for set, never a hang, and then run on as the bounded waits do on the
+/// GPU (SimulationResult::gaveUp) to show that the launch ends; an op error (an access outside a region) is a
 /// failure with a diagnostic. The simulator never calls the CPU reference.
 mlir::FailureOr<SimulationResult> simulate(mono::LaunchOp launch, LaunchMemory &memory,
                                            const Schedule &schedule = {});

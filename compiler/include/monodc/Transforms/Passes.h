@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "monodc/runtime/Target.h"
+#include "monodc/device/epoch_shape.h"
 
 #include <optional>
 #include <string>
@@ -42,14 +43,16 @@ inline std::string peerFlagsRegionName(StageOp stage) {
   return (stage.getSymName() + ".peer_flags").str();
 }
 
-/// The epoch buffer: word 0 the epoch e, word 1 the arrival counter, then one
-/// mark per CTA, then a 256-slot ring of task counters (index e mod 256).
+/// The epoch buffer (monodc/device/epoch_shape.h): word 0 the epoch e, word
+/// 1 the arrival counter, then one mark per CTA, a 256-slot ring of task
+/// counters (index e mod 256) and the wait-fault record.
 namespace epoch {
-constexpr int64_t kEpochWord = 0;
-constexpr int64_t kArrivals = 1;
-constexpr int64_t kMarks = 2;
-constexpr int64_t kCounterSlots = 256;
-inline int64_t countersWord(int64_t grid) { return kMarks + grid; }
+constexpr int64_t kEpochWord = MONO_EPOCH_WORD;
+constexpr int64_t kArrivals = MONO_EPOCH_ARRIVALS;
+constexpr int64_t kMarks = MONO_EPOCH_MARKS;
+constexpr int64_t kCounterSlots = MONO_EPOCH_COUNTER_SLOTS;
+inline int64_t countersWord(int64_t grid) { return mono_epoch_counters_word(grid); }
+inline int64_t faultWord(int64_t grid) { return mono_epoch_fault_word(grid); }
 /// Dynamic stages a launch may have: the counter of claim k of the launch
 /// with tag offset o in step e is slot (4e + 2(o - 1) + k) mod 256, and the
 /// launch that ends step e zeroes step e + 32's four slots (half a ring on).
@@ -62,7 +65,13 @@ inline int64_t claimInStep(int64_t tagOffset, int64_t claim) {
   return kClaimsPerLaunch * (tagOffset - 1) + claim;
 }
 } // namespace epoch
-inline int64_t epochWords(int64_t grid) { return epoch::countersWord(grid) + epoch::kCounterSlots; }
+inline int64_t epochWords(int64_t grid) { return mono_epoch_words(grid); }
+
+/// The launch's waits (mono.wait, mono.wait_peer) in IR order: a wait's
+/// place in this list is its site, which a wait that gives up writes into
+/// the epoch buffer's wait-fault record (epoch_shape.h) and which the
+/// manifest's `wait` lines name.
+llvm::SmallVector<mlir::Operation *> waitSites(LaunchOp launch);
 
 /// Adds the fusion passes, in order, then the emission preparation (and
 /// mono-unfuse where asked).

@@ -148,6 +148,18 @@ monodc_error *monodc_launcher_bind(monodc_launcher *launcher, const char *region
 monodc_error *monodc_launcher_bind_rank(monodc_launcher *launcher, int rank);
 /* Launches on a hipStream_t (NULL: the default stream). */
 monodc_error *monodc_launcher_launch(monodc_launcher *launcher, void *stream);
+/* Bounded waits: every poll of the kernel gives up past the rank's budget,
+ * and the first to give up writes a record into the epoch buffer. Sets the
+ * budget in microseconds (0: the default, 5 s) in the bound epoch buffer,
+ * while none of the step sequence's launches runs. */
+monodc_error *monodc_launcher_set_wait_budget(monodc_launcher *launcher, uint32_t microseconds);
+/* Waits for `stream`, then an error naming the wait (rank, CTA, stage,
+ * flags, tags) if a poll gave up: the outputs are then not valid, and the
+ * caller zeroes the epoch and peer buffers and calls
+ * monodc_launcher_reset_scratch before the next step. */
+monodc_error *monodc_launcher_check_waits(monodc_launcher *launcher, void *stream);
+/* Zeroes the launcher's own scratch buffer, as when it was created. */
+monodc_error *monodc_launcher_reset_scratch(monodc_launcher *launcher);
 void monodc_launcher_destroy(monodc_launcher *launcher);
 
 #ifdef __cplusplus

@@ -43,6 +43,9 @@ public:
   Result<void *> allocate(size_t bytes) override;
   void release(void *pointer) override;
   Status zero(void *pointer, size_t bytes) override;
+  Status synchronize(void *stream) override;
+  Status copyToHost(void *host, const void *device, size_t bytes) override;
+  Status copyToDevice(void *device, const void *host, size_t bytes) override;
   Status launch(void *function, unsigned grid, unsigned block, int64_t dynamicShared, void *stream,
                 std::vector<uint8_t> &kernarg) override;
 
@@ -66,6 +69,9 @@ private:
   using MemFree = int (*)(unsigned long long);
   using MemsetD8 = int (*)(unsigned long long, unsigned char, size_t);
   using CtxSynchronize = int (*)();
+  using StreamSynchronize = int (*)(void *);
+  using MemcpyDtoH = int (*)(void *, unsigned long long, size_t);
+  using MemcpyHtoD = int (*)(unsigned long long, const void *, size_t);
   using LaunchKernel = int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, void *, void **, void **);
   using GetErrorName = int (*)(int, const char **);
@@ -88,6 +94,9 @@ private:
   MemFree memFree_ = nullptr;
   MemsetD8 memsetD8_ = nullptr;
   CtxSynchronize ctxSynchronize_ = nullptr;
+  StreamSynchronize streamSynchronize_ = nullptr;
+  MemcpyDtoH memcpyDtoH_ = nullptr;
+  MemcpyHtoD memcpyHtoD_ = nullptr;
   LaunchKernel launchKernel_ = nullptr;
   GetErrorName getErrorName_ = nullptr;
 };

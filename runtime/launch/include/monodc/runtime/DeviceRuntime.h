@@ -42,6 +42,11 @@ public:
   virtual void release(void *pointer) = 0;
   /// Zeroes `bytes` at `pointer` and waits until done.
   virtual Status zero(void *pointer, size_t bytes) = 0;
+  /// Waits until every launch on `stream` (null: the default stream) is done.
+  virtual Status synchronize(void *stream) = 0;
+  /// Synchronous copies between host and device memory.
+  virtual Status copyToHost(void *host, const void *device, size_t bytes) = 0;
+  virtual Status copyToDevice(void *device, const void *host, size_t bytes) = 0;
   /// Launches with the arguments as one packed buffer. Only the launch call
   /// itself: nothing that waits, so a stream being captured into a graph
   /// captures it.

@@ -40,6 +40,9 @@ public:
   Result<void *> allocate(size_t bytes) override;
   void release(void *pointer) override;
   Status zero(void *pointer, size_t bytes) override;
+  Status synchronize(void *stream) override;
+  Status copyToHost(void *host, const void *device, size_t bytes) override;
+  Status copyToDevice(void *device, const void *host, size_t bytes) override;
   Status launch(void *function, unsigned grid, unsigned block, int64_t dynamicShared, void *stream,
                 std::vector<uint8_t> &kernarg) override;
 
@@ -59,6 +62,8 @@ private:
   using Free = int (*)(void *);
   using Memset = int (*)(void *, int, size_t);
   using DeviceSynchronize = int (*)();
+  using StreamSynchronize = int (*)(void *);
+  using Memcpy = int (*)(void *, const void *, size_t, int);
   using ModuleLaunchKernel = int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
                                      unsigned, unsigned, void *, void **, void **);
   using GetErrorString = const char *(*)(int);
@@ -76,6 +81,8 @@ private:
   Free free_ = nullptr;
   Memset memset_ = nullptr;
   DeviceSynchronize deviceSynchronize_ = nullptr;
+  StreamSynchronize streamSynchronize_ = nullptr;
+  Memcpy memcpy_ = nullptr;
   ModuleLaunchKernel moduleLaunchKernel_ = nullptr;
   GetErrorString getErrorString_ = nullptr;
 };

@@ -2,8 +2,9 @@
 //
 // The compiler describes each synchronized launch in a plain-text manifest
 // (emit::kernelManifest): kernel name, grid, block, rows, the scratch buffer
-// and epoch buffer sizes, the stages, one `arg` line per kernel argument in
-// order and one `scratch` line per region planned inside the scratch buffer.
+// and epoch buffer sizes, the stages, the wait sites, one `arg` line per
+// kernel argument in order and one `scratch` line per region planned inside
+// the scratch buffer.
 // The cache keeps it beside the code object, so a runtime-only process can
 // size and bind buffers without the compiler.
 //
@@ -36,6 +37,15 @@ struct StageSpec {
   int64_t tasks = 0;
 };
 
+/// A wait of the launch (a `wait` line): where a poll that gives up says it
+/// waited (the wait-fault record's site).
+struct WaitSiteSpec {
+  int64_t site = 0;
+  std::string stage; ///< the waiting stage
+  std::string flags; ///< the flags region it polls
+  int64_t peerRank = -1; ///< the rank whose peer flags it polls; -1: its own rank's
+};
+
 struct LaunchInterface {
   std::string kernelName;
   int64_t grid = 0, block = 0, rows = 0;
@@ -57,6 +67,7 @@ struct LaunchInterface {
   /// Bytes of one rank's peer buffer.
   int64_t peerBufferBytes() const { return 2 * ranks * peerSlotBytes; }
   std::vector<StageSpec> stages;
+  std::vector<WaitSiteSpec> waits; ///< by site
   std::vector<RegionSpec> arguments; ///< `arg` lines: kernel arguments, in order
   std::vector<RegionSpec> scratch;   ///< `scratch` lines: regions in the scratch buffer
 

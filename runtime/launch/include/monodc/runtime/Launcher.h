@@ -48,6 +48,21 @@ public:
   /// graph (hipStreamBeginCapture, cuStreamBeginCapture) captures it.
   Status launch(void *stream);
 
+  /// Bounded waits: every poll of the kernel gives up past the rank's
+  /// budget, and the first to give up writes the wait-fault record into the
+  /// epoch buffer (WaitFault.h). Writes the budget (microseconds; 0: the
+  /// default of 5 s) into the bound epoch buffer, which every launch of the
+  /// step sequence shares; call it while none of them runs.
+  Status setWaitBudget(uint32_t microseconds);
+  /// Waits for `stream`, then reads the wait-fault record: an error naming
+  /// the wait (describeWaitFault) where a poll gave up. The launch's outputs
+  /// are then not valid, and every later launch gives up at its first poll
+  /// that misses until the caller zeroes the epoch and peer buffers and
+  /// calls resetScratch.
+  Status checkWaits(void *stream);
+  /// Zeroes the launcher's scratch buffer (flags included), as at creation.
+  Status resetScratch();
+
   const ArgumentLayout &layout() const { return layout_; }
 
 private:
