@@ -1387,7 +1387,10 @@ MONO_DEV bool mono_poll_gives_up(mono_u32 *epoch, mono_u64 start, int rank, int 
 }
 
 // Thread i polls flags first + i (+ k * MONO_BLOCK) until each holds the
-// step's tag or the rank gives up; the clock starts at a flag's first miss.
+// step's tag or the rank gives up. The clock starts at a flag's first miss,
+// and the record and clock are read every MONO_POLLS_PER_CHECK polls only,
+// so a flag that arrives is seen as soon as without a budget.
+#define MONO_POLLS_PER_CHECK 32
 // SYSTEM: peer flags, read at system scope.
 template <int SYSTEM>
 MONO_DEV mono_u32 mono_flag_tag(const mono_u64 *flag) {
@@ -1402,10 +1405,14 @@ MONO_DEV void mono_poll_flags(const mono_u64 *flags, mono_i64 first, mono_i64 co
     if (seen == tag)
       continue;
     const mono_u64 start = mono_clock_ns();
-    do {
+    for (unsigned polls = 1;; ++polls) {
       mono_poll_pause();
       seen = mono_flag_tag<SYSTEM>(&flags[first + i]);
-    } while (seen != tag && !mono_poll_gives_up(epoch, start, rank, site, first + i, tag, seen));
+      if (seen == tag ||
+          (polls % MONO_POLLS_PER_CHECK == 0 &&
+           mono_poll_gives_up(epoch, start, rank, site, first + i, tag, seen)))
+        break;
+    }
   }
 }
 
