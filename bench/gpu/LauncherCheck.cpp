@@ -13,7 +13,10 @@
 // together (`monodc matrix --grid`: 66 each for two ranks), which the
 // launchers check (monodc_launcher_create_shared; more ranks than the SMs
 // could ever hold are refused); and, with one rank launched alone, its
-// bounded waits give up and the library names the wait. Last, requests
+// bounded waits give up and the library names the wait. A TP launch also
+// runs as a process a rank on this GPU, peer buffers opened from IPC
+// handles exchanged through a directory (monodc_peer_group_*), each
+// rank's outputs bit for bit the simulator's. Last, requests
 // the library must refuse, to show their messages.
 //
 //   launcher_check CACHE SIM_DIR STEM=REQUEST...
@@ -24,7 +27,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -68,6 +76,44 @@ struct Rank {
   CUstream stream = nullptr;
 };
 
+/// Binds rank r's buffers to its launcher: its rank, the peer table, inputs
+/// and weights from the simulator's dump at `base`, a zeroed epoch buffer,
+/// outputs; and makes its stream.
+void bindRank(const monodc_kernel *kernel, const std::string &base, const std::string &stem,
+              int ranks, int r, CUdeviceptr peerTable, Rank &k) {
+  if (ranks > 1)
+    require(monodc_launcher_bind_rank(k.launcher, r), stem + ": bind rank");
+  for (size_t i = 0; i < monodc_kernel_argument_count(kernel); ++i) {
+    monodc_kernel_argument a;
+    require(monodc_kernel_argument_get(kernel, i, &a), stem + ": argument");
+    const std::string kind = a.kind;
+    if (a.launcher_owned || kind == "rank")
+      continue;
+    if (kind == "peers") {
+      require(monodc_launcher_bind(k.launcher, a.name, reinterpret_cast<void *>(peerTable)),
+              stem + ": bind peers");
+      continue;
+    }
+    Binding b{a.name, kind, gpu::alloc(size_t(a.bytes)), a.bytes};
+    if (b.kind == "input" || b.kind == "weight") {
+      const std::string bytes = readText(gpu::dumpFile(base, "in", ranks, r, b.name));
+      if (int64_t(bytes.size()) != b.bytes)
+        die(stem + ": input " + b.name + " has " + std::to_string(bytes.size()) +
+            " bytes, the kernel's argument " + std::to_string(b.bytes));
+      check(cuMemcpyHtoD(b.pointer, bytes.data(), bytes.size()), "upload");
+    } else if (b.kind == "epoch") {
+      check(cuMemsetD8(b.pointer, 0, size_t(b.bytes)), "zero epoch");
+      k.epoch = b.pointer;
+    } else if (b.kind != "output") {
+      die(stem + ": argument " + b.name + " of kind " + b.kind + " is not bound here");
+    }
+    require(monodc_launcher_bind(k.launcher, b.name.c_str(), reinterpret_cast<void *>(b.pointer)),
+            stem + ": bind " + b.name);
+    k.bindings.push_back(b);
+  }
+  check(cuStreamCreate(&k.stream, CU_STREAM_NON_BLOCKING), "stream");
+}
+
 /// One stem: a launcher per rank over its own buffers (a TP launch's ranks
 /// share peer buffers in this GPU's memory and run at once on their own
 /// streams), launched directly and from a graph.
@@ -103,40 +149,8 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
     if (2 * ranks * m.peerSlotBytes != monodc_kernel_peer_buffer_bytes(kernel))
       die(stem + ": peer buffer bytes differ between the kernel and the manifest");
   }
-  for (int r = 0; r < ranks; ++r) {
-    Rank &k = rs[r];
-    if (ranks > 1)
-      require(monodc_launcher_bind_rank(k.launcher, r), stem + ": bind rank");
-    for (size_t i = 0; i < monodc_kernel_argument_count(kernel); ++i) {
-      monodc_kernel_argument a;
-      require(monodc_kernel_argument_get(kernel, i, &a), stem + ": argument");
-      const std::string kind = a.kind;
-      if (a.launcher_owned || kind == "rank")
-        continue;
-      if (kind == "peers") {
-        require(monodc_launcher_bind(k.launcher, a.name, reinterpret_cast<void *>(peers.table)),
-                stem + ": bind peers");
-        continue;
-      }
-      Binding b{a.name, kind, gpu::alloc(size_t(a.bytes)), a.bytes};
-      if (b.kind == "input" || b.kind == "weight") {
-        const std::string bytes = readText(gpu::dumpFile(base, "in", ranks, r, b.name));
-        if (int64_t(bytes.size()) != b.bytes)
-          die(stem + ": input " + b.name + " has " + std::to_string(bytes.size()) +
-              " bytes, the kernel's argument " + std::to_string(b.bytes));
-        check(cuMemcpyHtoD(b.pointer, bytes.data(), bytes.size()), "upload");
-      } else if (b.kind == "epoch") {
-        check(cuMemsetD8(b.pointer, 0, size_t(b.bytes)), "zero epoch");
-        k.epoch = b.pointer;
-      } else if (b.kind != "output") {
-        die(stem + ": argument " + b.name + " of kind " + b.kind + " is not bound here");
-      }
-      require(monodc_launcher_bind(k.launcher, b.name.c_str(), reinterpret_cast<void *>(b.pointer)),
-              stem + ": bind " + b.name);
-      k.bindings.push_back(b);
-    }
-    check(cuStreamCreate(&k.stream, CU_STREAM_NON_BLOCKING), "stream");
-  }
+  for (int r = 0; r < ranks; ++r)
+    bindRank(kernel, base, stem, ranks, r, peers.table, rs[r]);
   auto poison = [&] {
     for (const Rank &k : rs)
       for (const Binding &b : k.bindings)
@@ -294,10 +308,103 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
   return good;
 }
 
+/// One rank of a TP launch in a process of its own (`--rank`): its peer
+/// group's handle goes through `exchange`, a directory all the ranks'
+/// processes share, and the other ranks' buffers are opened from theirs;
+/// then one launch, its waits checked, and its outputs against the
+/// simulator's dump, bit for bit. The exit status says whether it passed.
+int runRank(monodc_session *session, const std::string &dir, const std::string &stem,
+            const std::string &request, int rank, const std::string &exchange, int timeoutMs) {
+  const std::string base = dir + "/" + stem;
+  const monodc_kernel *kernel = nullptr;
+  require(monodc_session_kernel(session, request.c_str(), &kernel), request);
+  const int ranks = int(monodc_kernel_ranks(kernel));
+  const std::string who = stem + " r" + std::to_string(rank);
+  Rank k;
+  require(monodc_launcher_create_shared(kernel, 0, ranks, &k.launcher), who + ": launcher");
+  monodc_peer_group *group = nullptr;
+  require(monodc_peer_group_create(kernel, 0, rank, &group), who + ": peer group");
+  if (monodc_error *e = monodc_peer_group_exchange(group, exchange.c_str(), timeoutMs)) {
+    std::printf("%-40s %-14s exchange: %s\n", (stem + " (process)").c_str(),
+                ("r" + std::to_string(rank)).c_str(), monodc_error_message(e));
+    monodc_error_free(e);
+    return 3;
+  }
+  bindRank(kernel, base, stem, ranks, rank,
+           reinterpret_cast<CUdeviceptr>(monodc_peer_group_table(group)), k);
+  require(monodc_launcher_set_wait_budget(k.launcher, 2000000), who + ": wait budget");
+  require(monodc_launcher_launch(k.launcher, k.stream), who + ": launch");
+  require(monodc_launcher_check_waits(k.launcher, k.stream), who + ": waits");
+  bool exact = true;
+  for (const Binding &b : k.bindings) {
+    if (b.kind != "output")
+      continue;
+    const std::string got = gpu::download(b.pointer, size_t(b.bytes));
+    const bool same = got == readText(gpu::dumpFile(base, "out", ranks, rank, b.name));
+    std::printf("%-40s %-14s %s\n", (stem + " (process)").c_str(),
+                (b.name + " r" + std::to_string(rank)).c_str(),
+                same ? "PASS: bit-identical to the simulator" : "FAIL: differs from the simulator");
+    exact &= same;
+  }
+  monodc_launcher_destroy(k.launcher);
+  monodc_peer_group_destroy(group);
+  return exact ? 0 : 1;
+}
+
+/// Runs each rank of a TP stem as a process of this program (`--rank`),
+/// peers exchanged by IPC handles through a fresh directory; then one rank
+/// alone, whose exchange must name the ranks that never came.
+bool checkAcrossProcesses(const char *self, const std::string &cache, const std::string &dir,
+                          const std::string &item, int ranks) {
+  auto spawn = [&](int rank, const std::string &exchange, int timeoutMs) {
+    const std::string rankText = std::to_string(rank), timeoutText = std::to_string(timeoutMs);
+    std::vector<std::string> args = {self, "--rank", rankText, "--exchange", exchange,
+                                     "--timeout-ms", timeoutText, cache, dir, item};
+    std::vector<char *> argv;
+    for (std::string &a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (posix_spawn(&pid, self, nullptr, nullptr, argv.data(), environ) != 0)
+      die("cannot start a rank process of " + std::string(self));
+    return pid;
+  };
+  auto wait = [](pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  };
+  const std::string stem = item.substr(0, item.find('='));
+  const std::string exchange = "/tmp/monodc-peers-" + std::to_string(getpid()) + "-" + stem;
+  std::filesystem::remove_all(exchange);
+  std::vector<pid_t> pids;
+  for (int r = 0; r < ranks; ++r)
+    pids.push_back(spawn(r, exchange, 60000));
+  bool good = true;
+  for (pid_t pid : pids)
+    good &= wait(pid) == 0;
+  std::printf("%-40s %-14s %s\n", stem.c_str(), "(processes)",
+              good ? "PASS: every rank's process, peers by IPC handles"
+                   : "FAIL: a rank's process failed (its lines above)");
+  // A lone rank: its exchange gives up naming the others.
+  const std::string lone = exchange + "-lone";
+  std::filesystem::remove_all(lone);
+  const bool refused = wait(spawn(0, lone, 500)) == 3;
+  std::printf("%-40s %-14s %s\n", stem.c_str(), "(lone rank)",
+              refused ? "PASS: its exchange named the ranks that never came"
+                      : "FAIL: a lone rank's exchange did not fail as it must");
+  std::filesystem::remove_all(exchange);
+  std::filesystem::remove_all(lone);
+  return good && refused;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   gpu::programName = "launcher_check";
+  // A rank's process (checkAcrossProcesses):
+  //   --rank R --exchange DIR --timeout-ms T CACHE SIM_DIR STEM=REQUEST
+  const bool rankProcess = argc == 10 && std::string(argv[1]) == "--rank";
   if (argc < 4)
     die("usage: launcher_check CACHE SIM_DIR STEM=REQUEST...");
   // The driver's primary context: the library retains and uses the same
@@ -311,6 +418,17 @@ int main(int argc, char **argv) {
 
   int sms = 0;
   check(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device), "SMs");
+  if (rankProcess) {
+    monodc_session *session = nullptr;
+    require(monodc_session_open(argv[7], &session), std::string("session over ") + argv[7]);
+    const std::string item = argv[9];
+    const size_t eq = item.find('=');
+    const int status = runRank(session, argv[8], item.substr(0, eq), item.substr(eq + 1),
+                               std::atoi(argv[2]), argv[4], std::atoi(argv[6]));
+    monodc_session_close(session);
+    cuDevicePrimaryCtxRelease(device);
+    return status;
+  }
   monodc_session *session = nullptr;
   require(monodc_session_open(argv[1], &session), std::string("session over ") + argv[1]);
   std::printf("%-40s %-14s %12s %10s %10s %s\n", "launch", "output", "equal", "rel err", "cosine",
@@ -322,6 +440,11 @@ int main(int argc, char **argv) {
     if (eq == std::string::npos)
       die("expected STEM=REQUEST, got '" + item + "'");
     good &= checkLaunch(session, argv[2], item.substr(0, eq), item.substr(eq + 1), sms);
+    const monodc_kernel *kernel = nullptr;
+    require(monodc_session_kernel(session, item.substr(eq + 1).c_str(), &kernel), item);
+    if (monodc_kernel_ranks(kernel) > 1)
+      good &= checkAcrossProcesses(argv[0], argv[1], argv[2], item,
+                                   int(monodc_kernel_ranks(kernel)));
   }
   // Requests the library must refuse, with a message that names them.
   const monodc_kernel *none = nullptr;

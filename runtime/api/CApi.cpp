@@ -5,6 +5,8 @@
 #include "monodc/runtime/Eligibility.h"
 #include "monodc/runtime/HipRuntime.h"
 #include "monodc/runtime/Launcher.h"
+#include "monodc/runtime/PeerExchange.h"
+#include "monodc/runtime/PeerGroup.h"
 #include "monodc/runtime/StepWidths.h"
 
 #include <algorithm>
@@ -18,6 +20,10 @@ struct monodc_launcher {
   std::unique_ptr<Launcher> launcher;
 };
 
+struct monodc_peer_group {
+  std::unique_ptr<PeerGroup> group;
+};
+
 namespace {
 
 // A kernel handle is the address of the Kernel, which its session owns.
@@ -27,6 +33,21 @@ const Kernel &asKernel(const monodc_kernel *kernel) {
 
 const monodc_kernel *asHandle(const Kernel &kernel) {
   return reinterpret_cast<const monodc_kernel *>(&kernel);
+}
+
+// NVIDIA code objects are cubins for the CUDA driver; the rest, HIP's.
+Result<std::shared_ptr<DeviceRuntime>> runtimeFor(const Kernel &k) {
+  const Target *target = findTarget(k.key.arch);
+  if (target && target->isNvidia()) {
+    Result<std::shared_ptr<CudaDriver>> cuda = CudaDriver::load();
+    if (!cuda)
+      return cuda.error();
+    return std::shared_ptr<DeviceRuntime>(*cuda);
+  }
+  Result<std::shared_ptr<HipRuntime>> hip = HipRuntime::load();
+  if (!hip)
+    return hip.error();
+  return std::shared_ptr<DeviceRuntime>(*hip);
 }
 
 monodc_error *check(const Status &status) {
@@ -235,22 +256,11 @@ monodc_error *monodc_launcher_create_shared(const monodc_kernel *kernel, int dev
     return toError("monodc_launcher_create_shared: ranks_on_device must be at least 1, got " +
                    std::to_string(ranks_on_device));
   const Kernel &k = asKernel(kernel);
-  // NVIDIA code objects are cubins for the CUDA driver; the rest, HIP's.
-  std::shared_ptr<DeviceRuntime> runtime;
-  const Target *target = findTarget(k.key.arch);
-  if (target && target->isNvidia()) {
-    Result<std::shared_ptr<CudaDriver>> cuda = CudaDriver::load();
-    if (!cuda)
-      return toError(cuda.message());
-    runtime = *cuda;
-  } else {
-    Result<std::shared_ptr<HipRuntime>> hip = HipRuntime::load();
-    if (!hip)
-      return toError(hip.message());
-    runtime = *hip;
-  }
-  auto created =
-      Launcher::create(runtime, k.codeObject(), k.interface, k.arguments, device, ranks_on_device);
+  Result<std::shared_ptr<DeviceRuntime>> runtime = runtimeFor(k);
+  if (!runtime)
+    return toError(runtime.message());
+  auto created = Launcher::create(*runtime, k.codeObject(), k.interface, k.arguments, device,
+                                  ranks_on_device);
   if (!created)
     return toError(created.message());
   *launcher = new monodc_launcher{std::move(*created)};
@@ -295,5 +305,62 @@ monodc_error *monodc_launcher_reset_scratch(monodc_launcher *launcher) {
 }
 
 void monodc_launcher_destroy(monodc_launcher *launcher) { delete launcher; }
+
+monodc_error *monodc_peer_group_create(const monodc_kernel *kernel, int device, int rank,
+                                       monodc_peer_group **group) {
+  if (!kernel || !group)
+    return toError("monodc_peer_group_create: a null argument");
+  const Kernel &k = asKernel(kernel);
+  if (k.interface.peerSlotBytes <= 0)
+    return toError("monodc_peer_group_create: kernel " + k.interface.kernelName +
+                   " uses no peer memory");
+  Result<std::shared_ptr<DeviceRuntime>> runtime = runtimeFor(k);
+  if (!runtime)
+    return toError(runtime.message());
+  auto created = PeerGroup::create(*runtime, device, rank, static_cast<int>(k.interface.ranks),
+                                   k.interface.peerBufferBytes());
+  if (!created)
+    return toError(created.message());
+  *group = new monodc_peer_group{std::move(*created)};
+  return nullptr;
+}
+
+size_t monodc_peer_group_handle(const monodc_peer_group *group, const uint8_t **bytes) {
+  if (!group || !bytes)
+    return 0;
+  *bytes = group->group->handle().data();
+  return group->group->handle().size();
+}
+
+monodc_error *monodc_peer_group_connect(monodc_peer_group *group, const uint8_t *const *handles,
+                                        const size_t *sizes, int count) {
+  if (!group || (count > 0 && (!handles || !sizes)) || count < 0)
+    return toError("monodc_peer_group_connect: a null argument or a negative count");
+  std::vector<std::vector<uint8_t>> all;
+  for (int r = 0; r < count; ++r) {
+    if (!handles[r])
+      return toError("monodc_peer_group_connect: handle " + std::to_string(r) + " is null");
+    all.emplace_back(handles[r], handles[r] + sizes[r]);
+  }
+  return check(group->group->connect(all));
+}
+
+monodc_error *monodc_peer_group_exchange(monodc_peer_group *group, const char *directory,
+                                         int timeout_ms) {
+  if (!group || !directory)
+    return toError("monodc_peer_group_exchange: a null argument");
+  auto handles =
+      exchangePeerHandles(directory, group->group->rank(), group->group->ranks(),
+                          group->group->handle(), std::chrono::milliseconds(timeout_ms));
+  if (!handles)
+    return toError(handles.message());
+  return check(group->group->connect(*handles));
+}
+
+void *monodc_peer_group_table(const monodc_peer_group *group) {
+  return group ? group->group->table() : nullptr;
+}
+
+void monodc_peer_group_destroy(monodc_peer_group *group) { delete group; }
 
 } // extern "C"

@@ -46,6 +46,9 @@ CudaDriver::load(const std::vector<std::string> &candidates) {
   cuda->library_.resolve(cuda->streamSynchronize_, "cuStreamSynchronize", resolved);
   cuda->library_.resolve(cuda->memcpyDtoH_, "cuMemcpyDtoH_v2", resolved);
   cuda->library_.resolve(cuda->memcpyHtoD_, "cuMemcpyHtoD_v2", resolved);
+  cuda->library_.resolve(cuda->ipcGetMemHandle_, "cuIpcGetMemHandle", resolved);
+  cuda->library_.resolve(cuda->ipcOpenMemHandle_, "cuIpcOpenMemHandle_v2", resolved);
+  cuda->library_.resolve(cuda->ipcCloseMemHandle_, "cuIpcCloseMemHandle", resolved);
   cuda->library_.resolve(cuda->launchKernel_, "cuLaunchKernel", resolved);
   cuda->library_.resolve(cuda->getErrorName_, "cuGetErrorName", resolved);
   if (!resolved)
@@ -163,6 +166,33 @@ Status CudaDriver::zero(void *pointer, size_t bytes) {
       !s)
     return s;
   return check(ctxSynchronize_(), "cuCtxSynchronize");
+}
+
+Result<void *> CudaDriver::allocateShareable(size_t bytes) { return allocate(bytes); }
+
+Result<IpcHandle> CudaDriver::exportHandle(void *pointer) {
+  IpcBytes bytes{};
+  if (Status s = check(ipcGetMemHandle_(&bytes, reinterpret_cast<unsigned long long>(pointer)),
+                       "cuIpcGetMemHandle");
+      !s)
+    return s.error();
+  IpcHandle handle;
+  std::memcpy(handle.data(), bytes.reserved, handle.size());
+  return handle;
+}
+
+// CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: a buffer on another GPU is reachable.
+Result<void *> CudaDriver::openHandle(const IpcHandle &handle) {
+  IpcBytes bytes;
+  std::memcpy(bytes.reserved, handle.data(), handle.size());
+  unsigned long long pointer = 0;
+  if (Status s = check(ipcOpenMemHandle_(&pointer, bytes, 0x1), "cuIpcOpenMemHandle"); !s)
+    return s.error();
+  return reinterpret_cast<void *>(pointer);
+}
+
+void CudaDriver::closeHandle(void *pointer) {
+  ipcCloseMemHandle_(reinterpret_cast<unsigned long long>(pointer));
 }
 
 Status CudaDriver::synchronize(void *stream) {

@@ -1,6 +1,8 @@
 //===- HipRuntime.cpp - the HIP runtime, loaded with dlopen ---------------===//
 #include "monodc/runtime/HipRuntime.h"
 
+#include <cstring>
+
 using namespace monodc::runtime;
 
 namespace {
@@ -37,6 +39,10 @@ HipRuntime::load(const std::vector<std::string> &candidates) {
   hip->library_.resolve(hip->deviceSynchronize_, "hipDeviceSynchronize", resolved);
   hip->library_.resolve(hip->streamSynchronize_, "hipStreamSynchronize", resolved);
   hip->library_.resolve(hip->memcpy_, "hipMemcpy", resolved);
+  hip->library_.resolve(hip->extMallocWithFlags_, "hipExtMallocWithFlags", resolved);
+  hip->library_.resolve(hip->ipcGetMemHandle_, "hipIpcGetMemHandle", resolved);
+  hip->library_.resolve(hip->ipcOpenMemHandle_, "hipIpcOpenMemHandle", resolved);
+  hip->library_.resolve(hip->ipcCloseMemHandle_, "hipIpcCloseMemHandle", resolved);
   hip->library_.resolve(hip->moduleLaunchKernel_, "hipModuleLaunchKernel", resolved);
   hip->library_.resolve(hip->getErrorString_, "hipGetErrorString", resolved);
   if (!resolved)
@@ -121,6 +127,36 @@ Status HipRuntime::zero(void *pointer, size_t bytes) {
     return s;
   return check(deviceSynchronize_(), "hipDeviceSynchronize");
 }
+
+// hipDeviceMallocFinegrained: coherent with the other GPUs and the host,
+// which the peer mailboxes' system-scope releases and acquires need.
+Result<void *> HipRuntime::allocateShareable(size_t bytes) {
+  void *pointer = nullptr;
+  if (Status s = check(extMallocWithFlags_(&pointer, bytes, 0x1), "hipExtMallocWithFlags"); !s)
+    return makeError(s.message() + " (" + std::to_string(bytes) + " fine-grained bytes)");
+  return pointer;
+}
+
+Result<IpcHandle> HipRuntime::exportHandle(void *pointer) {
+  IpcBytes bytes{};
+  if (Status s = check(ipcGetMemHandle_(&bytes, pointer), "hipIpcGetMemHandle"); !s)
+    return s.error();
+  IpcHandle handle;
+  std::memcpy(handle.data(), bytes.reserved, handle.size());
+  return handle;
+}
+
+// hipIpcMemLazyEnablePeerAccess: a buffer on another GPU is reachable.
+Result<void *> HipRuntime::openHandle(const IpcHandle &handle) {
+  IpcBytes bytes;
+  std::memcpy(bytes.reserved, handle.data(), handle.size());
+  void *pointer = nullptr;
+  if (Status s = check(ipcOpenMemHandle_(&pointer, bytes, 0x1), "hipIpcOpenMemHandle"); !s)
+    return s.error();
+  return pointer;
+}
+
+void HipRuntime::closeHandle(void *pointer) { ipcCloseMemHandle_(pointer); }
 
 Status HipRuntime::synchronize(void *stream) {
   return check(streamSynchronize_(stream), "hipStreamSynchronize");

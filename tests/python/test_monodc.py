@@ -99,6 +99,11 @@ class KernelsAndLaunches(unittest.TestCase):
         launcher.launch(stream=0)
         launcher.close()
 
+    def test_a_peer_group_needs_a_kernel_with_peer_memory(self):
+        _, kernel = sample_kernel()
+        with self.assertRaisesRegex(monodc.Error, "kernel mono_attention_front uses no peer memory"):
+            monodc.PeerGroup(kernel, rank=0)
+
     def test_a_wait_that_gave_up_is_an_error_naming_it(self):
         # The stand-in's device memory is host memory: the test writes the
         # epoch buffer's wait-fault record as a kernel whose poll gave up would.

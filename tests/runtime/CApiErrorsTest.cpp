@@ -109,6 +109,30 @@ TEST_F(CApiErrors, NullOutPointers) {
   EXPECT_EQ(l, nullptr);
 }
 
+TEST_F(CApiErrors, PeerGroupsAndWaitChecksRefuseWhatTheyCannotUse) {
+  monodc_peer_group *g = nullptr;
+  EXPECT_EQ(take(monodc_peer_group_create(nullptr, 0, 0, &g)),
+            "monodc_peer_group_create: a null argument");
+  EXPECT_EQ(take(monodc_peer_group_create(kernel, 0, 0, nullptr)),
+            "monodc_peer_group_create: a null argument");
+  EXPECT_EQ(take(monodc_peer_group_create(kernel, 0, 0, &g)),
+            "monodc_peer_group_create: kernel mono_attention_front uses no peer memory");
+  EXPECT_EQ(g, nullptr);
+  EXPECT_EQ(take(monodc_peer_group_connect(nullptr, nullptr, nullptr, 0)),
+            "monodc_peer_group_connect: a null argument or a negative count");
+  EXPECT_EQ(take(monodc_peer_group_exchange(nullptr, "/tmp", 0)),
+            "monodc_peer_group_exchange: a null argument");
+  const uint8_t *bytes = nullptr;
+  EXPECT_EQ(monodc_peer_group_handle(nullptr, &bytes), 0u);
+  EXPECT_EQ(monodc_peer_group_table(nullptr), nullptr);
+  EXPECT_EQ(take(monodc_launcher_check_waits(nullptr, nullptr)),
+            "monodc_launcher_check_waits: a null launcher");
+  EXPECT_EQ(take(monodc_launcher_set_wait_budget(nullptr, 1)),
+            "monodc_launcher_set_wait_budget: a null launcher");
+  EXPECT_EQ(take(monodc_launcher_reset_scratch(nullptr)),
+            "monodc_launcher_reset_scratch: a null launcher");
+}
+
 TEST_F(CApiErrors, ANullKernelReadsAsEmpty) {
   // What a caller gets from the accessors after a failed lookup left its
   // kernel NULL: empty values, not a crash.

@@ -120,6 +120,21 @@ int cuMemsetD8_v2(unsigned long long pointer, unsigned char value, size_t bytes)
 }
 int cuCtxSynchronize(void) { ++calls; return 0; }
 int cuStreamSynchronize(void *stream) { (void)stream; ++calls; return 0; }
+/* IPC handles in one process: a handle carries the pointer. */
+typedef struct { char reserved[64]; } FakeIpcHandle;
+int cuIpcGetMemHandle(FakeIpcHandle *handle, unsigned long long pointer) {
+  ++calls;
+  memset(handle, 0, sizeof *handle);
+  memcpy(handle->reserved, &pointer, sizeof pointer);
+  return 0;
+}
+int cuIpcOpenMemHandle_v2(unsigned long long *pointer, FakeIpcHandle handle, unsigned flags) {
+  ++calls;
+  if (flags != 1) return 1;
+  memcpy(pointer, handle.reserved, sizeof *pointer);
+  return 0;
+}
+int cuIpcCloseMemHandle(unsigned long long pointer) { (void)pointer; ++calls; return 0; }
 /* Device memory is host memory here. */
 int cuMemcpyDtoH_v2(void *to, unsigned long long from, size_t bytes) {
   ++calls;

@@ -76,6 +76,27 @@ int hipMemset(void *pointer, int value, size_t bytes) {
 }
 int hipDeviceSynchronize(void) { return 0; }
 int hipStreamSynchronize(void *stream) { (void)stream; return 0; }
+/* Fine-grained memory and IPC handles: one process, host memory, so a
+ * handle carries the pointer and opening it gives the pointer back. */
+int hipExtMallocWithFlags(void **pointer, size_t bytes, unsigned flags) {
+  if (flags != 1) return 1;
+  return hipMalloc(pointer, bytes);
+}
+typedef struct { char reserved[64]; } FakeIpcHandle;
+static int opened;
+int hipIpcGetMemHandle(FakeIpcHandle *handle, void *pointer) {
+  memset(handle, 0, sizeof *handle);
+  memcpy(handle->reserved, &pointer, sizeof pointer);
+  return 0;
+}
+int hipIpcOpenMemHandle(void **pointer, FakeIpcHandle handle, unsigned flags) {
+  if (flags != 1) return 1;
+  memcpy(pointer, handle.reserved, sizeof *pointer);
+  ++opened;
+  return *pointer ? 0 : 1;
+}
+int hipIpcCloseMemHandle(void *pointer) { (void)pointer; --opened; return 0; }
+int fake_hip_open_handles(void) { return opened; }
 /* Device memory is host memory here: either direction is a memcpy. */
 int hipMemcpy(void *to, const void *from, size_t bytes, int kind) {
   if (kind != 1 && kind != 2) return 1;

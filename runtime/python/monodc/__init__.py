@@ -88,6 +88,14 @@ def library():
         "monodc_launcher_check_waits": ([_P, _P], _P),
         "monodc_launcher_reset_scratch": ([_P], _P),
         "monodc_launcher_destroy": ([_P], None),
+        "monodc_peer_group_create": ([_P, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_P)], _P),
+        "monodc_peer_group_handle": ([_P, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8))],
+                                     ctypes.c_size_t),
+        "monodc_peer_group_connect": ([_P, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)),
+                                       ctypes.POINTER(ctypes.c_size_t), ctypes.c_int], _P),
+        "monodc_peer_group_exchange": ([_P, ctypes.c_char_p, ctypes.c_int], _P),
+        "monodc_peer_group_table": ([_P], _P),
+        "monodc_peer_group_destroy": ([_P], None),
         "monodc_deployment_check": ([ctypes.POINTER(_Deployment)], _P),
         "monodc_eligibility": ([ctypes.POINTER(_Deployment), ctypes.c_int64,
                                 ctypes.POINTER(_StepFacts), ctypes.POINTER(_EligibilityResult)], _P),
@@ -241,6 +249,8 @@ class Launcher:
     """A kernel loaded on `device` (for `ranks_on_device` TP ranks sharing it),
     its scratch allocated; bind every region, then launch any number of times."""
 
+    _handle = None  # until created: close() then has nothing to free
+
     def __init__(self, kernel, device=0, ranks_on_device=1):
         self._kernel = kernel
         handle = _P()
@@ -289,6 +299,50 @@ class Launcher:
     def close(self):
         if self._handle:
             library().monodc_launcher_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+
+class PeerGroup:
+    """This rank's peer memory for a kernel with peer memory (TP across
+    processes): `handle` is bytes for the other ranks; `connect` takes every
+    rank's handle in rank order (its own included), or `exchange` moves them
+    through a directory the ranks share. Bind it as "mono_peers"."""
+
+    _handle = None  # until created: close() then has nothing to free
+
+    def __init__(self, kernel, rank, device=0):
+        handle = _P()
+        _check(library().monodc_peer_group_create(kernel._handle, int(device), int(rank),
+                                                  ctypes.byref(handle)))
+        self._handle = handle
+
+    @property
+    def handle(self):
+        data = ctypes.POINTER(ctypes.c_uint8)()
+        size = library().monodc_peer_group_handle(self._handle, ctypes.byref(data))
+        return bytes(data[:size])
+
+    def connect(self, handles):
+        buffers = [(ctypes.c_uint8 * len(h)).from_buffer_copy(h) for h in handles]
+        pointers = (ctypes.POINTER(ctypes.c_uint8) * len(handles))(
+            *[ctypes.cast(b, ctypes.POINTER(ctypes.c_uint8)) for b in buffers])
+        sizes = (ctypes.c_size_t * len(handles))(*[len(h) for h in handles])
+        _check(library().monodc_peer_group_connect(self._handle, pointers, sizes, len(handles)))
+
+    def exchange(self, directory, timeout_ms=30000):
+        _check(library().monodc_peer_group_exchange(self._handle, str(directory).encode(),
+                                                    int(timeout_ms)))
+
+    def data_ptr(self):
+        """The peer table's device address (what Launcher.bind takes)."""
+        return library().monodc_peer_group_table(self._handle) or 0
+
+    def close(self):
+        if self._handle:
+            library().monodc_peer_group_destroy(self._handle)
             self._handle = None
 
     def __del__(self):

@@ -25,6 +25,7 @@ typedef struct monodc_error monodc_error;
 typedef struct monodc_session monodc_session;
 typedef struct monodc_kernel monodc_kernel;
 typedef struct monodc_launcher monodc_launcher;
+typedef struct monodc_peer_group monodc_peer_group;
 
 /* One line saying what failed and why. Valid until the error is freed. */
 const char *monodc_error_message(const monodc_error *error);
@@ -161,6 +162,24 @@ monodc_error *monodc_launcher_check_waits(monodc_launcher *launcher, void *strea
 /* Zeroes the launcher's own scratch buffer, as when it was created. */
 monodc_error *monodc_launcher_reset_scratch(monodc_launcher *launcher);
 void monodc_launcher_destroy(monodc_launcher *launcher);
+
+/* Tensor parallelism across processes: each rank creates its peer group for
+ * a kernel with peer memory (its buffer, monodc_kernel_peer_buffer_bytes,
+ * allocated shareable and zeroed), gives every other rank its handle (bytes
+ * the caller moves through its own process group), connects with every
+ * rank's handle in rank order (its own included) and binds the table as
+ * "mono_peers". monodc_peer_group_exchange moves the handles through a
+ * directory the ranks share (fresh for each group), waiting up to
+ * timeout_ms for the others, then connects. */
+monodc_error *monodc_peer_group_create(const monodc_kernel *kernel, int device, int rank,
+                                       monodc_peer_group **group);
+size_t monodc_peer_group_handle(const monodc_peer_group *group, const uint8_t **bytes);
+monodc_error *monodc_peer_group_connect(monodc_peer_group *group, const uint8_t *const *handles,
+                                        const size_t *sizes, int count);
+monodc_error *monodc_peer_group_exchange(monodc_peer_group *group, const char *directory,
+                                         int timeout_ms);
+void *monodc_peer_group_table(const monodc_peer_group *group);
+void monodc_peer_group_destroy(monodc_peer_group *group);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,10 @@ public:
   Result<void *> allocate(size_t bytes) override;
   void release(void *pointer) override;
   Status zero(void *pointer, size_t bytes) override;
+  Result<void *> allocateShareable(size_t bytes) override;
+  Result<IpcHandle> exportHandle(void *pointer) override;
+  Result<void *> openHandle(const IpcHandle &handle) override;
+  void closeHandle(void *pointer) override;
   Status synchronize(void *stream) override;
   Status copyToHost(void *host, const void *device, size_t bytes) override;
   Status copyToDevice(void *device, const void *host, size_t bytes) override;
@@ -70,6 +74,13 @@ private:
   using MemsetD8 = int (*)(unsigned long long, unsigned char, size_t);
   using CtxSynchronize = int (*)();
   using StreamSynchronize = int (*)(void *);
+  /// CUipcMemHandle, passed by value as the driver API does.
+  struct IpcBytes {
+    char reserved[64];
+  };
+  using IpcGetMemHandle = int (*)(IpcBytes *, unsigned long long);
+  using IpcOpenMemHandle = int (*)(unsigned long long *, IpcBytes, unsigned);
+  using IpcCloseMemHandle = int (*)(unsigned long long);
   using MemcpyDtoH = int (*)(void *, unsigned long long, size_t);
   using MemcpyHtoD = int (*)(unsigned long long, const void *, size_t);
   using LaunchKernel = int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -95,6 +106,9 @@ private:
   MemsetD8 memsetD8_ = nullptr;
   CtxSynchronize ctxSynchronize_ = nullptr;
   StreamSynchronize streamSynchronize_ = nullptr;
+  IpcGetMemHandle ipcGetMemHandle_ = nullptr;
+  IpcOpenMemHandle ipcOpenMemHandle_ = nullptr;
+  IpcCloseMemHandle ipcCloseMemHandle_ = nullptr;
   MemcpyDtoH memcpyDtoH_ = nullptr;
   MemcpyHtoD memcpyHtoD_ = nullptr;
   LaunchKernel launchKernel_ = nullptr;

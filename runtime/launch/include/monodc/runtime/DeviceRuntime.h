@@ -11,12 +11,17 @@
 
 #include "monodc/runtime/Result.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace monodc::runtime {
+
+/// A device allocation's inter-process handle (CUDA's CUipcMemHandle, HIP's
+/// hipIpcMemHandle_t: 64 opaque bytes).
+using IpcHandle = std::array<uint8_t, 64>;
 
 class DeviceRuntime {
 public:
@@ -42,6 +47,16 @@ public:
   virtual void release(void *pointer) = 0;
   /// Zeroes `bytes` at `pointer` and waits until done.
   virtual Status zero(void *pointer, size_t bytes) = 0;
+  /// Memory another process can open (tensor-parallel peer buffers): on
+  /// HIP fine-grained, so that system-scope atomics and stores reach the
+  /// other GPUs; on CUDA device memory. Released with release().
+  virtual Result<void *> allocateShareable(size_t bytes) = 0;
+  /// The handle another process opens `pointer` (from allocateShareable) by.
+  virtual Result<IpcHandle> exportHandle(void *pointer) = 0;
+  /// Maps another process's allocation into this one (peer access enabled
+  /// where it is on another device); closed with closeHandle.
+  virtual Result<void *> openHandle(const IpcHandle &handle) = 0;
+  virtual void closeHandle(void *pointer) = 0;
   /// Waits until every launch on `stream` (null: the default stream) is done.
   virtual Status synchronize(void *stream) = 0;
   /// Synchronous copies between host and device memory.

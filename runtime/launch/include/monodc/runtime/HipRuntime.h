@@ -40,6 +40,10 @@ public:
   Result<void *> allocate(size_t bytes) override;
   void release(void *pointer) override;
   Status zero(void *pointer, size_t bytes) override;
+  Result<void *> allocateShareable(size_t bytes) override;
+  Result<IpcHandle> exportHandle(void *pointer) override;
+  Result<void *> openHandle(const IpcHandle &handle) override;
+  void closeHandle(void *pointer) override;
   Status synchronize(void *stream) override;
   Status copyToHost(void *host, const void *device, size_t bytes) override;
   Status copyToDevice(void *device, const void *host, size_t bytes) override;
@@ -63,6 +67,14 @@ private:
   using Memset = int (*)(void *, int, size_t);
   using DeviceSynchronize = int (*)();
   using StreamSynchronize = int (*)(void *);
+  using ExtMallocWithFlags = int (*)(void **, size_t, unsigned);
+  /// hipIpcMemHandle_t, passed by value as the C API does.
+  struct IpcBytes {
+    char reserved[64];
+  };
+  using IpcGetMemHandle = int (*)(IpcBytes *, void *);
+  using IpcOpenMemHandle = int (*)(void **, IpcBytes, unsigned);
+  using IpcCloseMemHandle = int (*)(void *);
   using Memcpy = int (*)(void *, const void *, size_t, int);
   using ModuleLaunchKernel = int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
                                      unsigned, unsigned, void *, void **, void **);
@@ -82,6 +94,10 @@ private:
   Memset memset_ = nullptr;
   DeviceSynchronize deviceSynchronize_ = nullptr;
   StreamSynchronize streamSynchronize_ = nullptr;
+  ExtMallocWithFlags extMallocWithFlags_ = nullptr;
+  IpcGetMemHandle ipcGetMemHandle_ = nullptr;
+  IpcOpenMemHandle ipcOpenMemHandle_ = nullptr;
+  IpcCloseMemHandle ipcCloseMemHandle_ = nullptr;
   Memcpy memcpy_ = nullptr;
   ModuleLaunchKernel moduleLaunchKernel_ = nullptr;
   GetErrorString getErrorString_ = nullptr;
