@@ -73,14 +73,28 @@ TEST(FusionProtocol, SmallGridsWorkTooAndAgree) {
   EXPECT_EQ(ma.values("kn"), mb.values("kn"));
 }
 
-TEST(FusionProtocol, AMissingPublishIsReportedAsADeadlock) {
+/// The tiny attention front (2 rows, grid 8), the publishes of stage `omit`
+/// left out (none where empty), run on one random schedule.
+struct FrontRun {
+  std::unique_ptr<BuiltFront> built;
+  std::unique_ptr<sim::LaunchMemory> memory;
+  mlir::FailureOr<sim::SimulationResult> run = mlir::failure();
+};
+FrontRun runFront(const std::string &omit) {
   const auto c = stages::tinyConfig();
   mono::FusionOptions options;
-  options.testOmitPublish = "seam.norm";
-  auto built = buildFront(c, 2, 8, options);
-  sim::LaunchMemory memory(built->launch);
-  loadFrontInputs(memory, makeFrontInputs(c, 2, 3u));
-  auto run = sim::simulate(built->launch, memory, {sim::SchedulePolicy::Random, 3, 0});
+  options.testOmitPublish = omit;
+  FrontRun f;
+  f.built = buildFront(c, 2, 8, options);
+  f.memory = std::make_unique<sim::LaunchMemory>(f.built->launch);
+  loadFrontInputs(*f.memory, makeFrontInputs(c, 2, 3u));
+  f.run = sim::simulate(f.built->launch, *f.memory, {sim::SchedulePolicy::Random, 3, 0});
+  return f;
+}
+
+TEST(FusionProtocol, AMissingPublishIsReportedAsADeadlock) {
+  FrontRun f = runFront("seam.norm");
+  auto &run = f.run;
   ASSERT_TRUE(succeeded(run));
   ASSERT_TRUE(run->deadlock);
   ASSERT_FALSE(run->waiters.empty());
@@ -105,15 +119,11 @@ TEST(FusionProtocol, PastAMissingPublishTheBoundedWaitsGiveUpAndTheLaunchEnds) {
   // consumers, as on the GPU), every later miss gives up at once, and every
   // CTA reaches the step's end. The same launch with its
   // publish leaves the record empty.
-  const auto c = stages::tinyConfig();
   for (bool omit : {true, false}) {
-    mono::FusionOptions options;
-    if (omit)
-      options.testOmitPublish = "seam.norm";
-    auto built = buildFront(c, 2, 8, options);
-    sim::LaunchMemory memory(built->launch);
-    loadFrontInputs(memory, makeFrontInputs(c, 2, 3u));
-    auto run = sim::simulate(built->launch, memory, {sim::SchedulePolicy::Random, 3, 0});
+    FrontRun f = runFront(omit ? "seam.norm" : "");
+    auto &run = f.run;
+    const auto &built = f.built;
+    sim::LaunchMemory &memory = *f.memory;
     ASSERT_TRUE(succeeded(run));
     EXPECT_TRUE(run->ended) << run->describe();
     const int64_t record = mono::epoch::faultWord(built->launch.getGrid());
