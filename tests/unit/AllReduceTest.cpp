@@ -142,6 +142,39 @@ TEST(AllReduce, PastAMissingPeerPublishEveryRankGivesUpAndTheLaunchEnds) {
   }
 }
 
+TEST(AllReduce, ALostRankMakesEveryOtherRankGiveUpNamingItsFlags) {
+  // One rank never runs (a process that died): each other rank's first
+  // blocked poll writes its record, naming a peer wait on the lost rank's
+  // flags, and those ranks run to the step's end; the lost rank wrote
+  // nothing.
+  for (auto [tp, lost] : {std::pair{2, 1}, std::pair{4, 2}}) {
+    auto r = build(tp, 2);
+    loadPartials(*r, 2, 7u);
+    sim::Schedule schedule{sim::SchedulePolicy::Random, 5, 0};
+    schedule.lostRank = lost;
+    auto run = sim::simulateRanks(r->launch, r->pointers, schedule);
+    ASSERT_TRUE(succeeded(run));
+    EXPECT_TRUE(run->deadlock);
+    EXPECT_TRUE(run->ended) << run->describe();
+    ASSERT_EQ(run->gaveUp.size(), size_t(tp - 1)) << run->describe();
+    const auto sites = mono::waitSites(r->launch);
+    const int64_t record = mono::epoch::faultWord(r->launch.getGrid());
+    for (int rank = 0; rank < tp; ++rank) {
+      const sim::RegionStorage &epoch = r->memories[rank]->region("epoch");
+      if (rank == lost) {
+        EXPECT_EQ(epoch.word(record + MONO_FAULT_STATE), 0u);
+        EXPECT_EQ(epoch.word(mono::epoch::kMarks), 0u) << "the lost rank never ran";
+        continue;
+      }
+      EXPECT_EQ(epoch.word(record + MONO_FAULT_STATE), 1u) << "TP " << tp << " rank " << rank;
+      auto wait = mlir::dyn_cast<mono::WaitPeerOp>(sites[epoch.word(record + MONO_FAULT_SITE)]);
+      ASSERT_TRUE(wait);
+      EXPECT_EQ(int(wait.getRank()), lost) << "TP " << tp << " rank " << rank;
+      EXPECT_EQ(epoch.word(mono::epoch::kMarks), 1u) << "rank " << rank << " reached the end";
+    }
+  }
+}
+
 TEST(AllReduce, AWrongRankOrderIsCaught) {
   // Partials 2^30, 1, -2^30, 1: in rank order f32 gives 1, in reverse 0. The
   // exact check must tell the two orders apart.

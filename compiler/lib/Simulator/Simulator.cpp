@@ -1629,6 +1629,12 @@ FailureOr<SimulationResult> runSchedule(const Plan &plan, const WeightCache *cac
   };
 
   int64_t live = slots;
+  if (schedule.lostRank >= 0 && schedule.lostRank < ranks)
+    for (int64_t c = 0; c < grid; ++c) {
+      ctas[schedule.lostRank * grid + c].done = true;
+      runnable[schedule.lostRank * grid + c] = 0;
+      --live;
+    }
   while (live > 0) {
     int64_t k = scheduler.pick(runnable);
     if (k < 0) {

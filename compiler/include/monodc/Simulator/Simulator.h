@@ -30,6 +30,10 @@ struct Schedule {
   /// mod 3 turns in a row before the next one gets its turn.
   uint64_t seed = 0;
   int64_t starvedCta = 0;
+  /// A rank that never runs (a lost process: it launches nothing and
+  /// publishes nothing); -1: none. The others' polls of it give up past
+  /// their budget (SimulationResult::gaveUp).
+  int64_t lostRank = -1;
   bool trace = false;  ///< record the slices of SimulationResult::trace
 };
 
@@ -69,7 +73,7 @@ struct SimulationResult {
   /// wait-fault record; the rank's later misses gave up at once and the
   /// launch ran to its end. In the order the ranks gave up.
   std::vector<Waiter> gaveUp;
-  bool ended = false;          ///< every CTA reached the step's end
+  bool ended = false;          ///< every CTA (but a lost rank's) reached the step's end
   int64_t steps = 0;           ///< tasks executed
   std::vector<TraceSlice> trace; ///< with Schedule::trace, in turn order
   std::string describe() const;
