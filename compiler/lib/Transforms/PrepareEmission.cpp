@@ -78,6 +78,11 @@ int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::Strin
   return int64_t{mono_ring_stages} * mono_gemv_group(kind) * block * mono_gemv_slot(kind);
 }
 
+int64_t monodc::mono::gemvRowsChunkTokens(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
+  const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
+  return gemvRowsChunkTokensLimit(k, g.getTokens(), block);
+}
+
 bool monodc::mono::isRearrangement(Operation *op) {
   if (auto r = dyn_cast<ReduceOp>(op))
     return static_cast<bool>(r.getShape());
@@ -211,7 +216,7 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
       return mono_gemv_mma_shared_bytes(static_cast<int>(g.getOutputs()), static_cast<int>(k),
                                         static_cast<int>(g.getTokens()),
                                         static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
-    int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
+    int64_t chunk = gemvRowsChunkTokens(g, block, arch);
     int64_t own = chunk * k * (g.getLowering() == GemvLowering::FmaChainsF32 ? 4 : 2) + chunk * block * 4 +
                   tileSize(g.getResult()) * 4;
     int64_t ring = gemvRowsRingBytes(g, block, arch);
@@ -306,10 +311,15 @@ struct PrepareEmission
           failed = true;
           return;
         }
-        if (auto g = dyn_cast<GemvRowsOp>(op))
+        if (auto g = dyn_cast<GemvRowsOp>(op)) {
+          auto i64 = IntegerType::get(&getContext(), 64);
           if (int64_t ring = gemvRowsRingBytes(g, block, launch.getArch()))
-            g->setAttr("mono.ring_bytes",
-                       IntegerAttr::get(IntegerType::get(&getContext(), 64), ring));
+            g->setAttr("mono.ring_bytes", IntegerAttr::get(i64, ring));
+          if (g.getLowering() == GemvLowering::FmaChains ||
+              g.getLowering() == GemvLowering::FmaChainsF32)
+            g->setAttr(MonoDialect::ChunkTokensAttrHelper::getNameStr(),
+                       IntegerAttr::get(i64, gemvRowsChunkTokens(g, block, launch.getArch())));
+        }
         int64_t bytes = sharedBytesFor(op, block, launch.getArch());
         if (bytes > maxSharedBytes(launch.getArch())) {
           op->emitOpError() << "needs " << bytes << " bytes of shared memory; a CTA of "
