@@ -80,7 +80,32 @@ int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::Strin
 
 int64_t monodc::mono::gemvRowsChunkTokens(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
   const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
-  return gemvRowsChunkTokensLimit(k, g.getTokens(), block);
+  const int64_t tokens = g.getTokens();
+  const int64_t most = gemvRowsChunkTokensLimit(k, tokens, block);
+  // With a runtime count nothing bounds a pass's tokens from below.
+  if (targetOf(arch).isNvidia() || g.getCount())
+    return most;
+  // On AMD a pass's tokens, min(tokens - first, TC), are known to be at
+  // least the last pass's (tokens % TC), so that many are computed without
+  // the per-token guard; LLVM's IR code sinking (AMDGPU pipeline) moves
+  // their fma chains below the guarded tokens' branches while their
+  // shared-memory reads (8 registers a token and chunk) stay, so all those
+  // reads are live at once (dsv41 K2's shared.down at TP 4 and 12 rows:
+  // 160 registers beside 80 of decoded weights). TC is the largest whose
+  // last pass is whole or holds at most half of a lane's 256 registers at
+  // two waves a SIMD that way.
+  constexpr int64_t kWordsATokenChunk = 8, kHeldWords = 128;
+  const int kind = static_cast<int>(gemvRowsWeightKind(g));
+  const int64_t threadsPerRow = std::max<int64_t>(1, block / g.getOutputs());
+  const int64_t chunksPerThread = (k / 16 + threadsPerRow - 1) / threadsPerRow;
+  // The unrolled run: a resident slice's chunks, else a streaming group.
+  const int64_t run = mono_gemv_resident(static_cast<int>(chunksPerThread), kind)
+                          ? chunksPerThread
+                          : std::min<int64_t>(chunksPerThread, mono_gemv_group(kind));
+  int64_t chunk = most;
+  while (chunk > 1 && (tokens % chunk) * run * kWordsATokenChunk > kHeldWords)
+    --chunk;
+  return chunk;
 }
 
 bool monodc::mono::isRearrangement(Operation *op) {
