@@ -120,6 +120,26 @@ TEST(Emitter, RefusesASharedMemoryUserWithoutItsPlannedArea) {
       << message;
 }
 
+TEST(Emitter, RefusesAnFmaChainsGemvWithoutItsChunkTokens) {
+  // The tokens an fma-chains gemv_rows stages a pass are mono-prepare-
+  // emission's choice (mono.chunk_tokens), which also sized its shared
+  // memory; the printer does not choose them again. gfx90a has no matrix
+  // form of the MX GEMVs: they run on fma chains.
+  mlir::MLIRContext ctx;
+  auto module = tinyFront(ctx, 6, "gfx90a");
+  ASSERT_TRUE(succeeded(mono::runFusionPipeline(*module)));
+  int stripped = 0;
+  module->walk([&](mono::GemvRowsOp g) {
+    if (g->removeAttr(mono::MonoDialect::ChunkTokensAttrHelper::getNameStr()))
+      ++stripped;
+  });
+  ASSERT_GT(stripped, 0);
+  const std::string message = printRefusal(ctx, *module);
+  EXPECT_NE(message.find("has no mono.chunk_tokens; run mono-prepare-emission first"),
+            std::string::npos)
+      << message;
+}
+
 TEST(Emitter, WidthsChangeTheTaskTables) {
   mlir::MLIRContext ctx;
   auto r1 = emit::emitHip(*tinyFront(ctx, 1));

@@ -146,8 +146,12 @@ private:
       ringAndX32 = ", " + ring + ", 1";
     else if (ringAttr)
       ringAndX32 = ", " + ring;
+    // Tokens a pass: mono-prepare-emission's choice (the GemvRowsOp case
+    // refuses a gemv without it).
+    auto chunk =
+        g->getAttrOfType<IntegerAttr>(MonoDialect::ChunkTokensAttrHelper::getNameStr());
     shape.args = rowsAndK + ", " + std::to_string(g.getTokens()) + ", " +
-                 std::to_string(gemvRowsChunkTokens(k, g.getTokens(), block)) + ", " +
+                 std::to_string(chunk ? chunk.getInt() : 0) + ", " +
                  std::to_string(wkind) + ", " + (x.getElementType().isF32() ? "1" : "0") +
                  ringAndX32;
     shape.sliceType = "mono_gemv_weights<" + rowsAndK + ", " + std::to_string(wkind) + ">";
@@ -985,7 +989,11 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
            << nameOf(a.getSlots()) << ", " << m << ", " << l << ", " << p << ", mono_lds);\n";
         return success();
       })
-      .Case<GemvRowsOp>([&](GemvRowsOp g) {
+      .Case<GemvRowsOp>([&](GemvRowsOp g) -> LogicalResult {
+        if ((g.getLowering() == GemvLowering::FmaChains ||
+             g.getLowering() == GemvLowering::FmaChainsF32) &&
+            !g->hasAttr(MonoDialect::ChunkTokensAttrHelper::getNameStr()))
+          return g.emitOpError() << "has no mono.chunk_tokens; run mono-prepare-emission first";
         RegionOp x = lookupRegion(g, g.getXAttr());
         Value res = g.getResult();
         std::string name = define(res, "t");

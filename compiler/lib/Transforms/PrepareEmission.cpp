@@ -78,6 +78,36 @@ int64_t monodc::mono::gemvRowsRingBytes(GemvRowsOp g, int64_t block, llvm::Strin
   return int64_t{mono_ring_stages} * mono_gemv_group(kind) * block * mono_gemv_slot(kind);
 }
 
+int64_t monodc::mono::gemvRowsChunkTokens(GemvRowsOp g, int64_t block, llvm::StringRef arch) {
+  const int64_t k = lookupRegion(g, g.getWeightAttr()).getCols();
+  const int64_t tokens = g.getTokens();
+  const int64_t most = gemvRowsChunkTokensLimit(k, tokens, block);
+  // With a runtime count nothing bounds a pass's tokens from below.
+  if (targetOf(arch).isNvidia() || g.getCount())
+    return most;
+  // On AMD a pass's tokens, min(tokens - first, TC), are known to be at
+  // least the last pass's (tokens % TC), so that many are computed without
+  // the per-token guard; LLVM's IR code sinking (AMDGPU pipeline) moves
+  // their fma chains below the guarded tokens' branches while their
+  // shared-memory reads (8 registers a token and chunk) stay, so all those
+  // reads are live at once (dsv41 K2's shared.down at TP 4 and 12 rows:
+  // 160 registers beside 80 of decoded weights). TC is the largest whose
+  // last pass is whole or holds at most half of a lane's 256 registers at
+  // two waves a SIMD that way.
+  constexpr int64_t kWordsATokenChunk = 8, kHeldWords = 128;
+  const int kind = static_cast<int>(gemvRowsWeightKind(g));
+  const int64_t threadsPerRow = std::max<int64_t>(1, block / g.getOutputs());
+  const int64_t chunksPerThread = (k / 16 + threadsPerRow - 1) / threadsPerRow;
+  // The unrolled run: a resident slice's chunks, else a streaming group.
+  const int64_t run = mono_gemv_resident(static_cast<int>(chunksPerThread), kind)
+                          ? chunksPerThread
+                          : std::min<int64_t>(chunksPerThread, mono_gemv_group(kind));
+  int64_t chunk = most;
+  while (chunk > 1 && (tokens % chunk) * run * kWordsATokenChunk > kHeldWords)
+    --chunk;
+  return chunk;
+}
+
 bool monodc::mono::isRearrangement(Operation *op) {
   if (auto r = dyn_cast<ReduceOp>(op))
     return static_cast<bool>(r.getShape());
@@ -211,7 +241,7 @@ int64_t monodc::mono::sharedBytesFor(Operation *op, int64_t block, llvm::StringR
       return mono_gemv_mma_shared_bytes(static_cast<int>(g.getOutputs()), static_cast<int>(k),
                                         static_cast<int>(g.getTokens()),
                                         static_cast<int>(gemvRowsWeightKind(g)), static_cast<int>(block));
-    int64_t chunk = gemvRowsChunkTokens(k, g.getTokens(), block);
+    int64_t chunk = gemvRowsChunkTokens(g, block, arch);
     int64_t own = chunk * k * (g.getLowering() == GemvLowering::FmaChainsF32 ? 4 : 2) + chunk * block * 4 +
                   tileSize(g.getResult()) * 4;
     int64_t ring = gemvRowsRingBytes(g, block, arch);
@@ -306,10 +336,15 @@ struct PrepareEmission
           failed = true;
           return;
         }
-        if (auto g = dyn_cast<GemvRowsOp>(op))
+        if (auto g = dyn_cast<GemvRowsOp>(op)) {
+          auto i64 = IntegerType::get(&getContext(), 64);
           if (int64_t ring = gemvRowsRingBytes(g, block, launch.getArch()))
-            g->setAttr("mono.ring_bytes",
-                       IntegerAttr::get(IntegerType::get(&getContext(), 64), ring));
+            g->setAttr("mono.ring_bytes", IntegerAttr::get(i64, ring));
+          if (g.getLowering() == GemvLowering::FmaChains ||
+              g.getLowering() == GemvLowering::FmaChainsF32)
+            g->setAttr(MonoDialect::ChunkTokensAttrHelper::getNameStr(),
+                       IntegerAttr::get(i64, gemvRowsChunkTokens(g, block, launch.getArch())));
+        }
         int64_t bytes = sharedBytesFor(op, block, launch.getArch());
         if (bytes > maxSharedBytes(launch.getArch())) {
           op->emitOpError() << "needs " << bytes << " bytes of shared memory; a CTA of "

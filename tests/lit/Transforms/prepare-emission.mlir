@@ -361,3 +361,58 @@ mono.launch @badhandover attributes {arch = "gfx950", grid = 4 : i64, block = 25
     mono.store %v, @y[%c0, %c0] : !mono.tile<64, f32>
   }
 }
+
+// -----
+
+// On AMD an fma-chains gemv_rows stages whole passes of tokens, or a last
+// pass few enough that the reads LLVM leaves in flight for its tokens (8
+// registers a token and chunk) stay within 128 registers
+// (gemvRowsChunkTokens): 32 rows of 576 e4m3 (k not in 128s: no scaled
+// MFMA) keep 5 chunks a thread in registers, 40 registers a token, so a
+// last pass holds at most 3. 12 tokens go as 6 + 6, 13 as 6 + 6 + 1, 15 as
+// 7 + 7 + 1; 11 (8 + 3), 16 (8 + 8) and 4 keep the 8-token bound. With a
+// runtime count no pass's tokens are known: 8. The shared memory is the
+// largest gemv's, 16 tokens: 8 x 576 bf16, 8 x 256 partials, 16 x 32 outputs.
+// CHECK: mono.launch @passes attributes {{{.*}}mono.lds_bytes = 19456 : i64
+// CHECK: tokens 12 lowered to fma_chains {mono.chunk_tokens = 6 : i64}
+// CHECK: tokens 13 lowered to fma_chains {mono.chunk_tokens = 6 : i64}
+// CHECK: tokens 15 lowered to fma_chains {mono.chunk_tokens = 7 : i64}
+// CHECK: tokens 11 lowered to fma_chains {mono.chunk_tokens = 8 : i64}
+// CHECK: tokens 16 lowered to fma_chains {mono.chunk_tokens = 8 : i64}
+// CHECK: tokens 4 lowered to fma_chains {mono.chunk_tokens = 4 : i64}
+// CHECK: tokens 13 count %{{.*}} lowered to fma_chains {mono.chunk_tokens = 8 : i64}
+mono.launch @passes attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 16 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 576]
+  mono.region @ws weight : f8E8M0FNU [1, 18]
+  mono.region @x input : f8E4M3FN [16, 576]
+  mono.region @xs input : f8E8M0FNU [16, 18]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %n = arith.constant 5 : index
+    %a = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 12 : !mono.tile<384, f32>
+    %b = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 13 : !mono.tile<416, f32>
+    %c = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 15 : !mono.tile<480, f32>
+    %d = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 11 : !mono.tile<352, f32>
+    %e = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 16 : !mono.tile<512, f32>
+    %f = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 4 : !mono.tile<128, f32>
+    %g = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 13 count %n : !mono.tile<416, f32>
+  }
+}
+
+// -----
+
+// sm_90 keeps the 8-token bound (its stages are functions of their own,
+// register-allocated by ptxas): the same 13 tokens on fma chains take 8.
+// CHECK: tokens 13 lowered to fma_chains {mono.chunk_tokens = 8 : i64}
+mono.launch @passes_sm90 attributes {arch = "sm_90", grid = 4 : i64, block = 256 : i64, rows = 16 : i64} {
+  mono.region @w weight : f8E4M3FN [32, 576]
+  mono.region @ws weight : f8E8M0FNU [1, 18]
+  mono.region @x input : f8E4M3FN [16, 576]
+  mono.region @xs input : f8E8M0FNU [16, 18]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %b = mono.gemv_rows @w scaled @ws[%c0], @x scaled @xs[%c0] tokens 13 lowered to fma_chains : !mono.tile<416, f32>
+  }
+}

@@ -86,18 +86,22 @@ void addFusionPipeline(mlir::OpPassManager &pm, const FusionOptions &options = {
 /// Runs that pipeline on `module`.
 mlir::LogicalResult runFusionPipeline(mlir::ModuleOp module, const FusionOptions &options = {});
 
-/// Tokens of activations a gemv_rows stages in shared memory at once: bf16
-/// activations and f32 partials of a chunk take 40 KB at most, which keeps
-/// a launch without weight rings within CUDA's 48 KB of static shared
-/// memory (sm_90's rings and f32 tokens add to it, as dynamic shared
-/// memory); and at most 8, so
-/// the per-token accumulators of a short k do not crowd out registers (the
-/// dsv41 K2 at 48 rows and TP 4 spilled with 18).
-inline int64_t gemvRowsChunkTokens(int64_t k, int64_t tokens, int64_t block) {
+/// The most tokens of activations a gemv_rows stages in shared memory at
+/// once: bf16 activations and f32 partials of a chunk take 40 KB at most,
+/// which keeps a launch without weight rings within CUDA's 48 KB of static
+/// shared memory (sm_90's rings and f32 tokens add to it, as dynamic shared
+/// memory); and at most 8, so the per-token accumulators of a short k do
+/// not crowd out registers (the dsv41 K2 at 48 rows and TP 4 spilled with
+/// 18).
+inline int64_t gemvRowsChunkTokensLimit(int64_t k, int64_t tokens, int64_t block) {
   constexpr int64_t kMaxChunkTokens = 8;
   return std::max<int64_t>(
       1, std::min({tokens, kMaxChunkTokens, 40960 / (2 * k + 4 * block)}));
 }
+
+/// Tokens an fma-chains gemv_rows stages a pass on `arch` (the device
+/// library's TC); mono-prepare-emission records it as mono.chunk_tokens.
+int64_t gemvRowsChunkTokens(GemvRowsOp g, int64_t block, llvm::StringRef arch);
 
 /// How a gemv_rows' weight is stored (the device library's WKIND): 0 e4m3
 /// with 32x32 E8M0 blocks, 1 bf16, 2 f32, 3 MXFP4 in AITER's layouts.

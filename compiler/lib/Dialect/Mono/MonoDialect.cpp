@@ -73,6 +73,8 @@ constexpr DeclaredAttribute kDeclared[] = {
     {D::PeerAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<RegionOp>, "mono.region"},
     {D::RingBytesAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<GemvRowsOp>,
      "mono.gemv_rows"},
+    {D::ChunkTokensAttrHelper::getNameStr(), DeclaredAttribute::Integer, isOneOf<GemvRowsOp>,
+     "mono.gemv_rows"},
     {D::WithExpandAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<ReduceOp>,
      "mono.reduce"},
     {D::UnfusedAttrHelper::getNameStr(), DeclaredAttribute::Unit, isOneOf<LaunchOp>, "mono.launch"},

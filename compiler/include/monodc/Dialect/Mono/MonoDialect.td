@@ -54,10 +54,12 @@ def Mono_Dialect : Dialect {
     "::mlir::UnitAttr":$peer,
     // mono-prepare-emission: on mono.launch the shared memory its building
     // blocks need, and whether its fused stages print as functions of their
-    // own; on mono.gemv_rows the bytes of its weight ring.
+    // own; on mono.gemv_rows the bytes of its weight ring and, on fma
+    // chains, the tokens it stages a pass.
     "::mlir::IntegerAttr":$lds_bytes,
     "::mlir::UnitAttr":$stage_calls,
     "::mlir::IntegerAttr":$ring_bytes,
+    "::mlir::IntegerAttr":$chunk_tokens,
     // mono-lower-tiles, on an axis mono.reduce: it prints with the expand
     // that takes its result whole (one rearrangement instead of two).
     "::mlir::UnitAttr":$with_expand,
