@@ -50,6 +50,7 @@ struct SimulateCommand {
   int jobs = 1; // an int, as build's and matrix's: a value past it is refused as unreadable
   unsigned seed = 1;
   std::string testDropWaits; ///< test only: a stage whose waits are erased
+  int64_t lostRank = -1;     ///< a rank that never runs (-1: none)
   std::string dump;
   std::string trace;       ///< a Chrome/Perfetto trace of the schedules
   std::string memoryLimit; ///< empty: MemAvailable of /proc/meminfo
@@ -204,6 +205,10 @@ int runSimulate(const SimulateCommand &cmd) {
   if (cmd.schedules < 1)
     fail(fmt::format("--schedules must be at least 1, got {}", cmd.schedules),
          monodc::cli::kUsageError);
+  if (cmd.lostRank != -1 && (cmd.lostRank < 0 || cmd.lostRank >= cmd.tp))
+    fail(fmt::format("--lost-rank must be one of the ranks 0..{}, got {}", cmd.tp - 1,
+                     cmd.lostRank),
+         kUsageError);
   // Each thread holds a launch's writable memory: a bound keeps a typo from
   // starting thousands.
   if (auto problem = monodc::cli::jobsProblem(cmd.jobs))
@@ -305,7 +310,8 @@ int runSimulate(const SimulateCommand &cmd) {
   const auto start = std::chrono::steady_clock::now();
   sim::SweepResult sweep = sim::sweepSchedules(
       **prepared, inputPointers,
-      {cmd.schedules, cmd.seed, static_cast<unsigned>(cmd.jobs), traceFile != nullptr});
+      {cmd.schedules, cmd.seed, static_cast<unsigned>(cmd.jobs), traceFile != nullptr,
+       cmd.lostRank});
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int64_t ctas = ranks * cmd.grid;
@@ -439,6 +445,9 @@ void monodc::cli::addSimulateCommand(CLI::App &app) {
       ->capture_default_str();
   sub->add_option("-j,--jobs", cmd->jobs, "schedules run at once (threads)")->capture_default_str();
   // Hidden: shows that a race is caught (tests/lit/CLI/simulate-race.test).
+  sub->add_option("--lost-rank", cmd->lostRank,
+                  "a rank that never runs (a lost process): the others' bounded waits give up "
+                  "past their budget, and the run reports their wait-fault records (exit 1)");
   sub->add_option("--test-drop-waits", cmd->testDropWaits,
                   "test only: erase the waits of this stage")
       ->group("");

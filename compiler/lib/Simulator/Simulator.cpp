@@ -1790,6 +1790,7 @@ SweepResult monodc::sim::sweepSchedules(const PreparedLaunch &prepared,
     }
     Schedule schedule = sweepSchedule(i, options.seed, ctas);
     schedule.trace = options.trace;
+    schedule.lostRank = options.lostRank;
     auto result = runSchedule(plan, &cache, &memo, pointers, schedule);
     std::string failure;
     if (failed(result))

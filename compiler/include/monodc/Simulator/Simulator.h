@@ -136,6 +136,7 @@ struct SweepOptions {
   uint64_t seed = 1;
   unsigned threads = 1; ///< schedules run side by side
   bool trace = false;   ///< keep every schedule's trace (SweepResult::traces)
+  int64_t lostRank = -1; ///< Schedule::lostRank of every schedule
 };
 
 /// What a sweep found. Outputs are the bytes of every output region of
