@@ -72,6 +72,7 @@ LAUNCHER="$ROOT/bench/gpu/emitted/launcher"
 if [ -d "$LAUNCHER" ] && wanted launcher; then
   includes=()
   for d in runtime/formats/include tests/reference/include runtime/launch/include runtime/keys/include runtime/device/include \
+           runtime/target/include runtime/model/include \
            runtime/cache/include runtime/codeobject/include runtime/api/include \
            runtime/backends/nvrtc/include runtime/backends/hiprtc/include; do
     includes+=(-I "$ROOT/$d")
@@ -80,6 +81,7 @@ if [ -d "$LAUNCHER" ] && wanted launcher; then
        "$ROOT/runtime/formats/NumberFormats.cpp" "$ROOT/tests/reference/Reference.cpp" \
        "$ROOT"/runtime/api/*.cpp "$ROOT"/runtime/keys/*.cpp "$LAUNCHER/BuildId.cpp" "$ROOT"/runtime/cache/*.cpp \
        "$ROOT"/runtime/codeobject/*.cpp "$ROOT"/runtime/launch/*.cpp "$ROOT"/runtime/backends/nvrtc/*.cpp \
+       "$ROOT"/runtime/target/*.cpp "$ROOT"/runtime/model/*.cpp \
        "$ROOT"/runtime/backends/hiprtc/*.cpp -L "$CUDA/lib64/stubs" -lcuda -ldl -pthread \
        -o "$BIN/launcher_check" > "$OUT/launcher_build.log" 2>&1; then
     stems=()
