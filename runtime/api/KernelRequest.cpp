@@ -1,5 +1,6 @@
 //===- KernelRequest.cpp - what a serving engine asks for -----------------===//
 #include "monodc/runtime/KernelRequest.h"
+#include "monodc/runtime/LayerMap.h"
 
 #include <sstream>
 #include <variant>
@@ -82,6 +83,9 @@ Result<KernelRequest> KernelRequest::parse(std::string_view text) {
 bool KernelRequest::matches(const BuildKey &key) const {
   for (const RequestField &field : kRequestFields) {
     if (field.name == "grid" && grid == 0)
+      continue;
+    // One key serves every ratio of a launch that reads no compressed key.
+    if (field.name == "ratio" && !monodc::runtime::readsCompressedKeys(launch))
       continue;
     if (valueOf(*this, field) != key.field(field.name))
       return false;

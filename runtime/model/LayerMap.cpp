@@ -46,3 +46,7 @@ std::string monodc::runtime::layerRanges(const std::vector<int64_t> &layers) {
   }
   return text;
 }
+
+bool monodc::runtime::readsCompressedKeys(std::string_view launch) {
+  return launch == "k2" || launch == "attention_back";
+}

@@ -1,5 +1,6 @@
 //===- ModelConfig.cpp - model dimensions and build parameters ------------===//
 #include "monodc/stages/ModelConfig.h"
+#include "monodc/runtime/LayerMap.h"
 
 using namespace monodc::stages;
 
@@ -85,7 +86,7 @@ llvm::Expected<BuildParams> monodc::stages::resolveBuildParams(const ModelConfig
 }
 
 bool monodc::stages::readsCompressedKeys(const std::string &launch) {
-  return launch == "k2" || launch == "attention_back";
+  return runtime::readsCompressedKeys(launch);
 }
 
 std::string monodc::stages::ratioFileTag(const std::string &launch, int64_t ratio) {

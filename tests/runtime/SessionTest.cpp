@@ -63,6 +63,26 @@ TEST(KernelRequest, MatchesKeysOnEveryFieldItNames) {
   EXPECT_FALSE(request.matches(key));
 }
 
+TEST(KernelRequest, AsksTheRatioOnlyOfLaunchesThatReadCompressedKeys) {
+  // A layer's K1 serves both ratios from one key (ratio 0); its K2 is a key
+  // a ratio. A serving engine asks for both launches with the layer's ratio.
+  BuildKey k1 = sampleKey(), k2 = sampleKey();
+  k1.launch = "k1";
+  k1.ratio = 0;
+  k2.launch = "k2";
+  k2.ratio = 2;
+  KernelRequest request;
+  request.ratio = 2;
+  request.launch = "k1";
+  EXPECT_TRUE(request.matches(k1));
+  request.launch = "k2";
+  EXPECT_TRUE(request.matches(k2));
+  request.ratio = 1;
+  EXPECT_FALSE(request.matches(k2));
+  request.launch = "k1";
+  EXPECT_TRUE(request.matches(k1));
+}
+
 TEST(RuntimeOnlySession, ServesPrebuiltEntriesByRequest) {
   TempDir dir;
   storeEntry(dir.path(), sampleEntry(sampleKey(6)));

@@ -31,6 +31,11 @@ struct LayerPlan {
 /// (tiny, moe16) stand for; an error naming the known models otherwise.
 Result<std::vector<LayerPlan>> layerMap(std::string_view model);
 
+/// Whether `launch`'s code depends on the compress ratio: K2 and the
+/// attention back read compressed keys; every other launch is one build key
+/// (ratio 0) at every ratio, and a request's ratio is not asked of it.
+bool readsCompressedKeys(std::string_view launch);
+
 /// "3-7, 9-13": consecutive layers joined into ranges.
 std::string layerRanges(const std::vector<int64_t> &layers);
 
