@@ -121,7 +121,9 @@ int cuMemsetD8_v2(unsigned long long pointer, unsigned char value, size_t bytes)
 int cuCtxSynchronize(void) { ++calls; return 0; }
 int cuStreamSynchronize(void *stream) { (void)stream; ++calls; return 0; }
 /* IPC handles in one process: a handle carries the pointer. */
-typedef struct { char reserved[64]; } FakeIpcHandle;
+/* The runtime's own name for the handle (DeviceRuntime.h), so that the
+ * sanitizers see one function type on both sides. */
+typedef struct monodc_ipc_bytes { char reserved[64]; } FakeIpcHandle;
 int cuIpcGetMemHandle(FakeIpcHandle *handle, unsigned long long pointer) {
   ++calls;
   memset(handle, 0, sizeof *handle);

@@ -82,7 +82,9 @@ int hipExtMallocWithFlags(void **pointer, size_t bytes, unsigned flags) {
   if (flags != 1) return 1;
   return hipMalloc(pointer, bytes);
 }
-typedef struct { char reserved[64]; } FakeIpcHandle;
+/* The runtime's own name for the handle (DeviceRuntime.h), so that the
+ * sanitizers see one function type on both sides. */
+typedef struct monodc_ipc_bytes { char reserved[64]; } FakeIpcHandle;
 static int opened;
 int hipIpcGetMemHandle(FakeIpcHandle *handle, void *pointer) {
   memset(handle, 0, sizeof *handle);

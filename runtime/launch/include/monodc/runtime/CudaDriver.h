@@ -74,10 +74,7 @@ private:
   using MemsetD8 = int (*)(unsigned long long, unsigned char, size_t);
   using CtxSynchronize = int (*)();
   using StreamSynchronize = int (*)(void *);
-  /// CUipcMemHandle, passed by value as the driver API does.
-  struct IpcBytes {
-    char reserved[64];
-  };
+  using IpcBytes = monodc_ipc_bytes;
   using IpcGetMemHandle = int (*)(IpcBytes *, unsigned long long);
   using IpcOpenMemHandle = int (*)(unsigned long long *, IpcBytes, unsigned);
   using IpcCloseMemHandle = int (*)(unsigned long long);

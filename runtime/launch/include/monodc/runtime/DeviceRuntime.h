@@ -17,6 +17,14 @@
 #include <string>
 #include <vector>
 
+/// The 64 bytes of an IPC handle as the C APIs pass them by value
+/// (CUipcMemHandle, hipIpcMemHandle_t). At global scope so that its type,
+/// which the runtimes' function pointers name, is the one a C stand-in
+/// library declares (the sanitizers compare function types by name).
+struct monodc_ipc_bytes {
+  char reserved[64];
+};
+
 namespace monodc::runtime {
 
 /// A device allocation's inter-process handle (CUDA's CUipcMemHandle, HIP's

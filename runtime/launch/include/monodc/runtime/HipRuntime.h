@@ -68,10 +68,7 @@ private:
   using DeviceSynchronize = int (*)();
   using StreamSynchronize = int (*)(void *);
   using ExtMallocWithFlags = int (*)(void **, size_t, unsigned);
-  /// hipIpcMemHandle_t, passed by value as the C API does.
-  struct IpcBytes {
-    char reserved[64];
-  };
+  using IpcBytes = monodc_ipc_bytes;
   using IpcGetMemHandle = int (*)(IpcBytes *, void *);
   using IpcOpenMemHandle = int (*)(void **, IpcBytes, unsigned);
   using IpcCloseMemHandle = int (*)(void *);
