@@ -30,11 +30,11 @@ struct Schedule {
   /// mod 3 turns in a row before the next one gets its turn.
   uint64_t seed = 0;
   int64_t starvedCta = 0;
+  bool trace = false;  ///< record the slices of SimulationResult::trace
   /// A rank that never runs (a lost process: it launches nothing and
   /// publishes nothing); -1: none. The others' polls of it give up past
   /// their budget (SimulationResult::gaveUp).
   int64_t lostRank = -1;
-  bool trace = false;  ///< record the slices of SimulationResult::trace
 };
 
 /// What one CTA did over a span of scheduler turns (the simulator's clock:
