@@ -6,6 +6,7 @@
 #include "monodc/Support/DiagnosticText.h"
 #include "monodc/runtime/BuildId.h"
 #include "monodc/runtime/CodeObject.h"
+#include "monodc/runtime/LayerMap.h"
 #include "monodc/runtime/Sha256.h"
 #include "monodc/stages/Launches.h"
 
@@ -79,7 +80,7 @@ Result<BuildKey> Compiler::resolve(const KernelRequest &request) {
     return makeError("compress ratio must be 0, 1 or 2, got " + std::to_string(request.ratio));
   // A launch that reads no compressed key is the same code at every ratio:
   // one key.
-  const int64_t ratio = stages::readsCompressedKeys(request.launch) ? request.ratio : 0;
+  const int64_t ratio = runtime::readsCompressedKeys(request.launch) ? request.ratio : 0;
   Result<std::shared_ptr<CompileBackend>> backend = this->backend(request.backend);
   if (!backend)
     return makeError("backend " + request.backend + " for arch " + request.arch + ": " +
@@ -126,7 +127,7 @@ Result<Compiler::Emitted> Compiler::emit(const BuildKey &key) {
     return interface.error();
   std::string sourceName = key.launch + "." + key.model + "." + key.arch + ".r" +
                            std::to_string(key.rows) + ".tp" + std::to_string(key.tp) +
-                           (stages::readsCompressedKeys(key.launch)
+                           (runtime::readsCompressedKeys(key.launch)
                                 ? ".c" + std::to_string(key.ratio)
                                 : std::string()) +
                            ".hip";

@@ -85,11 +85,7 @@ llvm::Expected<BuildParams> monodc::stages::resolveBuildParams(const ModelConfig
   return params;
 }
 
-bool monodc::stages::readsCompressedKeys(const std::string &launch) {
-  return runtime::readsCompressedKeys(launch);
-}
-
 std::string monodc::stages::ratioFileTag(const std::string &launch, int64_t ratio) {
-  return readsCompressedKeys(launch) && ratio != kDefaultCliRatio ? ".c" + std::to_string(ratio)
+  return runtime::readsCompressedKeys(launch) && ratio != kDefaultCliRatio ? ".c" + std::to_string(ratio)
                                                                    : std::string();
 }

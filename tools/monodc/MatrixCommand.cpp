@@ -10,6 +10,7 @@
 #include "Commands.h"
 
 #include "monodc/jit/Compiler.h"
+#include "monodc/runtime/LayerMap.h"
 #include "monodc/runtime/StepWidths.h"
 #include "monodc/stages/Launches.h"
 
@@ -87,7 +88,7 @@ std::vector<int64_t> parseNumbers(const std::string &text, const std::string &wh
 /// A short name of a request for progress lines and the failure table.
 std::string shortName(const monodc::KernelRequest &r) {
   std::string name = fmt::format("{} {} {} r{} tp{}", r.model, r.launch, r.arch, r.rows, r.tp);
-  if (monodc::stages::readsCompressedKeys(r.launch))
+  if (monodc::runtime::readsCompressedKeys(r.launch))
     name += fmt::format(" ratio {}", r.ratio);
   if (r.grid != 0)
     name += fmt::format(" grid {}", r.grid);
@@ -138,7 +139,7 @@ std::vector<monodc::KernelRequest> validatedRequests(const MatrixCommand &cmd,
       for (int64_t tp : tps)
         for (int64_t r : rows)
           // A launch that reads no compressed key is one key at every ratio.
-          for (int64_t ratio : monodc::stages::readsCompressedKeys(launch)
+          for (int64_t ratio : monodc::runtime::readsCompressedKeys(launch)
                                    ? ratios
                                    : std::vector<int64_t>{0}) {
             monodc::KernelRequest request;
@@ -222,7 +223,7 @@ int runMatrix(const MatrixCommand &cmd) {
     if (!lookup.refused.empty())
       std::cout << "replacing a damaged entry: " << lookup.refused << "\n";
     const monodc::runtime::BuildKey &built = (*kernel)->key;
-    const std::string ratio = monodc::stages::readsCompressedKeys(built.launch)
+    const std::string ratio = monodc::runtime::readsCompressedKeys(built.launch)
                                   ? fmt::format(" ratio {}", built.ratio)
                                   : std::string();
     std::cout << fmt::format("{:<7} {:>8.1f} ms  {} {} {} r{} tp{}{} grid {}  {}  {}\n",

@@ -1157,13 +1157,12 @@ std::string emit::kernelManifest(LaunchOp launch) {
   for (auto stage : launch.getBodyBlock().getOps<StageOp>())
     os << "stage " << index++ << " " << stage.getSymName() << " " << stage.getTasks() << "\n";
   for (auto [site, op] : llvm::enumerate(waitSites(launch))) {
-    auto stage = op->getParentOfType<StageOp>();
-    if (auto peer = dyn_cast<WaitPeerOp>(op))
-      os << "wait " << site << " " << stage.getSymName() << " " << peer.getFlags() << " "
-         << peer.getRank() << "\n";
-    else
-      os << "wait " << site << " " << stage.getSymName() << " " << cast<WaitOp>(op).getFlags()
-         << "\n";
+    auto peer = dyn_cast<WaitPeerOp>(op);
+    os << "wait " << site << " " << op->getParentOfType<StageOp>().getSymName() << " "
+       << (peer ? peer.getFlags() : cast<WaitOp>(op).getFlags());
+    if (peer)
+      os << " " << peer.getRank();
+    os << "\n";
   }
   if (auto slot = launch->getAttrOfType<IntegerAttr>("mono.peer_slot_bytes"))
     os << "ranks " << launch.getRanks() << "\npeer_slot_bytes " << slot.getInt() << "\n";

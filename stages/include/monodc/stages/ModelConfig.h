@@ -94,12 +94,9 @@ struct BuildParams {
   int64_t tp = 2;
   /// The layer's compress ratio (0: window keys only; 1, 2: a compressed key
   /// a token, a compressed key every 2 tokens). Only the launches that read
-  /// compressed keys use it (readsCompressedKeys).
+  /// compressed keys use it (runtime::readsCompressedKeys).
   int64_t ratio = 0;
 };
-
-/// True for the launches whose code depends on the compress ratio.
-bool readsCompressedKeys(const std::string &launch);
 
 /// The CLI's compress ratio where none is given (the first backbone layers').
 inline constexpr int64_t kDefaultCliRatio = 2;
