@@ -21,13 +21,21 @@ using Region = monodc::runtime::RegionSpec;
 /// ranks share the 132 SMs of one GPU.
 inline int layerGrid(int tp) { return 132 / tp; }
 
-/// DIR/LAUNCH.CONFIG.sm_90.r<ROWS>.tp<TP>.grid<132/TP>, as `monodc build`
-/// names the files of `emit.sh layer` and `emit.sh stress` (add .hip,
-/// .unfused.hip, .prof.hip or .manifest).
+/// The compress ratio that `monodc build` leaves out of file names
+/// (docs/cli.md: a launch that reads compressed keys built for another
+/// ratio r has `.c<r>` before the grid).
+inline constexpr int kDefaultRatio = 2;
+
+/// DIR/LAUNCH.CONFIG.sm_90.r<ROWS>.tp<TP>[.c<RATIO>].grid<132/TP>, as
+/// `monodc build` names the files of `emit.sh layer`, `layers` and `stress`
+/// (add .hip, .unfused.hip, .prof.hip or .manifest). `ratio`: the one K2 is
+/// built for; the other launches are one build at every ratio.
 inline std::string layerStem(const std::string &dir, const std::string &launch,
-                             const std::string &config, int rows, int tp) {
+                             const std::string &config, int rows, int tp,
+                             int ratio = kDefaultRatio) {
+  const std::string ratioTag = ratio == kDefaultRatio ? "" : ".c" + std::to_string(ratio);
   return dir + "/" + launch + "." + config + ".sm_90.r" + std::to_string(rows) + ".tp" +
-         std::to_string(tp) + ".grid" + std::to_string(layerGrid(tp));
+         std::to_string(tp) + ratioTag + ".grid" + std::to_string(layerGrid(tp));
 }
 
 /// A manifest file; throws, naming the file, when it cannot be read or parsed.
