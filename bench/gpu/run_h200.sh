@@ -56,8 +56,8 @@ if [ "${BUILD:-1}" = 1 ]; then
   # The layer check builds the whole CPU reference layer (threads, no FMA
   # contraction, as the reference's own build).
   build layer_check -ffp-contract=off -pthread "${reference[@]}" "${launch[@]}" "$ROOT/bench/gpu/LayerCheck.cpp" \
-    "$ROOT/bench/gpu/LayerCase.cpp" "$ROOT"/runtime/formats/*.cpp "$ROOT"/tests/reference/*.cpp \
-    "$ROOT/runtime/launch/LaunchInterface.cpp"
+    "$ROOT/bench/gpu/LayerCase.cpp" "$ROOT/bench/gpu/LayerDevice.cpp" "$ROOT"/runtime/formats/*.cpp \
+    "$ROOT"/tests/reference/*.cpp "$ROOT/runtime/launch/LaunchInterface.cpp"
   failed=0
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   cat "$BIN"/*.build.log > "$OUT/build.log"
