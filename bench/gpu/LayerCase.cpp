@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -103,6 +104,57 @@ LayerCase makeLayerCase(const Manifest &k1, const Manifest &k2, int rows, unsign
               std::count(ties.begin(), ties.end(), true));
   std::fflush(stdout);
   return c;
+}
+
+StretchLayer makeStretchLayer(const ref::LayerDims &dims, const ref::StepInputs &streams,
+                              bool ffnLaunch, int ratio, unsigned seed) {
+  StretchLayer l;
+  auto start = std::chrono::steady_clock::now();
+  l.weights = ref::randomLayerWeights(dims, seed);
+  l.experts = ref::randomExperts(dims, seed);
+  l.step = streams;
+  std::mt19937 rng(seed * 7919u + 17u);
+  l.step.window = ref::randomKvCache(dims.kvLayout(), dims.cachePages, rng);
+  l.step.compressed = ref::randomKvCache(dims.kvLayout(), dims.cachePages, rng);
+  ref::randomCompressedKeys(dims, l.step, ratio, rng);
+  const double inputSeconds = secondsSince(start);
+  start = std::chrono::steady_clock::now();
+  if (ffnLaunch) {
+    ref::AttentionHalf attention = ref::referenceAttentionHalf(dims, l.weights, l.step);
+    const ref::MhcOutputs &seam = attention.seam;
+    l.want = ref::referenceFfnHalf(dims, l.weights, l.experts, l.step.rows, seam.residual,
+                                   attention.attnOut, seam.post, seam.comb, seam.pre);
+    l.want.attnSeam = std::move(attention.seam);
+    l.want.attnOut = std::move(attention.attnOut);
+    l.partials = std::move(attention.partials);
+  } else {
+    l.want = ref::referenceLayer(dims, l.weights, l.experts, l.step);
+  }
+  const std::vector<bool> &ties = l.want.nearTie;
+  std::printf("rows %d: host weights and caches %.1f s, reference layer %.1f s; %zu of %d "
+              "experts selected, %td near-ties\n",
+              l.step.rows, inputSeconds, secondsSince(start),
+              ref::selectedExperts(l.want.routing).size(), dims.experts,
+              std::count(ties.begin(), ties.end(), true));
+  std::fflush(stdout);
+  return l;
+}
+
+void handOver(ref::StepInputs &next, const ref::LayerOutputs &out) {
+  next.residual = out.residual;
+  next.x = out.x;
+  next.post = out.post;
+  next.comb = out.comb;
+  next.pre = out.pre;
+}
+
+ref::StepInputs withStreamsOf(ref::StepInputs in, const ref::StepInputs &from) {
+  in.residual = from.residual;
+  in.x = from.x;
+  in.post = from.post;
+  in.comb = from.comb;
+  in.pre = from.pre;
+  return in;
 }
 
 ref::LayerDims offDims(ref::LayerDims dims) {

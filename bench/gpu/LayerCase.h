@@ -46,6 +46,32 @@ ref::LayerDims layerDims(const Manifest &k1, const Manifest &k2);
 LayerCase makeLayerCase(const Manifest &k1, const Manifest &k2, int rows, unsigned seed,
                         int padRows = 0);
 
+/// A layer of a stretch of the model's layer map (layer_check --layers): its
+/// own random weights and routed experts, its step (the stretch's tokens with
+/// the streams the previous layer handed over, caches of its own and the
+/// compressed keys of its ratio) and the reference layer on that step. A layer
+/// that the FFN launch serves takes each rank's attention partial from the
+/// reference: its attention runs outside the fused path.
+struct StretchLayer {
+  ref::LayerWeights weights;
+  ref::ExpertSource experts;
+  ref::StepInputs step;
+  ref::LayerOutputs want;
+  std::vector<std::vector<float>> partials; ///< the FFN launch's layers only
+};
+
+/// `streams`: the stretch's tokens and the streams handed over; `ratio`: the
+/// layer's compress ratio. Prints how long each part took.
+StretchLayer makeStretchLayer(const ref::LayerDims &dims, const ref::StepInputs &streams,
+                              bool ffnLaunch, int ratio, unsigned seed);
+
+/// The streams a layer's outputs hand the next layer: residual, x, post,
+/// comb and pre.
+void handOver(ref::StepInputs &next, const ref::LayerOutputs &out);
+
+/// `in` with the streams of `from` (a layer fed another layer's inputs).
+ref::StepInputs withStreamsOf(ref::StepInputs in, const ref::StepInputs &from);
+
 /// Output regions of K1 and K2, decoded, by region name.
 using RegionOutputs = std::map<std::string, std::vector<float>>;
 

@@ -18,6 +18,7 @@
 //   layer_check DIR CONFIG TP WIDTH...
 //   layer_check DIR CONFIG TP --pad P WIDTH...
 //   layer_check DIR CONFIG TP --ffn WIDTH...
+//   layer_check DIR CONFIG TP --layers FIRST-LAST WIDTH...
 //
 // reads DIR/{k1,k2}.CONFIG.sm_90.r<W>.tp<TP>.grid<132/TP>.{hip,manifest} (emit.sh layer).
 //
@@ -35,17 +36,37 @@
 // same checks as the layer's FFN half, and the launch timed: fused against
 // its stage kernels, every rank at once, CUDA graphs over FFN_LAYERS
 // (default 4) copies of the weights so that they come from HBM.
+//
+// --layers FIRST-LAST: one step through those consecutive layers of the
+// model's layer map (runtime/model: K1 + K2 with the K2 of the layer's
+// compress ratio, DIR/k2.*.c<r>.* for a ratio other than 2, or the FFN launch
+// alone; emit.sh layers), as tests/unit/MultiLayerTest.cpp does on the
+// simulator. Each layer has its own random weights (seeded by its index) and
+// caches; the streams the GPU wrote (residual, x, post, comb, pre) are the
+// next layer's inputs, and each layer's outputs are checked against the
+// reference layer on those same inputs, with the layer check's bounds (a
+// layer the FFN launch serves takes each rank's attention partial from the
+// reference, as its attention runs outside the fused path). Every launch of a
+// rank shares one epoch buffer, and each launch its scratch and peer buffers,
+// across the layers; each layer's weights are freed before the next. The
+// ranks must agree, every rank's epoch must count one step a layer, and
+// the first K1 + K2 layer after the first, checked against the reference fed
+// the previous layer's inputs instead of its outputs, must fail.
 #include "CudaSupport.h"
 #include "LayerCase.h"
 #include "LayerDevice.h"
 
 #include "monodc/reference/LaunchInputs.h"
+#include "monodc/reference/LayerData.h"
+#include "monodc/runtime/LayerMap.h"
 
 #include "monodc/formats/NumberFormats.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <optional>
 #include <random>
 
 using gpu::check;
@@ -53,6 +74,7 @@ using gpu::CompiledLaunch;
 using gpu::die;
 using gpu::Manifest;
 namespace ref = monodc::reference;
+namespace runtime = monodc::runtime;
 
 namespace {
 
@@ -263,18 +285,146 @@ bool checkLayerWidth(const std::string &dir, const std::string &config, int tp, 
   return reportStepChecks(gpu::ranksAgree(first), second == first, off.pass()) && verdict.pass();
 }
 
+/// Layers FIRST-LAST of `config`'s layer map. The negative check of
+/// --layers needs a layer served by K1 + K2 after the first.
+std::vector<runtime::LayerPlan> layerStretch(const std::string &config, const std::string &spec) {
+  const auto map = runtime::layerMap(config);
+  if (!map)
+    die(map.message());
+  long long first = -1, last = -1;
+  char end = 0;
+  if (std::sscanf(spec.c_str(), "%lld-%lld%c", &first, &last, &end) != 2 || first < 0 ||
+      last <= first || last >= (long long)map->size())
+    die("--layers " + spec + ": want FIRST-LAST, two or more layers of the " +
+        std::to_string(map->size()) + " of " + config);
+  const std::vector<runtime::LayerPlan> stretch(map->begin() + first, map->begin() + last + 1);
+  if (std::none_of(stretch.begin() + 1, stretch.end(),
+                   [](const runtime::LayerPlan &plan) { return plan.fusedWhole; }))
+    die("--layers " + spec + ": no layer after the first is served by K1 + K2 (the negative "
+        "check runs on one)");
+  return stretch;
+}
+
+std::string describe(const runtime::LayerPlan &plan) {
+  return "layer " + std::to_string(plan.layer) +
+         (plan.fusedWhole ? " (K1 + K2, compress ratio " + std::to_string(plan.ratio) + ")"
+                          : " (the FFN launch, attention partials from the reference)");
+}
+
+/// One step of `rows` tokens through `stretch` (--layers); true when every
+/// layer passed, every rank's epoch counts a step a layer, and the negative
+/// failed as it must.
+bool checkStretchWidth(const std::string &dir, const std::string &config, int tp,
+                       const std::vector<runtime::LayerPlan> &stretch, int rows,
+                       const gpu::Device &device, const std::vector<CUstream> &streams) {
+  // Each launch the stretch runs, compiled once: K1, the K2 of each ratio,
+  // the FFN launch.
+  const CompiledLaunch k1 =
+      gpu::compileLaunch(gpu::layerStem(dir, "k1", config, rows, tp), "k1", tp, device);
+  std::map<int64_t, CompiledLaunch> k2;
+  std::optional<CompiledLaunch> ffn;
+  std::vector<const CompiledLaunch *> launches = {&k1};
+  for (const runtime::LayerPlan &plan : stretch) {
+    if (plan.fusedWhole && !k2.count(plan.ratio)) {
+      const std::string stem = gpu::layerStem(dir, "k2", config, rows, tp, int(plan.ratio));
+      const std::string name = "k2 (ratio " + std::to_string(plan.ratio) + ")";
+      const CompiledLaunch &built =
+          k2.emplace(plan.ratio, gpu::compileLaunch(stem, name, tp, device)).first->second;
+      launches.push_back(&built);
+    } else if (!plan.fusedWhole && !ffn) {
+      const std::string stem = gpu::layerStem(dir, "ffn", config, rows, tp);
+      launches.push_back(&ffn.emplace(gpu::compileLaunch(stem, "ffn", tp, device)));
+    }
+  }
+  ref::LayerDims dims;
+  try {
+    dims = gpu::layerDims(k1.manifest, k2.begin()->second.manifest);
+  } catch (const std::exception &e) {
+    die(e.what());
+  }
+  gpu::RankState state(tp, launches);
+  // The step's tokens, with the first layer's streams; then each layer's.
+  ref::StepInputs carried = ref::randomStep(dims, rows, kSeed + 1000u + unsigned(rows));
+  ref::StepInputs previous;
+  bool pass = true, negativeDone = false;
+  int excluded = 0;
+  for (size_t i = 0; i < stretch.size(); ++i) {
+    const runtime::LayerPlan &plan = stretch[i];
+    std::printf("== rows %d, %s\n", rows, describe(plan).c_str());
+    std::fflush(stdout);
+    const gpu::StretchLayer layer = gpu::makeStretchLayer(
+        dims, carried, !plan.fusedWhole, int(plan.ratio), kSeed * 1000u + unsigned(plan.layer));
+    const std::vector<int> experts = ref::selectedExperts(layer.want.routing);
+    bool ranksAgree = false;
+    gpu::RegionOutputs decoded;
+    {
+      // The layer's buffers, freed before the next layer's: a rank's
+      // routed experts alone are gigabytes.
+      gpu::LayerOnDevice onDevice(plan.fusedWhole
+                                      ? std::vector<const CompiledLaunch *>{&k1, &k2.at(plan.ratio)}
+                                      : std::vector<const CompiledLaunch *>{&*ffn},
+                                  state);
+      if (plan.fusedWhole)
+        gpu::uploadWholeLayer(onDevice, layer.weights, layer.experts, experts, layer.step);
+      else
+        gpu::uploadFfnLaunch(onDevice, layer.weights, layer.experts, experts, layer.partials,
+                             layer.step.slots, layer.want.attnSeam);
+      const auto outputs = onDevice.step(
+          streams, plan.fusedWhole ? regionNames(gpu::referenceRegions(layer.want))
+                                   : gpu::ffnLaunchOutputs());
+      ranksAgree = gpu::ranksAgree(outputs);
+      decoded = onDevice.decode(outputs[0]);
+    }
+    const gpu::LayerVerdict verdict =
+        plan.fusedWhole ? gpu::checkLayer(dims, layer.weights, decoded, layer.want)
+                        : gpu::checkFfnLaunch(dims, layer.weights, decoded, layer.want);
+    gpu::printVerdict(verdict, rows,
+                      (describe(plan) + " against the reference layer on its GPU inputs").c_str());
+    std::printf("  (ranks)  %s\n", gpu::ranksLine(ranksAgree));
+    bool layerPasses = verdict.pass() && ranksAgree;
+    if (i > 0 && plan.fusedWhole && !negativeDone) {
+      // Fed the previous layer's inputs instead of its outputs, the
+      // reference must no longer match what the GPU wrote.
+      const ref::LayerOutputs stale = ref::referenceLayer(
+          dims, layer.weights, layer.experts, gpu::withStreamsOf(layer.step, previous));
+      const bool stalePasses = gpu::checkLayer(dims, layer.weights, decoded, stale).pass();
+      std::printf("  (negative) %s the reference fed layer %lld's inputs\n",
+                  stalePasses ? "FAIL: the outputs pass against" : "PASS: the outputs fail against",
+                  (long long)stretch[i - 1].layer);
+      layerPasses &= !stalePasses;
+      negativeDone = true;
+    }
+    std::printf("rows %d, %s: %s\n", rows, describe(plan).c_str(), layerPasses ? "PASS" : "FAIL");
+    std::fflush(stdout);
+    pass &= layerPasses;
+    excluded += verdict.excluded;
+    previous = layer.step;
+    gpu::handOver(carried,
+                  ref::layerOutputs([&](const std::string &name) { return decoded.at(name); }));
+  }
+  // K2 and the FFN launch end a step each: one a layer on every rank.
+  bool epochsCount = true;
+  for (uint32_t steps : state.stepsEnded())
+    epochsCount &= steps == stretch.size();
+  std::printf("rows %d: %d tokens excluded in all (routing near-ties); every rank's epoch %s\n",
+              rows, excluded,
+              epochsCount ? "PASS: one step a layer" : "FAIL: not one step a layer");
+  std::fflush(stdout);
+  return pass && epochsCount;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   gpu::programName = "layer_check";
   const std::string usage =
-      "usage: layer_check DIR CONFIG TP [--pad P | --ffn] WIDTH...";
+      "usage: layer_check DIR CONFIG TP [--pad P | --ffn | --layers FIRST-LAST] WIDTH...";
   if (argc < 5)
     die(usage);
   const std::string dir = argv[1], config = argv[2], mode = argv[4][0] == '-' ? argv[4] : "";
   const int tp = std::atoi(argv[3]);
   int firstWidth = 4;
-  if (mode == "--pad")
+  if (mode == "--pad" || mode == "--layers")
     firstWidth = 6;
   else if (mode == "--ffn")
     firstWidth = 5;
@@ -295,6 +445,11 @@ int main(int argc, char **argv) {
     for (int rows : widths)
       allGood &= checkFfnWidth(dir, config, tp, rows, device, streams);
     std::printf("%s\n", allGood ? "FFN CHECK PASSED" : "FFN CHECK FAILED");
+  } else if (mode == "--layers") {
+    const std::vector<runtime::LayerPlan> stretch = layerStretch(config, argv[5]);
+    for (int rows : widths)
+      allGood &= checkStretchWidth(dir, config, tp, stretch, rows, device, streams);
+    std::printf("%s\n", allGood ? "MULTI-LAYER CHECK PASSED" : "MULTI-LAYER CHECK FAILED");
   } else {
     const int padRows = mode == "--pad" ? std::atoi(argv[5]) : 0;
     for (int rows : widths)

@@ -13,7 +13,11 @@
 # layer benchmark and the layer check (emitted/layer; LAYER_WIDTHS, default
 # "6 12 24 48"); `stress` K1 and K2 of config tiny at TP 2 (grid 66) for rows
 # 6 and 48, fused only, for the race stress of the whole layer
-# (LayerStress.cpp) and the tiny layer check (emitted/stress); `launcher`
+# (LayerStress.cpp) and the tiny layer check (emitted/stress); `layers` K1,
+# K2 at compress ratios 2 and 1 (ratio 1's files named `.c1`) and the FFN
+# launch of the full config, fused only, for the multi-layer check
+# (layer_check --layers; emitted/layer, LAYER_WIDTHS and LAYER_TP as
+# `layer`); `launcher`
 # sm_90 cubins of config tiny's K1, attention back and moe launches (rows 6,
 # TP 2) built with nvrtc here into a code-object cache, the simulator's
 # dumps of the same launches and this build's BuildId.cpp, for the launcher
@@ -21,8 +25,9 @@
 # launcher, built there runtime-only; emitted/launcher).
 # What travels is capped at 64 MiB. As this script printed them on
 # 2026-12-07: `launches` alone 61 MiB, `moe16` 47 MiB, `layer` 10 MiB (its
-# default 4 widths), `launcher` 18 MiB, `front` 3 MiB, `stress` 2 MiB;
-# LAUNCHES=small takes `launches` down to 20 MiB (see the end).
+# default 4 widths), `launcher` 18 MiB, `front` 3 MiB, `stress` 2 MiB,
+# `layers` 5 MiB (widths 6 and 48, TP 2 and 4); LAUNCHES=small takes
+# `launches` down to 20 MiB (see the end).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 MONODC="${MONODC:-$ROOT/build/bin/monodc}"
@@ -31,8 +36,8 @@ MODES=("$@")
 [ ${#MODES[@]} -gt 0 ] || MODES=(front launches)
 for mode in "${MODES[@]}"; do
   case "$mode" in
-    front | launches | moe16 | rings | layer | stress | launcher) ;;
-    *) echo "emit.sh: unknown mode '$mode' (modes: front, launches, moe16, layer, stress, launcher)" >&2; exit 2 ;;
+    front | launches | moe16 | rings | layer | layers | stress | launcher) ;;
+    *) echo "emit.sh: unknown mode '$mode' (modes: front, launches, moe16, layer, layers, stress, launcher)" >&2; exit 2 ;;
   esac
 done
 case "${PROFILE:-calls}" in
@@ -41,16 +46,23 @@ case "${PROFILE:-calls}" in
 esac
 rm -rf "$OUT" && mkdir -p "$OUT"
 
-# emit_k1_k2 DIR CONFIG "ROWS..." TP [OPTION...]: K1 and K2 at TP ranks with
+# emit_sm90 DIR CONFIG ROWS TP LAUNCH [OPTION...]: LAUNCH at TP ranks with
 # 132 / TP CTAs a rank (the ranks share the 132 SMs of one GPU), sm_90 HIP
-# source, into $OUT/DIR.
+# source and manifest, into $OUT/DIR.
+emit_sm90() {
+  local dir="$1" config="$2" rows="$3" tp="$4" launch="$5"
+  shift 5
+  "$MONODC" build --arch sm_90 --config "$config" --rows "$rows" --tp "$tp" --grid $((132 / tp)) \
+    --emit hip "$@" --launch "$launch" --out "$OUT/$dir" > /dev/null
+}
+
+# emit_k1_k2 DIR CONFIG "ROWS..." TP [OPTION...]: K1 and K2 (emit_sm90).
 emit_k1_k2() {
   local dir="$1" config="$2" widths="$3" tp="$4"
   shift 4
   for rows in $widths; do
     for launch in k1 k2; do
-      "$MONODC" build --arch sm_90 --config "$config" --rows "$rows" --tp "$tp" --grid $((132 / tp)) \
-        --emit hip "$@" --launch "$launch" --out "$OUT/$dir" > /dev/null
+      emit_sm90 "$dir" "$config" "$rows" "$tp" "$launch" "$@"
     done
   done
 }
@@ -69,10 +81,24 @@ emit_layer() {
     # --ffn, which takes the layer's dims from the K1 and K2 manifests.
     if [ "${LAYER_FFN:-0}" = 1 ]; then
       for rows in ${LAYER_WIDTHS:-6 12 24 48}; do
-        "$MONODC" build --arch sm_90 --config dsv41 --rows "$rows" --tp "$tp" --grid $((132 / tp)) \
-          --emit hip --unfused --launch ffn --out "$OUT/layer" > /dev/null
+        emit_sm90 layer dsv41 "$rows" "$tp" ffn --unfused
       done
     fi
+  done
+}
+
+# The launches of a stretch of the layer map (layer_check --layers): K1, the
+# K2 of each compress ratio the backbone layers have (2 and 1: `monodc
+# layers`), the FFN launch; fused only, beside `layer`'s files when both are
+# emitted.
+emit_layers() {
+  local tp rows
+  for tp in ${LAYER_TP:-2}; do
+    emit_k1_k2 layer dsv41 "${LAYER_WIDTHS:-6 12 24 48}" "$tp"
+    for rows in ${LAYER_WIDTHS:-6 12 24 48}; do
+      emit_sm90 layer dsv41 "$rows" "$tp" k2 --ratio 1
+      emit_sm90 layer dsv41 "$rows" "$tp" ffn
+    done
   done
 }
 
@@ -139,6 +165,7 @@ for mode in "${MODES[@]}"; do
       "$MONODC" simulate --config moe16 --rows 6 --tp 4 --launch moe --schedules 2 \
         --dump "$OUT/sim" --dump-scratch > /dev/null ;;
     layer) emit_layer ;;
+    layers) emit_layers ;;
     stress) emit_k1_k2 stress tiny "6 48" 2 ;;
   esac
 done

@@ -8,7 +8,7 @@
 # full; NCU_METRICS="a,b" adds metrics to it); SASS="stem ..."
 # summarises the tensor-core loops of those layer sources' SASS (nvcc,
 # experiments/sass_loops.py). ONLY="bench ..." runs only the named phases of those whose
-# sources are there (launcher, check, pad, ffn, tiny, bench, stress, sass, launches),
+# sources are there (launcher, check, pad, ffn, layers, tiny, bench, stress, sass, launches),
 # e.g. a benchmark-only run of a tree that was emitted for every check.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -55,9 +55,11 @@ if [ "${BUILD:-1}" = 1 ]; then
   done
   # The layer check builds the whole CPU reference layer (threads, no FMA
   # contraction, as the reference's own build).
-  build layer_check -ffp-contract=off -pthread "${reference[@]}" "${launch[@]}" "$ROOT/bench/gpu/LayerCheck.cpp" \
-    "$ROOT/bench/gpu/LayerCase.cpp" "$ROOT/bench/gpu/LayerDevice.cpp" "$ROOT"/runtime/formats/*.cpp \
-    "$ROOT"/tests/reference/*.cpp "$ROOT/runtime/launch/LaunchInterface.cpp"
+  # --layers walks the model's layer map (runtime/model).
+  build layer_check -ffp-contract=off -pthread "${reference[@]}" "${launch[@]}" -I "$ROOT/runtime/model/include" \
+    "$ROOT/bench/gpu/LayerCheck.cpp" "$ROOT/bench/gpu/LayerCase.cpp" "$ROOT/bench/gpu/LayerDevice.cpp" \
+    "$ROOT"/runtime/formats/*.cpp "$ROOT"/tests/reference/*.cpp "$ROOT/runtime/launch/LaunchInterface.cpp" \
+    "$ROOT/runtime/model/LayerMap.cpp"
   failed=0
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   cat "$BIN"/*.build.log > "$OUT/build.log"
@@ -123,9 +125,16 @@ took "launch checks"
 # layer.tp<TP>.log.
 # emit.sh names them <launch>.dsv41.sm_90.r<W>.tp<TP>.grid<132/TP>.* (monodc
 # build: the ranks share the 132 SMs).
-layer_widths() {  # layer_widths TP
-  { (cd "$ROOT/bench/gpu/emitted/layer" && ls k1.dsv41.sm_90.r*.tp$1.grid$((132 / $1)).manifest) 2>/dev/null || true; } |
-    sed "s/^k1\.dsv41\.sm_90\.r\([0-9]*\)\.tp$1\.grid$((132 / $1))\.manifest\$/\1/" | sort -n
+layer_widths() {  # layer_widths TP [LAUNCH [TAG]]: widths with a manifest of LAUNCH (default k1), TAG (.c1) before the grid
+  local tp="$1" launch="${2:-k1}" tag="${3:-}" grid=$((132 / $1))
+  { (cd "$ROOT/bench/gpu/emitted/layer" && ls $launch.dsv41.sm_90.r*.tp$tp$tag.grid$grid.manifest) 2>/dev/null || true; } |
+    sed "s/^$launch\.dsv41\.sm_90\.r\([0-9]*\)\.tp$tp${tag//./\\.}\.grid$grid\.manifest\$/\1/" | sort -n
+}
+checked_widths() {  # checked_widths TP [LAUNCH [TAG]]: CHECK_WIDTHS, else 6 and 48 of layer_widths, else all it has
+  local all picked
+  all="$(layer_widths "$@" | tr '\n' ' ')"
+  picked="${CHECK_WIDTHS:-$(echo $all | tr ' ' '\n' | { grep -x -E '6|48' || true; } | tr '\n' ' ')}"
+  echo ${picked:-$all}
 }
 layer_tps="${LAYER_TP:-$( { (cd "$ROOT/bench/gpu/emitted/layer" && ls k1.dsv41.sm_90.r*.tp*.grid*.manifest) 2>/dev/null || true; } |
   sed 's/^.*\.tp\([0-9]*\)\.grid[0-9]*\.manifest$/\1/' | sort -un | tr '\n' ' ')}"
@@ -136,9 +145,7 @@ tp_log() {  # tp_log NAME TP: NAME.log for TP 2, else NAME.tp<TP>.log
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted check; then
   for tp in $layer_tps; do
     log="$(tp_log layer_check "$tp")"
-    check_widths="${CHECK_WIDTHS:-$(layer_widths "$tp" | { grep -x -E '6|48' || true; } | tr '\n' ' ')}"
-    check_widths="${check_widths:-$(layer_widths "$tp" | tr '\n' ' ')}"
-    check_widths="$(echo $check_widths)"  # one space between widths, none around
+    check_widths="$(checked_widths "$tp")"
     if [ -z "$check_widths" ]; then
       echo "layer check: no K1 + K2 sources of TP $tp in emitted/layer (emit.sh layer)" > "$log"
       status=1
@@ -173,15 +180,31 @@ fi
 # tree has it for (ffn_check.log, ffn_check.tp<TP>.log).
 if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted ffn; then
   for tp in $layer_tps; do
-    ffn_widths="$( { (cd "$ROOT/bench/gpu/emitted/layer" && ls ffn.dsv41.sm_90.r*.tp$tp.grid$((132 / tp)).manifest) 2>/dev/null || true; } |
-      sed "s/^ffn\.dsv41\.sm_90\.r\([0-9]*\)\.tp$tp\.grid$((132 / tp))\.manifest\$/\1/" | sort -n | tr '\n' ' ')"
-    ffn_widths="$(echo $ffn_widths)"
+    ffn_widths="$(echo $(layer_widths "$tp" ffn))"
     [ -n "$ffn_widths" ] || continue
     log="$(tp_log ffn_check "$tp")"
     "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 "$tp" --ffn $ffn_widths > "$log" 2>&1 || status=1
     echo "== the FFN launch against the reference FFN half (TP $tp on one GPU), dsv41, rows $ffn_widths =="
     cat "$log"
     took "FFN launch check and timing, dsv41, TP $tp"
+  done
+fi
+# Layers STRETCH (default 18-22: K1 + K2 at compress ratio 2 twice, the FFN
+# launch, K1 + K2 at ratio 1 twice) in a row (phase `layers`, emit.sh
+# layers): one step, the GPU's outputs of each layer the next layer's
+# inputs, each layer against the CPU reference on those inputs; at the
+# layer check's widths (CHECK_WIDTHS) that have a K2 of ratio 1
+# (layers_check.log, layers_check.tp<TP>.log).
+if [ -d "$ROOT/bench/gpu/emitted/layer" ] && [ "${LAYER_CHECK:-1}" = 1 ] && wanted layers; then
+  for tp in $layer_tps; do
+    [ -n "$(layer_widths "$tp" k2 .c1)" ] || continue
+    log="$(tp_log layers_check "$tp")"
+    stretch_widths="$(checked_widths "$tp" k2 .c1)"
+    "$BIN/layer_check" "$ROOT/bench/gpu/emitted/layer" dsv41 "$tp" --layers "${STRETCH:-18-22}" $stretch_widths \
+      > "$log" 2>&1 || status=1
+    echo "== layers ${STRETCH:-18-22} in a row, each against the CPU reference on the GPU's inputs (TP $tp on one GPU), dsv41, rows $stretch_widths =="
+    cat "$log"
+    took "multi-layer check ${STRETCH:-18-22}, dsv41, TP $tp"
   done
 fi
 if [ -d "$ROOT/bench/gpu/emitted/stress" ] && wanted tiny; then
