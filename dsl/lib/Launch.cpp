@@ -66,7 +66,8 @@ dsl::Region Launch::declare(const std::string &name, int kind, DType type,
   OpBuilder builder = OpBuilder::atBlockEnd(&launch.getBodyBlock());
   mono::RegionOp::create(builder, NameLoc::get(builder.getStringAttr(name)), name,
                          regionKind, toMlirType(type, *mlirContext), shape,
-                         indexBound > 0 ? builder.getI64IntegerAttr(indexBound) : IntegerAttr());
+                         indexBound > 0 ? builder.getI64IntegerAttr(indexBound) : IntegerAttr(),
+                         SymbolRefAttr());
   return region;
 }
 
@@ -99,6 +100,48 @@ dsl::Region Launch::peer(const std::string &name, DType type, std::vector<int64_
 }
 dsl::Region Launch::scratch(const std::string &name, DType type, std::vector<int64_t> shape) {
   return declare(name, static_cast<int>(mono::MemoryKind::Scratch), type, std::move(shape));
+}
+
+Operation *Launch::declaredRegion(const dsl::Region &region, const char *what) {
+  if (!owns(region)) {
+    diagnostics.push_back("launch '" + launchName + "': " + what + " '" + region.name() +
+                          "' is not a region of this launch");
+    return nullptr;
+  }
+  auto launch = cast<mono::LaunchOp>(launchOp);
+  for (auto op : launch.getBodyBlock().getOps<mono::RegionOp>())
+    if (op.getSymName() == region.name())
+      return op;
+  return nullptr; // declare() refused it and said why
+}
+
+void Launch::handOver(const dsl::Region &input, const std::string &producer,
+                      const std::string &producerRegion) {
+  auto op = dyn_cast_or_null<mono::RegionOp>(declaredRegion(input, "handed-over input"));
+  if (!op)
+    return;
+  if (op.getKind() != mono::MemoryKind::Input) {
+    diagnostics.push_back("launch '" + launchName + "': region '" + input.name() +
+                          "' is handed from launch '" + producer +
+                          "', which only an input may be");
+    return;
+  }
+  MLIRContext *context = mlirContext;
+  op.setHandedFromAttr(SymbolRefAttr::get(
+      StringAttr::get(context, producer),
+      {FlatSymbolRefAttr::get(StringAttr::get(context, producerRegion))}));
+}
+
+void Launch::stepResult(const dsl::Region &output) {
+  auto op = dyn_cast_or_null<mono::RegionOp>(declaredRegion(output, "step result"));
+  if (!op)
+    return;
+  if (op.getKind() != mono::MemoryKind::Output) {
+    diagnostics.push_back("launch '" + launchName + "': region '" + output.name() +
+                          "' is a step result, which only an output may be");
+    return;
+  }
+  op.setStepResult(true);
 }
 
 void Launch::stage(const std::string &name, int64_t tasks,

@@ -3,6 +3,7 @@
 
 #include "monodc/device/epoch_shape.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -62,9 +63,12 @@ std::string LaunchInterface::text() const {
     out << "ranks " << ranks << "\npeer_slot_bytes " << peerSlotBytes << "\n";
   for (const StageSpec &s : stages)
     out << "stage " << s.index << " " << s.name << " " << s.tasks << "\n";
-  for (const WaitSiteSpec &w : waits)
-    out << "wait " << w.site << " " << w.stage << " " << w.flags
-        << (w.peerRank >= 0 ? " " + std::to_string(w.peerRank) : "") << "\n";
+  for (const WaitSiteSpec &w : waits) {
+    out << "wait " << w.site << " " << w.stage << " " << w.flags;
+    if (w.peerRank >= 0)
+      out << " " << w.peerRank;
+    out << "\n";
+  }
   // The manifest interleaves arg and scratch lines in region order; the
   // order within each kind is all that matters, and is kept.
   for (const RegionSpec &r : arguments)
@@ -73,6 +77,12 @@ std::string LaunchInterface::text() const {
     printRegion(out, "scratch", r);
   for (const auto &[name, bound] : indexBounds)
     out << "index " << name << " " << bound << "\n";
+  for (const RegionSpec &r : arguments)
+    if (!r.handedFromKernel.empty())
+      out << "from " << r.name << " " << r.handedFromKernel << " " << r.handedFromRegion << "\n";
+  for (const RegionSpec &r : arguments)
+    if (r.stepResult)
+      out << "result " << r.name << "\n";
   return out.str();
 }
 
@@ -135,6 +145,22 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       site.stage = ok ? w[2] : "";
       site.flags = ok ? w[3] : "";
       result.waits.push_back(std::move(site));
+    } else if (tag == "from" || tag == "result") {
+      // `from INPUT KERNEL OUTPUT`, `result OUTPUT`: a step's memory flow,
+      // about an argument the manifest declared before.
+      auto arg = std::find_if(result.arguments.begin(), result.arguments.end(),
+                              [&](const RegionSpec &r) { return w.size() > 1 && r.name == w[1]; });
+      if (tag == "from") {
+        ok = w.size() == 4 && arg != result.arguments.end() && arg->kind == "input";
+        if (ok) {
+          arg->handedFromKernel = w[2];
+          arg->handedFromRegion = w[3];
+        }
+      } else {
+        ok = w.size() == 2 && arg != result.arguments.end() && arg->kind == "output";
+        if (ok)
+          arg->stepResult = true;
+      }
     } else if (tag == "arg" || tag == "scratch") {
       RegionSpec r;
       ok = readRegion(w, tag == "scratch", r);
@@ -144,7 +170,7 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
                        ": unknown line '" + line +
                        "' (known: kernel, grid, block, rows, scratch_bytes, epoch_words, "
                        "step_tag, ends_step, dynamic_shared_bytes, ranks, peer_slot_bytes, stage, wait, "
-                       "arg, index, scratch)");
+                       "arg, index, scratch, from, result)");
     }
     if (!ok)
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +

@@ -124,19 +124,26 @@ Status Launcher::setWaitBudget(uint32_t microseconds) {
                                 sizeof microseconds);
 }
 
-Status Launcher::checkWaits(void *stream) {
+Result<std::optional<WaitFault>> Launcher::waitFault(void *stream) {
   Result<char *> record = faultRecord(bound_, interface_, "checking the waits");
   if (!record)
     return record.error();
   if (Status s = runtime_->setDevice(device_); !s)
-    return s;
+    return s.error();
   if (Status s = runtime_->synchronize(stream); !s)
-    return s;
+    return s.error();
   WaitFaultWords words{};
   if (Status s = runtime_->copyToHost(words.data(), *record, sizeof words); !s)
-    return s;
-  if (std::optional<WaitFault> fault = readWaitFault(words))
-    return makeError(describeWaitFault(*fault, interface_));
+    return s.error();
+  return readWaitFault(words);
+}
+
+Status Launcher::checkWaits(void *stream) {
+  Result<std::optional<WaitFault>> fault = waitFault(stream);
+  if (!fault)
+    return fault.error();
+  if (*fault)
+    return makeError(describeWaitFault(**fault, interface_));
   return Status::success();
 }
 
@@ -146,4 +153,12 @@ Status Launcher::resetScratch() {
   if (Status s = runtime_->setDevice(device_); !s)
     return s;
   return runtime_->zero(workspace_, static_cast<size_t>(layout_.workspaceBytes));
+}
+
+std::vector<std::string> Launcher::unbound() const {
+  std::vector<std::string> names;
+  for (const ArgumentSlot &slot : layout_.slots)
+    if (!slot.launcherOwned && !bound_.count(slot.name))
+      names.push_back(slot.name);
+  return names;
 }

@@ -117,6 +117,8 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
   if (mixesDuringWqkv)
     addSeamMixes(launch, c, "seam", seam, /*dynamicMix=*/true);
   if (withFront) {
+    // K1 writes the step's new keys into the caller's cache in place.
+    launch.stepResult(front.cache);
     addFrontAfterWqkv(launch, c, front, &query);
     addQuery(launch, c, heads, query, /*qnQuantized=*/true);
   }
@@ -255,6 +257,19 @@ monodc::stages::buildLayerBack(mlir::MLIRContext &context, const ModelConfig &c,
   MoeRegions moe = declareMoe(launch, c, params.tp, y, yq, ys, slotMapping, /*withRouted=*/true);
   AllReduceRegions moeReduce{moe.routed.out, launch.peer("moe_partials", bf16, {rows, h}),
                              launch.output("x_out", bf16, {rows, h})};
+  // The step's results: the next layer's streams. K2 takes the query, the
+  // cache K1 wrote and the attention seam's streams from K1 of its step.
+  for (const Region &result :
+       {moeReduce.out, seam.residualOut, seam.preOut, seam.postOut, seam.combOut})
+    launch.stepResult(result);
+  if (withAttention) {
+    launch.handOver(back.q, "k1", "q");
+    launch.handOver(back.windowCache, "k1", "kv_cache");
+    launch.handOver(seam.residual, "k1", "residual_out");
+    launch.handOver(seam.postIn, "k1", "post");
+    launch.handOver(seam.combIn, "k1", "comb");
+    launch.handOver(seam.preIn, "k1", "pre");
+  }
   if (withAttention)
     addAttentionBack(launch, c, heads, params.ratio, back);
   addAllReduce(launch, "attn_allreduce", attnReduce);

@@ -14,6 +14,12 @@ static unsigned char kernarg[4096];
 static size_t kernargSize;
 static char loadedKernel[256];
 static int moduleLoaded, launches;
+/* The kernels' names by function handle, and each launch since
+ * fake_hip_configure (up to kLogged): its kernel and arguments. */
+enum { kFunctions = 16, kLogged = 16 };
+static char functionNames[kFunctions][256];
+static int functions;
+static struct { const char *kernel; unsigned char kernarg[1024]; size_t size; } logged[kLogged];
 
 void fake_hip_configure(int computeUnits, int blocksPerUnit, int deviceCount) {
   units = computeUnits;
@@ -33,6 +39,14 @@ const unsigned char *fake_hip_kernarg(size_t *size) {
 const char *fake_hip_kernel(void) { return loadedKernel; }
 int fake_hip_launches(void) { return launches; }
 int fake_hip_modules(void) { return moduleLoaded; }
+const char *fake_hip_launch_kernel(int launch) {
+  return launch >= 0 && launch < launches && launch < kLogged ? logged[launch].kernel : "";
+}
+const unsigned char *fake_hip_launch_kernarg(int launch, size_t *size) {
+  int known = launch >= 0 && launch < launches && launch < kLogged;
+  *size = known ? logged[launch].size : 0;
+  return known ? logged[launch].kernarg : 0;
+}
 
 int hipInit(unsigned flags) { (void)flags; return devices > 0 ? 0 : 100; }
 int hipGetDeviceCount(int *count) { *count = devices; return 0; }
@@ -53,7 +67,13 @@ int hipModuleUnload(void *module) { (void)module; --moduleLoaded; return 0; }
 int hipModuleGetFunction(void **function, void *module, const char *name) {
   (void)module;
   strncpy(loadedKernel, name, sizeof loadedKernel - 1);
-  *function = (void *)0x2;
+  int index = 0;
+  while (index < functions && strcmp(functionNames[index], name) != 0)
+    ++index;
+  if (index == kFunctions) return 1;
+  if (index == functions)
+    strncpy(functionNames[functions++], name, sizeof functionNames[0] - 1);
+  *function = (void *)(uintptr_t)(0x100 + index);
   return 0;
 }
 int hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *f, int block,
@@ -108,7 +128,7 @@ int hipMemcpy(void *to, const void *from, size_t bytes, int kind) {
 int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                           unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
                           void **extra) {
-  (void)f; (void)gy; (void)gz; (void)by; (void)bz; (void)shared; (void)stream;
+  (void)gy; (void)gz; (void)by; (void)bz; (void)shared; (void)stream;
   if (params || !extra || extra[0] != (void *)1 || extra[2] != (void *)2 || extra[4] != (void *)3)
     return 1;
   kernargSize = *(size_t *)extra[3];
@@ -116,6 +136,12 @@ int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsign
   memcpy(kernarg, extra[1], kernargSize);
   launchedGrid = gx;
   launchedBlock = bx;
+  if (launches < kLogged && kernargSize <= sizeof logged[0].kernarg) {
+    uintptr_t index = (uintptr_t)f - 0x100;
+    logged[launches].kernel = index < (uintptr_t)functions ? functionNames[index] : "";
+    memcpy(logged[launches].kernarg, kernarg, kernargSize);
+    logged[launches].size = kernargSize;
+  }
   ++launches;
   return 0;
 }

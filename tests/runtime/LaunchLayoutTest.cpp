@@ -74,6 +74,28 @@ TEST(LaunchInterface, ReadsTheDynamicSharedMemoryOfAnSm90Launch) {
             std::string::npos);
 }
 
+TEST(LaunchInterface, ReadsADecodeStepsMemoryFlow) {
+  auto interface =
+      LaunchInterface::parse(std::string(kManifest) + "from u mono_k1 residual_out\nresult y\n");
+  ASSERT_TRUE(interface.ok()) << interface.message();
+  EXPECT_EQ(interface->arguments[0].handedFromKernel, "mono_k1");
+  EXPECT_EQ(interface->arguments[0].handedFromRegion, "residual_out");
+  EXPECT_TRUE(interface->arguments[2].stepResult);
+  EXPECT_FALSE(interface->arguments[3].stepResult);
+  auto again = LaunchInterface::parse(interface->text());
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(again->text(), interface->text());
+  EXPECT_EQ(again->arguments[0].handedFromRegion, "residual_out");
+  // A hand-over names an input before it; a result, an output.
+  for (std::string bad :
+       {"from y mono_k1 q", "from v mono_k1 q", "from u mono_k1", "result u", "result v"})
+    EXPECT_NE(LaunchInterface::parse(std::string(kManifest) + bad + "\n")
+                  .message()
+                  .find("cannot read '" + bad + "'"),
+              std::string::npos)
+        << bad;
+}
+
 TEST(LaunchInterface, RefusesWhatItCannotRead) {
   EXPECT_NE(LaunchInterface::parse(std::string(kManifest) + "sync 2\n")
                 .message()

@@ -1102,9 +1102,11 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
 
 } // namespace
 
-std::string emit::kernelName(LaunchOp launch) {
+std::string emit::kernelName(LaunchOp launch) { return kernelName(launch.getSymName()); }
+
+std::string emit::kernelName(llvm::StringRef launchName) {
   std::string name = "mono_";
-  for (char c : launch.getSymName())
+  for (char c : launchName)
     name += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
   return name;
 }
@@ -1179,6 +1181,11 @@ std::string emit::kernelManifest(LaunchOp launch) {
     os << "\n";
     if (auto bound = region.getIndexBound())
       os << "index " << region.getSymName() << " " << *bound << "\n";
+    if (auto from = region.getHandedFromAttr())
+      os << "from " << region.getSymName() << " " << kernelName(from.getRootReference())
+         << " " << from.getLeafReference().getValue() << "\n";
+    if (region.getStepResult())
+      os << "result " << region.getSymName() << "\n";
   }
   return text;
 }

@@ -225,6 +225,34 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
 // -----
 
 mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.region' op region 'y' is handed from another launch, which only an input may be}}
+  mono.region @y output : bf16 [1, 8] {handed_from = @k1::@q}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.region' op region 'q' must name its producer as @launch::@region, got @k1}}
+  mono.region @q input : bf16 [1, 8] {handed_from = @k1}
+}
+
+// -----
+
+mono.launch @k1 attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.region' op region 'q_in' is handed from its own launch; a hand-over joins two launches}}
+  mono.region @q_in input : bf16 [1, 8] {handed_from = @k1::@q}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.region' op region 'x' is a step result, which only an output may be}}
+  mono.region @x input : bf16 [1, 8] {step_result}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   // expected-error @+1 {{'mono.region' op region 'pages' holds i32, which only an index input (with an index_bound) may hold}}
   mono.region @pages input : i32 [1, 8]
 }

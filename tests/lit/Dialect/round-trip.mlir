@@ -17,6 +17,11 @@ mono.launch @front attributes {arch = "gfx950", grid = 256 : i64, block = 256 : 
   mono.region @table input : i32 [2, 8] {index_bound = 64 : i64}
   // CHECK: mono.region @positions input : i64 [2, 1] {index_bound = 256 : i64}
   mono.region @positions input : i64 [2, 1] {index_bound = 256 : i64}
+  // A decode step's memory flow: handed from K1, read by the step's caller.
+  // CHECK: mono.region @q_in input : bf16 [2, 32] {handed_from = @k1::@q}
+  mono.region @q_in input : bf16 [2, 32] {handed_from = @k1::@q}
+  // CHECK: mono.region @out output : bf16 [2, 32] {step_result}
+  mono.region @out output : bf16 [2, 32] {step_result}
   // CHECK: mono.stage @s tasks 2
   mono.stage @s tasks 2 {
   ^bb0(%t: index):

@@ -17,6 +17,8 @@ namespace monodc::emit {
 
 /// The kernel symbol of a launch in the emitted source and the code object.
 std::string kernelName(mono::LaunchOp launch);
+/// The same for the launch named `launchName` (a hand-over's producer).
+std::string kernelName(llvm::StringRef launchName);
 
 /// Stage timers, a diagnostic (`monodc build --stage-timers`), never part
 /// of a product build: each CTA keeps, for every stage, a record of

@@ -157,6 +157,20 @@ LogicalResult RegionOp::verify() {
     if (extent <= 0)
       return emitOpError() << "region '" << getSymName()
                            << "' has a non-positive extent " << extent;
+  if (auto from = getHandedFromAttr()) {
+    if (getKind() != MemoryKind::Input)
+      return emitOpError() << "region '" << getSymName()
+                           << "' is handed from another launch, which only an input may be";
+    if (from.getNestedReferences().size() != 1)
+      return emitOpError() << "region '" << getSymName()
+                           << "' must name its producer as @launch::@region, got " << from;
+    if (from.getRootReference() == (*this)->getParentOfType<LaunchOp>().getSymNameAttr())
+      return emitOpError() << "region '" << getSymName()
+                           << "' is handed from its own launch; a hand-over joins two launches";
+  }
+  if (getStepResult() && getKind() != MemoryKind::Output)
+    return emitOpError() << "region '" << getSymName()
+                         << "' is a step result, which only an output may be";
   return success();
 }
 

@@ -54,6 +54,16 @@ public:
   /// source rank in each rank's peer buffer.
   Region peer(const std::string &name, DType type, std::vector<int64_t> shape);
 
+  /// A launch of a decode step: `input` holds what the step's earlier launch
+  /// `producer` wrote into its output `producerRegion` (the runtime binds the
+  /// two to one buffer).
+  void handOver(const Region &input, const std::string &producer,
+                const std::string &producerRegion);
+  /// A launch of a decode step: the step's caller reads `output` after the
+  /// step (the layer's streams, a cache written in place); the step's other
+  /// outputs live only inside it.
+  void stepResult(const Region &output);
+
   /// Adds a stage of `tasks` tasks; `body` builds one task's program. The
   /// tasks of a `dynamic` stage are claimed at run time by whichever CTA is
   /// free (work whose cost depends on data); at most two a launch.
@@ -74,6 +84,8 @@ public:
 private:
   Region declare(const std::string &name, int kind, DType type,
                  std::vector<int64_t> shape, int64_t indexBound = 0);
+  /// The region op this launch declared for `region`, or null with a diagnostic.
+  mlir::Operation *declaredRegion(const Region &region, const char *what);
 
   mlir::MLIRContext *mlirContext;
   std::string launchName;

@@ -55,10 +55,20 @@ def Mono_RegionOp : Mono_Op<"region", [Symbol, HasParent<"LaunchOp">]> {
     cache slot, a block table). It holds them as f32, or as i32 or i64 as a
     serving engine does; a load gives them as an f32 tile, exactly (the
     bound is at most 2^24). Only an index input holds i32 or i64.
+
+    A launch that is part of a decode step says how the step's memory flows,
+    for the runtime that runs the step's launches in order: `handed_from =
+    @k1::@q` marks an input that holds what an earlier launch of the step
+    wrote into its output region (the runtime binds both to one buffer), and
+    `step_result` marks an output the step's caller reads after the step
+    (the layer's streams, a cache written in place). The step's other
+    outputs live only inside the step.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Mono_RegionKind:$kind,
                        TypeAttr:$elementType, DenseI64ArrayAttr:$shape,
-                       OptionalAttr<I64Attr>:$index_bound);
+                       OptionalAttr<I64Attr>:$index_bound,
+                       OptionalAttr<SymbolRefAttr>:$handed_from,
+                       UnitAttr:$step_result);
   let assemblyFormat = "$sym_name $kind `:` $elementType $shape attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

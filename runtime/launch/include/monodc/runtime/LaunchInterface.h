@@ -29,6 +29,12 @@ struct RegionSpec {
   int64_t rows = 1, cols = 0;
   int64_t bytes = 0;   ///< storage bytes
   int64_t offset = -1; ///< in the scratch buffer; -1 for a kernel argument
+  /// An input that holds what an earlier launch of the step (kernel
+  /// `handedFromKernel`) wrote into its output `handedFromRegion` (a `from`
+  /// line); empty otherwise.
+  std::string handedFromKernel, handedFromRegion;
+  /// An output the step's caller reads after the step (a `result` line).
+  bool stepResult = false;
 };
 
 struct StageSpec {
@@ -74,8 +80,9 @@ struct LaunchInterface {
   const RegionSpec *argument(std::string_view name) const;
 
   /// The manifest text: the lines emit::kernelManifest prints, in a fixed
-  /// order (arg lines, then scratch lines, then index lines, where the
-  /// emitter follows region order); parse(text()) gives this interface back.
+  /// order (arg lines, then scratch lines, then index, from and result
+  /// lines, where the emitter follows region order); parse(text()) gives
+  /// this interface back.
   std::string text() const;
   /// The reverse; an unknown line is refused, naming it.
   static Result<LaunchInterface> parse(std::string_view text);

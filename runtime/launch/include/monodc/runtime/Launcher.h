@@ -4,9 +4,11 @@
 
 #include "monodc/runtime/ArgumentLayout.h"
 #include "monodc/runtime/DeviceRuntime.h"
+#include "monodc/runtime/WaitFault.h"
 
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace monodc::runtime {
 
@@ -60,10 +62,18 @@ public:
   /// that misses until the caller zeroes the epoch and peer buffers and
   /// calls resetScratch.
   Status checkWaits(void *stream);
+  /// Waits for `stream`, then the wait-fault record of the bound epoch
+  /// buffer (which every launch of the step sequence shares), if any.
+  Result<std::optional<WaitFault>> waitFault(void *stream);
   /// Zeroes the launcher's scratch buffer (flags included), as at creation.
   Status resetScratch();
 
   const ArgumentLayout &layout() const { return layout_; }
+  const LaunchInterface &interface() const { return interface_; }
+  int device() const { return device_; }
+  /// The arguments the caller must still bind (regions, the epoch and peer
+  /// buffers, the rank), in argument order.
+  std::vector<std::string> unbound() const;
 
 private:
   Launcher(std::shared_ptr<DeviceRuntime> runtime, LaunchInterface interface,

@@ -1,0 +1,132 @@
+// The compiler's K1, K2 and FFN launches (tiny config, gfx950) form layer
+// steps as their manifests declare them (`from` and `result` lines): K1 then
+// K2 with K2's query, cache and attention-seam streams taken from K1's
+// outputs, and the FFN launch alone. Run over the HIP stand-in (FakeHip.c),
+// which logs each launch's kernel and arguments: nothing executes, the
+// binding is what is checked.
+#include "monodc/jit/Compiler.h"
+#include "monodc/runtime/HipRuntime.h"
+#include "monodc/runtime/LayerStep.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <dlfcn.h>
+#include <list>
+
+using namespace monodc;
+using namespace monodc::runtime;
+
+namespace {
+
+struct FakeHip {
+  FakeHip() : handle(dlopen(MONODC_FAKE_HIP_PATH, RTLD_NOW | RTLD_LOCAL)) {
+    // 256 compute units, one CTA each: gfx950's default grid fits.
+    get<void (*)(int, int, int)>("fake_hip_configure")(256, 1, 1);
+  }
+  void *handle;
+  template <typename F> F get(const char *name) { return reinterpret_cast<F>(dlsym(handle, name)); }
+  int launches() { return get<int (*)()>("fake_hip_launches")(); }
+  std::string kernel(int launch) { return get<const char *(*)(int)>("fake_hip_launch_kernel")(launch); }
+  /// The pointer launch `launch` passed for `kernel`'s argument `name`.
+  void *pointer(int launch, const Kernel &kernel, const std::string &name) {
+    size_t size = 0;
+    const unsigned char *kernarg =
+        get<const unsigned char *(*)(int, size_t *)>("fake_hip_launch_kernarg")(launch, &size);
+    const ArgumentSlot *slot = kernel.arguments.slot(name);
+    void *value = nullptr;
+    if (kernarg && slot && size_t(slot->offset) + 8 <= size)
+      std::memcpy(&value, kernarg + slot->offset, 8);
+    return value;
+  }
+};
+
+Kernel build(Compiler &compiler, const std::string &launch, int64_t ratio) {
+  KernelRequest request;
+  request.model = "tiny";
+  request.launch = launch;
+  request.ratio = ratio;
+  auto key = compiler.resolve(request);
+  EXPECT_TRUE(key.ok()) << key.message();
+  auto entry = compiler.build(*key);
+  EXPECT_TRUE(entry.ok()) << entry.message();
+  auto kernel = Kernel::fromEntry(*key, std::make_shared<const CacheEntry>(std::move(*entry)));
+  EXPECT_TRUE(kernel.ok()) << kernel.message();
+  return std::move(*kernel);
+}
+
+std::unique_ptr<Launcher> load(const std::shared_ptr<DeviceRuntime> &hip, const Kernel &kernel) {
+  auto launcher = Launcher::create(hip, kernel.codeObject(), kernel.interface, kernel.arguments, 0);
+  EXPECT_TRUE(launcher.ok()) << launcher.message();
+  return launcher.ok() ? std::move(*launcher) : nullptr;
+}
+
+/// Binds what the caller binds (inputs, weights, step results) of every
+/// kernel to host buffers (the stand-in's device memory), and the peers.
+void bindCallerRegions(LayerStep &step, const std::vector<const Kernel *> &kernels,
+                       std::list<std::vector<char>> &buffers) {
+  for (const Kernel *kernel : kernels)
+    for (const RegionSpec &region : kernel->interface.arguments)
+      if (region.handedFromKernel.empty() && (region.kind != "output" || region.stepResult))
+        ASSERT_TRUE(step.bind(region.name, buffers.emplace_back(region.bytes).data()).ok())
+            << kernel->symbol() << " " << region.name;
+  ASSERT_TRUE(step.bind(kPeersArgument, buffers.emplace_back(64).data()).ok());
+  ASSERT_TRUE(step.bindRank(1).ok());
+}
+
+TEST(LayerStepKernels, K1AndK2FormAStepAndTheFfnLaunchAnother) {
+  FakeHip fake;
+  ASSERT_NE(fake.handle, nullptr) << dlerror();
+  auto hip = HipRuntime::load({MONODC_FAKE_HIP_PATH});
+  ASSERT_TRUE(hip.ok()) << hip.message();
+  Compiler compiler;
+  const Kernel k1 = build(compiler, "k1", 0), k2 = build(compiler, "k2", 2),
+               ffn = build(compiler, "ffn", 0);
+  auto memory = std::make_shared<StepMemory>(*hip, 0);
+
+  std::vector<std::vector<std::unique_ptr<Launcher>>> backbone(1);
+  backbone[0].push_back(load(*hip, k1));
+  backbone[0].push_back(load(*hip, k2));
+  auto layer = LayerStep::create(memory, std::move(backbone));
+  ASSERT_TRUE(layer.ok()) << layer.message();
+  std::list<std::vector<char>> buffers;
+  bindCallerRegions(**layer, {&k1, &k2}, buffers);
+  ASSERT_TRUE((*layer)->run(6, nullptr).ok());
+  ASSERT_EQ(fake.launches(), 2);
+  EXPECT_EQ(fake.kernel(0), "mono_k1");
+  EXPECT_EQ(fake.kernel(1), "mono_k2");
+  for (auto [input, output] : std::vector<std::pair<std::string, std::string>>{
+           {"q", "q"},
+           {"kv_cache", "kv_cache"},
+           {"ffn_residual", "residual_out"},
+           {"ffn_post_in", "post"},
+           {"ffn_comb_in", "comb"},
+           {"ffn_pre_in", "pre"}}) {
+    void *written = fake.pointer(0, k1, output);
+    EXPECT_NE(written, nullptr) << output;
+    EXPECT_EQ(fake.pointer(1, k2, input), written) << "K2's " << input << " is K1's " << output;
+  }
+  EXPECT_EQ(fake.pointer(1, k2, "mono_epoch"), fake.pointer(0, k1, "mono_epoch"));
+  EXPECT_NE((*layer)->bind("q", buffers.front().data()).message().find("belongs to the layer step"),
+            std::string::npos);
+
+  // The FFN launch alone, on the same rank: the same epoch buffer.
+  std::vector<std::vector<std::unique_ptr<Launcher>>> ffnOnly(1);
+  ffnOnly[0].push_back(load(*hip, ffn));
+  auto ffnLayer = LayerStep::create(memory, std::move(ffnOnly));
+  ASSERT_TRUE(ffnLayer.ok()) << ffnLayer.message();
+  bindCallerRegions(**ffnLayer, {&ffn}, buffers);
+  ASSERT_TRUE((*ffnLayer)->run(6, nullptr).ok());
+  ASSERT_EQ(fake.launches(), 3);
+  EXPECT_EQ(fake.kernel(2), "mono_ffn");
+  EXPECT_EQ(fake.pointer(2, ffn, "mono_epoch"), fake.pointer(0, k1, "mono_epoch"));
+
+  // K2 without its K1 is no step.
+  std::vector<std::vector<std::unique_ptr<Launcher>>> lone(1);
+  lone[0].push_back(load(*hip, k2));
+  EXPECT_EQ(LayerStep::create(memory, std::move(lone)).message(),
+            "kernel mono_k2's input 'q' is handed from kernel mono_k1, which does not run before "
+            "it in the step of 6 rows");
+}
+
+} // namespace

@@ -1,0 +1,263 @@
+// The layer step (LayerStep.h) over the HIP stand-in (FakeHip.c), whose
+// device memory is host memory and which logs each launch's kernel and
+// arguments: the step's launches run in step order, an input handed from
+// an earlier launch gets that launch's buffer, step-internal outputs come
+// from the rank's StepMemory (one epoch buffer for every layer), and what
+// cannot form a step is refused, naming it.
+#include "monodc/runtime/HipRuntime.h"
+#include "monodc/runtime/LayerStep.h"
+
+#include "support/TestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <dlfcn.h>
+
+using namespace monodc::runtime;
+using namespace monodc::testing;
+
+namespace {
+
+struct FakeHip {
+  FakeHip() : handle(dlopen(MONODC_FAKE_HIP_PATH, RTLD_NOW | RTLD_LOCAL)) {
+    get<void (*)(int, int, int)>("fake_hip_configure")(4, 1, 1);
+  }
+  void *handle;
+  template <typename F> F get(const char *name) { return reinterpret_cast<F>(dlsym(handle, name)); }
+  int launches() { return get<int (*)()>("fake_hip_launches")(); }
+  std::string kernel(int launch) { return get<const char *(*)(int)>("fake_hip_launch_kernel")(launch); }
+  /// The i-th pointer argument of launch `launch` (pointers 8 bytes apart).
+  void *pointer(int launch, size_t i) {
+    size_t size = 0;
+    const unsigned char *kernarg =
+        get<const unsigned char *(*)(int, size_t *)>("fake_hip_launch_kernarg")(launch, &size);
+    void *value = nullptr;
+    if (kernarg && (i + 1) * 8 <= size)
+      std::memcpy(&value, kernarg + 8 * i, 8);
+    return value;
+  }
+};
+
+/// A stand-in launch: `args` are manifest `arg` lines after the name
+/// (`NAME KIND FORMAT ROWS COLS BYTES`), `tail` more manifest lines.
+struct StepLaunch {
+  std::string kernel;
+  int64_t rows, stepTag;
+  bool endsStep;
+  std::vector<std::string> args;
+  std::string tail;
+};
+
+std::unique_ptr<Launcher> load(std::shared_ptr<DeviceRuntime> runtime, const StepLaunch &l) {
+  std::string text = "kernel " + l.kernel + "\ngrid 4\nblock 256\nrows " +
+                     std::to_string(l.rows) + "\nscratch_bytes 512\nepoch_words 270\nstep_tag " +
+                     std::to_string(l.stepTag) + "\nends_step " + (l.endsStep ? "1" : "0") +
+                     "\nstage 0 only 4\nwait 0 only only.flags\n";
+  std::vector<std::string> names;
+  for (const std::string &arg : l.args) {
+    text += "arg " + arg + "\n";
+    names.push_back(arg.substr(0, arg.find(' ')));
+  }
+  text += "scratch tmp scratch f32 1 128 512 0\n" + l.tail;
+  auto interface = LaunchInterface::parse(text);
+  EXPECT_TRUE(interface.ok()) << interface.message();
+  std::string elf = makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {makeKernelFor(l.kernel, names)});
+  auto info = readCodeObject(elf);
+  auto layout = layoutArguments(*interface, &info->kernels[0]);
+  EXPECT_TRUE(layout.ok()) << layout.message();
+  auto launcher = Launcher::create(runtime, std::vector<char>(elf.begin(), elf.end()), *interface,
+                                   *layout, 0);
+  EXPECT_TRUE(launcher.ok()) << launcher.message();
+  return launcher.ok() ? std::move(*launcher) : nullptr;
+}
+
+std::string rowRegion(const std::string &name, const std::string &kind, int64_t rows) {
+  return name + " " + kind + " bf16 " + std::to_string(rows) + " 32 " + std::to_string(64 * rows);
+}
+
+/// K1: x, w1 -> q, h (step-internal) and the cache (a result, written in place).
+StepLaunch k1(int64_t rows) {
+  return {"mono_k1",
+          rows,
+          1,
+          false,
+          {rowRegion("x", "input", rows), "w1 weight bf16 1 32 64", "cache output byte 4 32 128",
+           rowRegion("q", "output", rows), rowRegion("h", "output", rows)},
+          "result cache\n"};
+}
+/// K2: q and the cache from K1, x, w2 -> y (a result), t (step-internal).
+StepLaunch k2(int64_t rows) {
+  return {"mono_k2",
+          rows,
+          2,
+          true,
+          {rowRegion("q", "input", rows), "cache input byte 4 32 128", rowRegion("x", "input", rows),
+           "w2 weight bf16 1 32 64", rowRegion("y", "output", rows),
+           rowRegion("t", "output", rows)},
+          "from q mono_k1 q\nfrom cache mono_k1 cache\nresult y\n"};
+}
+
+struct Rig {
+  FakeHip fake;
+  std::shared_ptr<DeviceRuntime> hip;
+  std::shared_ptr<StepMemory> memory;
+  Rig() {
+    auto loaded = HipRuntime::load({MONODC_FAKE_HIP_PATH});
+    EXPECT_TRUE(loaded.ok()) << loaded.message();
+    hip = *loaded;
+    memory = std::make_shared<StepMemory>(hip, 0);
+  }
+  /// Each width's launches, in the order given.
+  Result<std::unique_ptr<LayerStep>> step(const std::vector<std::vector<StepLaunch>> &widths) {
+    std::vector<std::vector<std::unique_ptr<Launcher>>> launchers;
+    for (const auto &width : widths) {
+      launchers.emplace_back();
+      for (const StepLaunch &l : width)
+        launchers.back().push_back(load(hip, l));
+    }
+    return LayerStep::create(memory, std::move(launchers));
+  }
+};
+
+// Argument indices (pointers in manifest order): K1 x 0, w1 1, cache 2, q 3,
+// h 4, scratch 5, epoch 6; K2 q 0, cache 1, x 2, w2 3, y 4, t 5, scratch 6,
+// epoch 7.
+TEST(LayerStep, RunsK1ThenK2WithWhatK1HandsOver) {
+  Rig rig;
+  auto step = rig.step({{k1(6), k2(6)}, {k1(2), k2(2)}});
+  ASSERT_TRUE(step.ok()) << step.message();
+  LayerStep &s = **step;
+  EXPECT_EQ(s.widths(), (std::vector<int64_t>{2, 6}));
+  char x[6 * 64], w1[64], w2[64], cache[128], y[6 * 64];
+  for (auto [name, buffer] : {std::pair<const char *, char *>{"x", x}, {"w1", w1}, {"w2", w2}})
+    ASSERT_TRUE(s.bind(name, buffer).ok()) << name;
+  EXPECT_EQ(s.run(6, nullptr).message(),
+            "kernel mono_k1 of the step of 6 rows has unbound arguments: cache");
+  ASSERT_TRUE(s.bind("cache", cache).ok());
+  EXPECT_EQ(s.run(6, nullptr).message(),
+            "kernel mono_k2 of the step of 6 rows has unbound arguments: y");
+  EXPECT_EQ(rig.fake.launches(), 0) << "a step that cannot run whole launches nothing";
+  ASSERT_TRUE(s.bind("y", y).ok());
+
+  ASSERT_TRUE(s.run(6, nullptr).ok());
+  ASSERT_EQ(rig.fake.launches(), 2);
+  EXPECT_EQ(rig.fake.kernel(0), "mono_k1");
+  EXPECT_EQ(rig.fake.kernel(1), "mono_k2");
+  EXPECT_EQ(rig.fake.pointer(0, 0), x);
+  EXPECT_EQ(rig.fake.pointer(1, 2), x) << "one name, one tensor for both launches";
+  EXPECT_EQ(rig.fake.pointer(0, 2), cache);
+  EXPECT_EQ(rig.fake.pointer(1, 1), cache) << "K2 reads the cache K1 wrote";
+  void *q6 = rig.fake.pointer(0, 3);
+  ASSERT_NE(q6, nullptr);
+  EXPECT_EQ(rig.fake.pointer(1, 0), q6) << "K2's q is K1's q";
+  EXPECT_NE(rig.fake.pointer(0, 4), nullptr) << "K1's step-internal h has a buffer";
+  EXPECT_NE(rig.fake.pointer(0, 4), q6);
+  EXPECT_EQ(rig.fake.pointer(1, 4), y);
+  void *epoch = rig.fake.pointer(0, 6);
+  EXPECT_NE(epoch, nullptr);
+  EXPECT_EQ(rig.fake.pointer(1, 7), epoch) << "one epoch buffer for the step";
+  EXPECT_NE(rig.fake.pointer(0, 5), rig.fake.pointer(1, 6)) << "each launch its own scratch";
+
+  ASSERT_TRUE(s.run(2, nullptr).ok());
+  ASSERT_EQ(rig.fake.launches(), 4);
+  EXPECT_EQ(rig.fake.pointer(2, 0), x) << "a row input bound once serves every width";
+  EXPECT_NE(rig.fake.pointer(2, 3), q6) << "each width its own hand-over";
+  EXPECT_EQ(rig.fake.pointer(3, 0), rig.fake.pointer(2, 3));
+  EXPECT_EQ(rig.fake.pointer(3, 7), epoch) << "every width shares the epoch buffer";
+
+  EXPECT_EQ(s.run(3, nullptr).message(), "this layer step has no step width of 3 rows (its widths: 2, 6)");
+  EXPECT_NE(s.bind("q", x).message().find("region 'q' belongs to the layer step"), std::string::npos);
+  EXPECT_NE(s.bind("h", x).message().find("belongs to the layer step"), std::string::npos);
+  EXPECT_NE(s.bind("mono_epoch", x).message().find("belongs to the layer step"), std::string::npos);
+  EXPECT_EQ(s.bind("z", x).message(),
+            "no launch of this layer step (mono_k1, mono_k2) has a region 'z'");
+  EXPECT_EQ(s.bindRank(0).message(), "no launch of this layer step uses peer memory: it takes no rank");
+}
+
+TEST(LayerStep, TheLayersOfARankShareTheEpochAndTheStepInternalBuffers) {
+  Rig rig;
+  auto first = rig.step({{k1(6), k2(6)}});
+  auto second = rig.step({{k1(6), k2(6)}});
+  ASSERT_TRUE(first.ok() && second.ok()) << first.message() << second.message();
+  char x[6 * 64], w[64], cache[2][128], y[6 * 64];
+  for (LayerStep *s : {first->get(), second->get()}) {
+    for (const char *name : {"x", "w1", "w2"})
+      ASSERT_TRUE(s->bind(name, name[0] == 'x' ? x : w).ok());
+    ASSERT_TRUE(s->bind("cache", cache[s == second->get()]).ok());
+    ASSERT_TRUE(s->bind("y", y).ok());
+    ASSERT_TRUE(s->run(6, nullptr).ok());
+  }
+  ASSERT_EQ(rig.fake.launches(), 4);
+  EXPECT_EQ(rig.fake.pointer(2, 6), rig.fake.pointer(0, 6)) << "one epoch buffer a rank";
+  EXPECT_EQ(rig.fake.pointer(2, 3), rig.fake.pointer(0, 3)) << "K1's q, dead after its step";
+  EXPECT_EQ(rig.fake.pointer(3, 1), cache[1]) << "each layer its own cache";
+  EXPECT_EQ(rig.memory->epochWords(), 270);
+  EXPECT_EQ(rig.memory->internalBytes(), 3 * 6 * 64) << "q, h and t once for both layers";
+}
+
+TEST(LayerStep, RefusesLaunchesThatDoNotFormAStep) {
+  Rig rig;
+  EXPECT_EQ(rig.step({{k2(6), k1(6)}}).message(),
+            "kernel mono_k2 ends the step, and mono_k1 follows it: a step's last launch ends it");
+  EXPECT_EQ(rig.step({{k1(6)}}).message(),
+            "the step of 6 rows ends with kernel mono_k1, which leaves the step to a launch after "
+            "it (K1 needs its K2)");
+  EXPECT_EQ(rig.step({{k2(6)}}).message(),
+            "kernel mono_k2's input 'q' is handed from kernel mono_k1, which does not run before "
+            "it in the step of 6 rows");
+  StepLaunch second = k1(6);
+  second.kernel = "mono_k1b";
+  second.endsStep = true;
+  EXPECT_EQ(rig.step({{k1(6), second}}).message(),
+            "kernel mono_k1b (step tag 1) follows mono_k1 (step tag 1): a step's launches run in "
+            "step-tag order");
+  EXPECT_EQ(rig.step({{k1(6), k2(2)}}).message(),
+            "kernel mono_k2 is built for 2 rows, and its step's first launch for 6: a step's "
+            "launches share its width");
+  EXPECT_EQ(rig.step({{k1(6), k2(6)}, {k1(6), k2(6)}}).message(),
+            "a layer step was given the step width of 6 rows twice");
+  StepLaunch wideQ = k1(6);
+  wideQ.args[3] = "q output f32 6 32 768";
+  EXPECT_EQ(rig.step({{wideQ, k2(6)}}).message(),
+            "kernel mono_k2's input 'q' (bf16 [6, 32]) is handed from kernel mono_k1's output "
+            "'q', which is output f32 [6, 32]");
+  Rig fresh; // the refused steps above left buffers of another q in rig's memory
+  StepLaunch clash = k2(6);
+  clash.args[3] = "x weight f32 1 32 128";
+  clash.args[2] = "w2 input bf16 6 32 384";
+  EXPECT_EQ(fresh.step({{k1(6), clash}}).message(),
+            "region 'x' is weight f32 [1, 32] in kernel mono_k2 and input bf16 [6, 32] in kernel "
+            "mono_k1: the caller binds a name once for the whole layer step");
+  StepLaunch noResult = k2(6);
+  noResult.tail = "from q mono_k1 q\nfrom cache mono_k1 cache\n";
+  EXPECT_EQ(rig.step({{k1(6), noResult}}).message(),
+            "kernel mono_k2 declares no step result: it is not a launch of a layer step (K1 then "
+            "K2, or the FFN launch)");
+  EXPECT_EQ(rig.fake.launches(), 0);
+}
+
+TEST(LayerStep, NamesTheLaunchWhoseWaitGaveUp) {
+  // The stand-in's device memory is host memory: the test writes the
+  // record as a poll that gave up would; its tag says which launch.
+  Rig rig;
+  auto step = rig.step({{k1(6), k2(6)}});
+  ASSERT_TRUE(step.ok()) << step.message();
+  LayerStep &s = **step;
+  EXPECT_TRUE(s.checkWaits(nullptr).ok());
+  ASSERT_TRUE(s.setWaitBudget(1000).ok());
+  auto *epoch = static_cast<uint32_t *>(*rig.memory->epoch(270));
+  uint32_t *record = epoch + mono_epoch_fault_word(4);
+  EXPECT_EQ(record[MONO_FAULT_BUDGET_US], 1000u);
+  record[MONO_FAULT_STATE] = 1;
+  record[MONO_FAULT_EXPECTED] = 2 * 5 + 2;
+  EXPECT_EQ(s.checkWaits(nullptr).message().rfind("kernel mono_k2: rank 0 CTA 0 gave up", 0), 0u)
+      << s.checkWaits(nullptr).message();
+  record[MONO_FAULT_EXPECTED] = 2 * 5 + 1;
+  EXPECT_EQ(s.checkWaits(nullptr).message().rfind("kernel mono_k1: rank 0 CTA 0 gave up", 0), 0u)
+      << s.checkWaits(nullptr).message();
+  ASSERT_TRUE(s.reset().ok());
+  EXPECT_TRUE(s.checkWaits(nullptr).ok()) << "reset zeroes the epoch buffer, the record with it";
+}
+
+} // namespace
