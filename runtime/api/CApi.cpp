@@ -5,6 +5,7 @@
 #include "monodc/runtime/Eligibility.h"
 #include "monodc/runtime/HipRuntime.h"
 #include "monodc/runtime/Launcher.h"
+#include "monodc/runtime/LayerStep.h"
 #include "monodc/runtime/PeerExchange.h"
 #include "monodc/runtime/PeerGroup.h"
 #include "monodc/runtime/StepWidths.h"
@@ -18,6 +19,11 @@ using monodc::capi::toError;
 
 struct monodc_launcher {
   std::unique_ptr<Launcher> launcher;
+};
+
+struct monodc_layer_step {
+  std::shared_ptr<monodc::runtime::StepMemory> memory;
+  std::unique_ptr<monodc::runtime::LayerStep> step;
 };
 
 struct monodc_peer_group {
@@ -231,8 +237,18 @@ monodc_error *monodc_kernel_argument_get(const monodc_kernel *kernel, size_t ind
     return toError("argument " + std::to_string(index) + " out of range (the kernel has " +
                    std::to_string(layout.slots.size()) + ")");
   const ArgumentSlot &slot = layout.slots[index];
-  *argument = {slot.name.c_str(), slot.kind.c_str(), slot.offset, slot.size, slot.bytes,
-               slot.launcherOwned ? 1 : 0, slot.format.c_str()};
+  const RegionSpec *region = asKernel(kernel).interface.argument(slot.name);
+  static const std::string none;
+  *argument = {slot.name.c_str(),
+               slot.kind.c_str(),
+               slot.offset,
+               slot.size,
+               slot.bytes,
+               slot.launcherOwned ? 1 : 0,
+               slot.format.c_str(),
+               (region ? region->handedFromKernel : none).c_str(),
+               (region ? region->handedFromRegion : none).c_str(),
+               region && region->stepResult ? 1 : 0};
   return nullptr;
 }
 
@@ -364,3 +380,91 @@ void *monodc_peer_group_table(const monodc_peer_group *group) {
 void monodc_peer_group_destroy(monodc_peer_group *group) { delete group; }
 
 } // extern "C"
+
+monodc_error *monodc_layer_step_create(const monodc_kernel *const *kernels, const size_t *counts,
+                                       size_t widths, int device, int ranks_on_device,
+                                       const monodc_layer_step *same_rank,
+                                       monodc_layer_step **step) {
+  if (!kernels || !counts || !step)
+    return toError("monodc_layer_step_create: a null argument");
+  if (widths == 0)
+    return toError("monodc_layer_step_create: a layer step needs at least one step width");
+  if (ranks_on_device < 1)
+    return toError("monodc_layer_step_create: ranks_on_device must be at least 1, got " +
+                   std::to_string(ranks_on_device));
+  const Kernel *first = kernels[0] ? &asKernel(kernels[0]) : nullptr;
+  if (!first)
+    return toError("monodc_layer_step_create: kernel 0 is null");
+  std::shared_ptr<StepMemory> memory = same_rank ? same_rank->memory : nullptr;
+  if (!memory) {
+    Result<std::shared_ptr<DeviceRuntime>> runtime = runtimeFor(*first);
+    if (!runtime)
+      return toError(runtime.message());
+    memory = std::make_shared<StepMemory>(*runtime, device);
+  }
+  if (memory->device() != device)
+    return toError("monodc_layer_step_create: device " + std::to_string(device) +
+                   ", and the rank's other layer steps are on device " +
+                   std::to_string(memory->device()));
+  std::vector<std::vector<std::unique_ptr<Launcher>>> launchers(widths);
+  size_t next = 0;
+  for (size_t w = 0; w < widths; ++w)
+    for (size_t i = 0; i < counts[w]; ++i, ++next) {
+      if (!kernels[next])
+        return toError("monodc_layer_step_create: kernel " + std::to_string(next) + " is null");
+      const Kernel &k = asKernel(kernels[next]);
+      if (k.key.arch != first->key.arch)
+        return toError("monodc_layer_step_create: kernel " + k.interface.kernelName +
+                       " is built for " + k.key.arch + ", and the step's first for " +
+                       first->key.arch);
+      auto created = Launcher::create(memory->runtime(), k.codeObject(), k.interface, k.arguments,
+                                      device, ranks_on_device);
+      if (!created)
+        return toError(created.message());
+      launchers[w].push_back(std::move(*created));
+    }
+  auto created = LayerStep::create(memory, std::move(launchers));
+  if (!created)
+    return toError(created.message());
+  *step = new monodc_layer_step{memory, std::move(*created)};
+  return nullptr;
+}
+
+monodc_error *monodc_layer_step_bind(monodc_layer_step *step, const char *region,
+                                     void *device_pointer) {
+  if (!step || !region)
+    return toError("monodc_layer_step_bind: a null argument");
+  return check(step->step->bind(region, device_pointer));
+}
+
+monodc_error *monodc_layer_step_bind_rank(monodc_layer_step *step, int rank) {
+  if (!step)
+    return toError("monodc_layer_step_bind_rank: a null layer step");
+  return check(step->step->bindRank(rank));
+}
+
+monodc_error *monodc_layer_step_run(monodc_layer_step *step, int64_t rows, void *stream) {
+  if (!step)
+    return toError("monodc_layer_step_run: a null layer step");
+  return check(step->step->run(rows, stream));
+}
+
+monodc_error *monodc_layer_step_set_wait_budget(monodc_layer_step *step, uint32_t microseconds) {
+  if (!step)
+    return toError("monodc_layer_step_set_wait_budget: a null layer step");
+  return check(step->step->setWaitBudget(microseconds));
+}
+
+monodc_error *monodc_layer_step_check_waits(monodc_layer_step *step, void *stream) {
+  if (!step)
+    return toError("monodc_layer_step_check_waits: a null layer step");
+  return check(step->step->checkWaits(stream));
+}
+
+monodc_error *monodc_layer_step_reset(monodc_layer_step *step) {
+  if (!step)
+    return toError("monodc_layer_step_reset: a null layer step");
+  return check(step->step->reset());
+}
+
+void monodc_layer_step_destroy(monodc_layer_step *step) { delete step; }

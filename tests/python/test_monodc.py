@@ -129,6 +129,20 @@ class KernelsAndLaunches(unittest.TestCase):
         launcher.reset_scratch()
         launcher.close()
 
+    def test_a_layer_step_takes_only_a_layers_launches(self):
+        _, kernel = sample_kernel()
+        u = kernel.argument("u")
+        self.assertEqual((u.handed_from, u.step_result, u.caller_binds_in_step), (None, False, True))
+        # The step binds its own: the scratch, the epoch buffer.
+        self.assertFalse(kernel.argument("mono_scratch").caller_binds_in_step)
+        self.assertFalse(kernel.argument("mono_epoch").caller_binds_in_step)
+        with self.assertRaisesRegex(monodc.Error, "a layer step needs at least one step width"):
+            monodc.LayerStep([])
+        with self.assertRaisesRegex(
+                monodc.Error, "kernel mono_attention_front declares no step result: it is not a "
+                "launch of a layer step \(K1 then K2, or the FFN launch\)"):
+            monodc.LayerStep([[kernel]])
+
     def test_step_widths(self):
         self.assertEqual([monodc.step_width(r) for r in (1, 6, 17, 48)], [1, 8, 24, 48])
         self.assertIsNone(monodc.step_width(49))

@@ -133,6 +133,38 @@ TEST_F(CApiErrors, PeerGroupsAndWaitChecksRefuseWhatTheyCannotUse) {
             "monodc_launcher_reset_scratch: a null launcher");
 }
 
+TEST_F(CApiErrors, LayerStepsRefuseWhatCannotFormAStep) {
+  ScopedEnv hip("MONODC_HIP_LIBRARY", MONODC_FAKE_HIP_PATH);
+  monodc_layer_step *step = nullptr;
+  const monodc_kernel *kernels[] = {kernel, nullptr};
+  const size_t one[] = {1}, two[] = {2};
+  EXPECT_EQ(take(monodc_layer_step_create(nullptr, one, 1, 0, 1, nullptr, &step)),
+            "monodc_layer_step_create: a null argument");
+  EXPECT_EQ(take(monodc_layer_step_create(kernels, one, 1, 0, 1, nullptr, nullptr)),
+            "monodc_layer_step_create: a null argument");
+  EXPECT_EQ(take(monodc_layer_step_create(kernels, one, 0, 0, 1, nullptr, &step)),
+            "monodc_layer_step_create: a layer step needs at least one step width");
+  EXPECT_EQ(take(monodc_layer_step_create(kernels, one, 1, 0, 0, nullptr, &step)),
+            "monodc_layer_step_create: ranks_on_device must be at least 1, got 0");
+  EXPECT_EQ(take(monodc_layer_step_create(kernels, two, 1, 0, 1, nullptr, &step)),
+            "monodc_layer_step_create: kernel 1 is null");
+  // The attention front alone hands nothing on: not a layer's launch.
+  EXPECT_EQ(take(monodc_layer_step_create(kernels, one, 1, 0, 1, nullptr, &step)),
+            "kernel mono_attention_front declares no step result: it is not a launch of a layer "
+            "step (K1 then K2, or the FFN launch)");
+  EXPECT_EQ(step, nullptr);
+  EXPECT_EQ(take(monodc_layer_step_bind(nullptr, "x", this)), "monodc_layer_step_bind: a null argument");
+  EXPECT_EQ(take(monodc_layer_step_bind_rank(nullptr, 0)),
+            "monodc_layer_step_bind_rank: a null layer step");
+  EXPECT_EQ(take(monodc_layer_step_run(nullptr, 6, nullptr)), "monodc_layer_step_run: a null layer step");
+  EXPECT_EQ(take(monodc_layer_step_set_wait_budget(nullptr, 1)),
+            "monodc_layer_step_set_wait_budget: a null layer step");
+  EXPECT_EQ(take(monodc_layer_step_check_waits(nullptr, nullptr)),
+            "monodc_layer_step_check_waits: a null layer step");
+  EXPECT_EQ(take(monodc_layer_step_reset(nullptr)), "monodc_layer_step_reset: a null layer step");
+  monodc_layer_step_destroy(nullptr);
+}
+
 TEST_F(CApiErrors, ANullKernelReadsAsEmpty) {
   // What a caller gets from the accessors after a failed lookup left its
   // kernel NULL: empty values, not a crash.

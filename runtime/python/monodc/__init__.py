@@ -17,7 +17,8 @@ layout names the region and what it wants). docs/runtime.md, "Python".
 import ctypes
 import os
 
-__all__ = ["Error", "Session", "Kernel", "Argument", "Launcher", "Deployment", "StepFacts",
+__all__ = ["Error", "Session", "Kernel", "Argument", "Launcher", "LayerStep", "PeerGroup",
+           "Deployment", "StepFacts",
            "Eligibility", "check_deployment", "eligibility", "step_width", "library"]
 
 
@@ -28,7 +29,9 @@ class Error(RuntimeError):
 class _KernelArgument(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_char_p), ("offset", ctypes.c_int64),
                 ("size", ctypes.c_int64), ("bytes", ctypes.c_int64),
-                ("launcher_owned", ctypes.c_int), ("format", ctypes.c_char_p)]
+                ("launcher_owned", ctypes.c_int), ("format", ctypes.c_char_p),
+                ("handed_from_kernel", ctypes.c_char_p), ("handed_from_region", ctypes.c_char_p),
+                ("step_result", ctypes.c_int)]
 
 
 class _Deployment(ctypes.Structure):
@@ -96,6 +99,16 @@ def library():
         "monodc_peer_group_exchange": ([_P, ctypes.c_char_p, ctypes.c_int], _P),
         "monodc_peer_group_table": ([_P], _P),
         "monodc_peer_group_destroy": ([_P], None),
+        "monodc_layer_step_create": ([ctypes.POINTER(_P), ctypes.POINTER(ctypes.c_size_t),
+                                      ctypes.c_size_t, ctypes.c_int, ctypes.c_int, _P,
+                                      ctypes.POINTER(_P)], _P),
+        "monodc_layer_step_bind": ([_P, ctypes.c_char_p, _P], _P),
+        "monodc_layer_step_bind_rank": ([_P, ctypes.c_int], _P),
+        "monodc_layer_step_run": ([_P, ctypes.c_int64, _P], _P),
+        "monodc_layer_step_set_wait_budget": ([_P, ctypes.c_uint32], _P),
+        "monodc_layer_step_check_waits": ([_P, _P], _P),
+        "monodc_layer_step_reset": ([_P], _P),
+        "monodc_layer_step_destroy": ([_P], None),
         "monodc_deployment_check": ([ctypes.POINTER(_Deployment)], _P),
         "monodc_eligibility": ([ctypes.POINTER(_Deployment), ctypes.c_int64,
                                 ctypes.POINTER(_StepFacts), ctypes.POINTER(_EligibilityResult)], _P),
@@ -133,6 +146,20 @@ class Argument:
         self.bytes = raw.bytes
         self.launcher_owned = bool(raw.launcher_owned)
         self.format = (raw.format or b"").decode()
+        # In a layer step: (kernel, output) an earlier launch wrote this input
+        # into, or None; whether this output is read by the step's caller.
+        kernel = (raw.handed_from_kernel or b"").decode()
+        self.handed_from = (kernel, raw.handed_from_region.decode()) if kernel else None
+        self.step_result = bool(raw.step_result)
+
+    @property
+    def caller_binds_in_step(self):
+        """Whether a LayerStep's caller binds it (inputs, weights, step
+        results, the peers); the step binds hand-overs, outputs that live
+        only inside the step, its scratch and the epoch buffer."""
+        if self.launcher_owned or self.kind in ("epoch", "rank") or self.handed_from:
+            return False
+        return self.kind != "output" or self.step_result
 
     def __repr__(self):
         return f"Argument({self.name!r}, {self.kind}, {self.format or '-'}, {self.bytes} B)"
@@ -299,6 +326,73 @@ class Launcher:
     def close(self):
         if self._handle:
             library().monodc_launcher_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+
+class LayerStep:
+    """One rank's decode layer run as steps (docs/runtime.md, "Layer steps").
+    `widths`: for each step width, its kernels in step order ([k1, k2], or
+    [ffn]). The step binds what its kernels' manifests give it (K1's
+    hand-over to K2, the outputs that live only inside the step, the epoch
+    buffer); the caller binds the rest once for every width: inputs sized
+    for the widest step, weights, step results, "mono_peers". A rank's other
+    layers pass its first LayerStep as `same_rank` (one epoch buffer a rank)."""
+
+    _handle = None  # until created: close() then has nothing to free
+
+    def __init__(self, widths, device=0, ranks_on_device=1, same_rank=None):
+        widths = [list(width) for width in widths]
+        kernels = [kernel for width in widths for kernel in width]
+        if not widths or any(not width for width in widths):
+            raise Error("a layer step needs at least one step width, each with its launches")
+        array = (_P * len(kernels))(*[kernel._handle for kernel in kernels])
+        counts = (ctypes.c_size_t * len(widths))(*[len(width) for width in widths])
+        handle = _P()
+        _check(library().monodc_layer_step_create(
+            array, counts, len(widths), int(device), int(ranks_on_device),
+            same_rank._handle if same_rank is not None else None, ctypes.byref(handle)))
+        self._handle = handle
+        self._kernels = kernels  # keeps their sessions alive
+        self._bound = {}
+
+    def bind(self, region, tensor):
+        """Binds a torch tensor (for "mono_peers", a PeerGroup or any object
+        with data_ptr()) to `region` of every launch and width that has it,
+        after checking it against the widest step's argument."""
+        arguments = [a for k in self._kernels for a in k.arguments if a.name == region]
+        if arguments and region != "mono_peers":
+            widest = max(arguments, key=lambda a: a.bytes)
+            problem = _tensor_problem(widest, tensor)
+            if problem:
+                raise Error(f"bind '{region}' of a layer step: {problem}")
+        _check(library().monodc_layer_step_bind(self._handle, region.encode(),
+                                                ctypes.c_void_p(tensor.data_ptr())))
+        self._bound[region] = tensor  # keeps it alive while bound
+
+    def bind_rank(self, rank):
+        _check(library().monodc_layer_step_bind_rank(self._handle, int(rank)))
+
+    def run(self, rows, stream=None):
+        """Launches the step of width `rows` on `stream` (as Launcher.launch)."""
+        _check(library().monodc_layer_step_run(self._handle, int(rows), _stream_handle(stream)))
+
+    def set_wait_budget(self, microseconds):
+        _check(library().monodc_layer_step_set_wait_budget(self._handle, int(microseconds)))
+
+    def check_waits(self, stream=None):
+        """Raises Error naming the launch and wait if a poll of the last step
+        gave up; then reset() every layer step of the rank and zero the peers."""
+        _check(library().monodc_layer_step_check_waits(self._handle, _stream_handle(stream)))
+
+    def reset(self):
+        _check(library().monodc_layer_step_reset(self._handle))
+
+    def close(self):
+        if self._handle:
+            library().monodc_layer_step_destroy(self._handle)
             self._handle = None
 
     def __del__(self):

@@ -26,6 +26,7 @@ typedef struct monodc_session monodc_session;
 typedef struct monodc_kernel monodc_kernel;
 typedef struct monodc_launcher monodc_launcher;
 typedef struct monodc_peer_group monodc_peer_group;
+typedef struct monodc_layer_step monodc_layer_step;
 
 /* One line saying what failed and why. Valid until the error is freed. */
 const char *monodc_error_message(const monodc_error *error);
@@ -122,6 +123,11 @@ typedef struct monodc_kernel_argument {
   int launcher_owned;   /* 1: the launcher allocates it (scratch); 0: the caller binds it */
   const char *format;   /* a region's number format: f32, bf16, e4m3, e2m1, e8m0, byte
                            (records), i32, i64 (indices); "" for the launch's own buffers */
+  /* In a layer step: an input an earlier launch of the step wrote (its
+   * kernel and output region; "" otherwise), and whether an output is a
+   * step result (the step's caller reads it; the step owns other outputs). */
+  const char *handed_from_kernel, *handed_from_region;
+  int step_result;
 } monodc_kernel_argument;
 
 size_t monodc_kernel_argument_count(const monodc_kernel *kernel);
@@ -180,6 +186,36 @@ monodc_error *monodc_peer_group_exchange(monodc_peer_group *group, const char *d
                                          int timeout_ms);
 void *monodc_peer_group_table(const monodc_peer_group *group);
 void monodc_peer_group_destroy(monodc_peer_group *group);
+
+/* ---- one rank's decode layer run as steps (docs/runtime.md, "Layer steps") ----
+ * `kernels` holds each step width's launches in step order (K1 then K2, or
+ * the FFN launch), width after width: counts[w] launches for width w, of
+ * `widths`. The step binds what the manifests say it owns: the inputs an
+ * earlier launch hands over (K2's q, cache and seam streams from K1), the
+ * outputs that live only inside the step, and the epoch buffer. Every
+ * layer step of a rank must share one epoch buffer: pass the rank's first
+ * layer step as `same_rank` (NULL for that first one); the steps then also
+ * share their step-internal buffers (the layers run one after another). */
+monodc_error *monodc_layer_step_create(const monodc_kernel *const *kernels, const size_t *counts,
+                                       size_t widths, int device, int ranks_on_device,
+                                       const monodc_layer_step *same_rank,
+                                       monodc_layer_step **step);
+/* Binds `region` (or "mono_peers") of every launch and width that has it:
+ * inputs (a row input sized for the widest step), weights, step results. */
+monodc_error *monodc_layer_step_bind(monodc_layer_step *step, const char *region,
+                                     void *device_pointer);
+monodc_error *monodc_layer_step_bind_rank(monodc_layer_step *step, int rank);
+/* Launches the step of width `rows` on a stream, its launches in step
+ * order; nothing launches unless every argument is bound. */
+monodc_error *monodc_layer_step_run(monodc_layer_step *step, int64_t rows, void *stream);
+monodc_error *monodc_layer_step_set_wait_budget(monodc_layer_step *step, uint32_t microseconds);
+/* Waits for `stream`; an error naming the launch and wait if a poll of the
+ * last step gave up. */
+monodc_error *monodc_layer_step_check_waits(monodc_layer_step *step, void *stream);
+/* After a wait gave up: zeroes the rank's epoch buffer and the step's
+ * scratch (reset every layer step of the rank; zero the peer buffers). */
+monodc_error *monodc_layer_step_reset(monodc_layer_step *step);
+void monodc_layer_step_destroy(monodc_layer_step *step);
 
 #ifdef __cplusplus
 }
