@@ -19,12 +19,16 @@
 // rank's outputs bit for bit the simulator's. Last, requests
 // the library must refuse, to show their messages.
 //
-//   launcher_check CACHE SIM_DIR STEM=REQUEST...
+// With `--layer-step K1 K2` (two STEM=REQUESTs), K1 then K2 as one layer
+// step of the library (monodc_layer_step_*), against the two bound by hand.
+//
+//   launcher_check CACHE SIM_DIR [STEM=REQUEST | --layer-step K1 K2]...
 #include "monodc/runtime/monodc.h"
 
 #include "CudaSupport.h"
 #include "RegionCompare.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -425,6 +429,159 @@ bool checkAcrossProcesses(const char *self, const std::string &cache, const std:
   return good && refused;
 }
 
+/// A layer's step through the library's layer step (`--layer-step K1 K2`):
+/// K1 then K2 of every rank (tiny, TP 2, both at one grid), the step binding
+/// K1's hand-over to K2 and the step-internal outputs itself, against the
+/// same two kernels run by plain launchers with K2's hand-over inputs bound
+/// by hand to K1's outputs. Both take the same inputs (each name's bytes
+/// from the first simulator dump that has it: K1's for the names both
+/// launches read, K2's cache as the cache's first content), so their step
+/// results (and the cache K1 wrote) must agree bit for bit and be written.
+bool checkLayerStep(monodc_session *session, const std::string &dir, const std::string &k1Item,
+                    const std::string &k2Item) {
+  struct Item {
+    std::string stem, base;
+    const monodc_kernel *kernel = nullptr;
+    int ranks = 1;
+  };
+  Item items[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string &text = i == 0 ? k1Item : k2Item;
+    const size_t eq = text.find('=');
+    items[i].stem = text.substr(0, eq);
+    items[i].base = dir + "/" + items[i].stem;
+    require(monodc_session_kernel(session, text.substr(eq + 1).c_str(), &items[i].kernel), text);
+    items[i].ranks = int(gpu::readManifest(items[i].base + ".manifest").ranks);
+  }
+  const int ranks = int(monodc_kernel_ranks(items[1].kernel));
+  const std::string label = items[0].stem + " + " + items[1].stem;
+  auto arguments = [](const monodc_kernel *kernel) {
+    std::vector<monodc_kernel_argument> all(monodc_kernel_argument_count(kernel));
+    for (size_t i = 0; i < all.size(); ++i)
+      require(monodc_kernel_argument_get(kernel, i, &all[i]), "argument");
+    return all;
+  };
+  const gpu::Manifest k2Manifest = gpu::readManifest(items[1].base + ".manifest");
+  gpu::PeerBuffers peers[2] = {gpu::allocatePeers(k2Manifest, ranks),
+                               gpu::allocatePeers(k2Manifest, ranks)};
+  // Per path (0: plain launchers, 1: the layer step) and rank: every
+  // region's buffer by name, and the step results to compare.
+  std::vector<std::map<std::string, CUdeviceptr>> buffers[2];
+  std::vector<CUstream> streams[2];
+  std::vector<monodc_launcher *> plain[2];
+  std::vector<monodc_layer_step *> steps;
+  std::vector<std::string> results;
+  for (int path = 0; path < 2; ++path)
+    for (int r = 0; r < ranks; ++r) {
+      std::map<std::string, CUdeviceptr> &mine = buffers[path].emplace_back();
+      CUstream &stream = streams[path].emplace_back();
+      check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "stream");
+      for (const Item &item : items)
+        for (const monodc_kernel_argument &a : arguments(item.kernel)) {
+          const std::string name = a.name, kind = a.kind;
+          if (a.launcher_owned || kind == "rank" || kind == "peers" || kind == "epoch" ||
+              *a.handed_from_kernel || mine.count(name))
+            continue;
+          if (path == 1 && kind == "output" && !a.step_result)
+            continue; // the step's own
+          if (a.step_result && path == 0 && r == 0)
+            if (std::find(results.begin(), results.end(), name) == results.end())
+              results.push_back(name);
+          mine[name] = gpu::alloc(size_t(a.bytes));
+          // The cache's first content is K2's dump of it (K1 writes the
+          // step's slots into it); outputs start poisoned.
+          const Item &source = name == "kv_cache" ? items[1] : item;
+          if (kind == "input" || kind == "weight" || name == "kv_cache") {
+            const std::string bytes =
+                readText(gpu::dumpFile(source.base, "in", source.ranks, r, name));
+            if (int64_t(bytes.size()) != a.bytes)
+              die(label + ": " + name + " has " + std::to_string(bytes.size()) +
+                  " bytes in the dump, the kernel's argument " + std::to_string(a.bytes));
+            check(cuMemcpyHtoD(mine[name], bytes.data(), bytes.size()), "upload");
+          } else {
+            check(cuMemsetD8(mine[name], 0xFF, size_t(a.bytes)), "poison");
+          }
+        }
+      if (path == 0) {
+        // Plain launchers: one epoch buffer for the rank's K1 and K2, K2's
+        // hand-over inputs bound by hand to K1's outputs.
+        const CUdeviceptr epoch = gpu::alloc(size_t(4 * k2Manifest.epochWords));
+        check(cuMemsetD8(epoch, 0, size_t(4 * k2Manifest.epochWords)), "zero epoch");
+        mine["mono_epoch"] = epoch;
+        for (const Item &item : items) {
+          monodc_launcher *&l = plain[0].emplace_back();
+          require(monodc_launcher_create_shared(item.kernel, 0, ranks, &l), label + ": launcher");
+          for (const monodc_kernel_argument &a : arguments(item.kernel)) {
+            const std::string kind = a.kind;
+            if (a.launcher_owned || kind == "rank")
+              continue;
+            const std::string source = *a.handed_from_kernel ? a.handed_from_region : a.name;
+            const CUdeviceptr pointer = kind == "peers" ? peers[0].table : mine.at(source);
+            require(monodc_launcher_bind(l, a.name, reinterpret_cast<void *>(pointer)),
+                    label + ": bind " + a.name);
+          }
+          if (monodc_kernel_ranks(item.kernel) > 1)
+            require(monodc_launcher_bind_rank(l, r), label + ": rank");
+        }
+      } else {
+        const monodc_kernel *both[] = {items[0].kernel, items[1].kernel};
+        const size_t count[] = {2};
+        monodc_layer_step *&step = steps.emplace_back();
+        require(monodc_layer_step_create(both, count, 1, 0, ranks, nullptr, &step),
+                label + ": layer step");
+        for (const auto &[name, pointer] : mine)
+          require(monodc_layer_step_bind(step, name.c_str(), reinterpret_cast<void *>(pointer)),
+                  label + ": step bind " + name);
+        require(monodc_layer_step_bind(step, "mono_peers", reinterpret_cast<void *>(peers[1].table)),
+                label + ": step peers");
+        require(monodc_layer_step_bind_rank(step, r), label + ": step rank");
+      }
+    }
+  // Every rank at once, each on its stream: K1 then K2.
+  for (int r = 0; r < ranks; ++r) {
+    require(monodc_launcher_launch(plain[0][2 * r], streams[0][r]), label + ": K1");
+    require(monodc_launcher_launch(plain[0][2 * r + 1], streams[0][r]), label + ": K2");
+  }
+  check(cuCtxSynchronize(), "plain step");
+  for (int r = 0; r < ranks; ++r)
+    require(monodc_layer_step_run(steps[r], int64_t(k2Manifest.rows), streams[1][r]),
+            label + ": step run");
+  check(cuCtxSynchronize(), "layer step");
+  for (int r = 0; r < ranks; ++r)
+    require(monodc_layer_step_check_waits(steps[r], streams[1][r]), label + ": waits");
+  bool good = true;
+  for (int r = 0; r < ranks; ++r)
+    for (const std::string &name : results) {
+      const int64_t bytes = gpu::argument(name == "kv_cache" ? gpu::readManifest(items[0].base + ".manifest")
+                                                             : k2Manifest,
+                                          name)
+                                .bytes;
+      const std::string byHand = gpu::download(buffers[0][r].at(name), size_t(bytes));
+      const std::string byStep = gpu::download(buffers[1][r].at(name), size_t(bytes));
+      const bool written = byStep != std::string(size_t(bytes), '\xFF');
+      const bool same = byHand == byStep;
+      std::printf("%-40s %-14s %s\n", (label + " (layer step)").c_str(),
+                  (name + " r" + std::to_string(r)).c_str(),
+                  same && written ? "PASS: written, bit-identical to K1 and K2 bound by hand"
+                  : same          ? "FAIL: never written"
+                                  : "FAIL: differs from K1 and K2 bound by hand");
+      good &= same && written;
+    }
+  for (monodc_launcher *l : plain[0])
+    monodc_launcher_destroy(l);
+  for (monodc_layer_step *step : steps)
+    monodc_layer_step_destroy(step);
+  for (int path = 0; path < 2; ++path) {
+    for (auto &mine : buffers[path])
+      for (auto &[name, pointer] : mine)
+        cuMemFree(pointer);
+    for (CUstream stream : streams[path])
+      cuStreamDestroy(stream);
+    gpu::freePeers(peers[path]);
+  }
+  return good;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -462,6 +619,13 @@ int main(int argc, char **argv) {
               "result");
   bool good = true;
   for (int a = 3; a < argc; ++a) {
+    if (std::string(argv[a]) == "--layer-step") {
+      if (a + 2 >= argc)
+        die("--layer-step needs a K1 and a K2 STEM=REQUEST");
+      good &= checkLayerStep(session, argv[2], argv[a + 1], argv[a + 2]);
+      a += 2;
+      continue;
+    }
     const std::string item = argv[a];
     const size_t eq = item.find('=');
     if (eq == std::string::npos)

@@ -90,12 +90,17 @@ if [ -d "$LAUNCHER" ] && wanted launcher; then
     # ratio=2: the compress ratio `monodc simulate` dumps k2 and
     # attention_back at (the others are one key at every ratio).
     for launch in k1 attention_back moe; do
-      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 ratio=2 backend=nvrtc")
+      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 ratio=2 grid=132 backend=nvrtc")
     done
-    # Both ranks of a TP launch on this GPU: 66 CTAs each.
-    for launch in allreduce k2; do
-      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 ratio=2 grid=66 backend=nvrtc")
+    # Every rank of a TP launch on this GPU: 66 CTAs each at TP 2, 33 at TP 4.
+    for tp in 2 4; do
+      for launch in allreduce k2; do
+        stems+=("$launch.tiny.r6.tp$tp=model=tiny launch=$launch arch=sm_90 tp=$tp rows=6 ratio=2 grid=$((132 / tp)) backend=nvrtc")
+      done
     done
+    # K1 then K2 as one layer step of the library (both ranks, grid 66).
+    stems+=(--layer-step "k1.tiny.r6.tp2=model=tiny launch=k1 arch=sm_90 tp=2 rows=6 grid=66 backend=nvrtc"
+            "k2.tiny.r6.tp2=model=tiny launch=k2 arch=sm_90 tp=2 rows=6 ratio=2 grid=66 backend=nvrtc")
     "$BIN/launcher_check" "$LAUNCHER/cache" "$LAUNCHER/sim" "${stems[@]}" > "$OUT/launcher.log" 2>&1 || status=1
   else
     status=1
