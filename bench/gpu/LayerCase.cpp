@@ -140,14 +140,6 @@ StretchLayer makeStretchLayer(const ref::LayerDims &dims, const ref::StepInputs 
   return l;
 }
 
-void handOver(ref::StepInputs &next, const ref::LayerOutputs &out) {
-  next.residual = out.residual;
-  next.x = out.x;
-  next.post = out.post;
-  next.comb = out.comb;
-  next.pre = out.pre;
-}
-
 ref::StepInputs withStreamsOf(ref::StepInputs in, const ref::StepInputs &from) {
   in.residual = from.residual;
   in.x = from.x;

@@ -65,10 +65,6 @@ struct StretchLayer {
 StretchLayer makeStretchLayer(const ref::LayerDims &dims, const ref::StepInputs &streams,
                               bool ffnLaunch, int ratio, unsigned seed);
 
-/// The streams a layer's outputs hand the next layer: residual, x, post,
-/// comb and pre.
-void handOver(ref::StepInputs &next, const ref::LayerOutputs &out);
-
 /// `in` with the streams of `from` (a layer fed another layer's inputs).
 ref::StepInputs withStreamsOf(ref::StepInputs in, const ref::StepInputs &from);
 

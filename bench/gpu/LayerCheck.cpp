@@ -399,7 +399,7 @@ bool checkStretchWidth(const std::string &dir, const std::string &config, int tp
     pass &= layerPasses;
     excluded += verdict.excluded;
     previous = layer.step;
-    gpu::handOver(carried,
+    ref::handOver(carried,
                   ref::layerOutputs([&](const std::string &name) { return decoded.at(name); }));
   }
   // K2 and the FFN launch end a step each: one a layer on every rank.

@@ -171,6 +171,14 @@ AttentionHalf referenceAttentionHalf(const LayerDims& d, const LayerWeights& w,
   return {std::move(seam), std::move(partials), std::move(attnOut)};
 }
 
+void handOver(StepInputs& next, const LayerOutputs& out) {
+  next.residual = out.residual;
+  next.x = out.x;
+  next.post = out.post;
+  next.comb = out.comb;
+  next.pre = out.pre;
+}
+
 LayerOutputs referenceLayer(const LayerDims& d, const LayerWeights& w, const ExpertSource& experts,
                             const StepInputs& in) {
   AttentionHalf attention = referenceAttentionHalf(d, w, in);

@@ -38,15 +38,6 @@ ref::StepInputs layerStep(const ref::LayerDims &d, const ref::StepInputs &step, 
   return in;
 }
 
-/// The next layer's streams: this layer's outputs.
-void handOver(ref::StepInputs &in, const ref::LayerOutputs &out) {
-  in.residual = out.residual;
-  in.x = out.x;
-  in.post = out.post;
-  in.comb = out.comb;
-  in.pre = out.pre;
-}
-
 /// One layer of the map on the simulator: K1 + K2 of its ratio, or the
 /// reference's attention half then the FFN launch.
 ref::LayerOutputs simulatePlannedLayer(const runtime::LayerPlan &plan,
@@ -101,7 +92,7 @@ TEST(MultiLayer, FiveLayersOfBothKindsAgainstTheReferenceLayers) {
       const ref::StepInputs in = layerStep(layer.dims, streams, plan.ratio, 820u + unsigned(l));
       const ref::LayerOutputs got = simulatePlannedLayer(plan, whole, ffn, layer, in);
       excluded += compareLayer(layer.dims, got, layer.reference(in));
-      handOver(streams, got);
+      ref::handOver(streams, got);
     }
     EXPECT_LE(excluded, kLayers * rows / 10) << excluded << " tokens excluded";
     // Every layer was a step of its own: K2 and the FFN launch advance the
@@ -121,7 +112,7 @@ TEST(MultiLayer, ALayerFedThePreviousLayersInputsFails) {
   const ref::StepInputs step = ref::randomStep(layer18.dims, rows, 832u);
   const ref::LayerOutputs out18 = simulateLayer(whole, layer18, step);
   ref::StepInputs handed = step;
-  handOver(handed, out18);
+  ref::handOver(handed, out18);
   const ref::LayerOutputs stale = simulateLayer(whole, layer19, step);
   EXPECT_FALSE(ref::withinStageBounds(ref::compare(stale.x, layer19.reference(handed).x)));
 }

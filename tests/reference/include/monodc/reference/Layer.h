@@ -109,6 +109,10 @@ struct LayerOutputs {
   Routing routing;
 };
 
+// The next layer's streams: residual, x, post, comb and pre of `next`
+// become this layer's outputs (a stack of layers hands them on).
+void handOver(StepInputs& next, const LayerOutputs& out);
+
 // The experts a routing selects, ascending, each once.
 std::vector<int> selectedExperts(const Routing& routing);
 
