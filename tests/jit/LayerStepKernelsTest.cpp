@@ -8,10 +8,10 @@
 #include "monodc/runtime/HipRuntime.h"
 #include "monodc/runtime/LayerStep.h"
 
+#include "support/TestSupport.h"
+
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <dlfcn.h>
 #include <list>
 
 using namespace monodc;
@@ -19,25 +19,13 @@ using namespace monodc::runtime;
 
 namespace {
 
-struct FakeHip {
-  FakeHip() : handle(dlopen(MONODC_FAKE_HIP_PATH, RTLD_NOW | RTLD_LOCAL)) {
-    // 256 compute units, one CTA each: gfx950's default grid fits.
-    get<void (*)(int, int, int)>("fake_hip_configure")(256, 1, 1);
-  }
-  void *handle;
-  template <typename F> F get(const char *name) { return reinterpret_cast<F>(dlsym(handle, name)); }
-  int launches() { return get<int (*)()>("fake_hip_launches")(); }
-  std::string kernel(int launch) { return get<const char *(*)(int)>("fake_hip_launch_kernel")(launch); }
-  /// The pointer launch `launch` passed for `kernel`'s argument `name`.
-  void *pointer(int launch, const Kernel &kernel, const std::string &name) {
-    size_t size = 0;
-    const unsigned char *kernarg =
-        get<const unsigned char *(*)(int, size_t *)>("fake_hip_launch_kernarg")(launch, &size);
+/// The HIP stand-in's log, 256 compute units of one CTA (gfx950's default
+/// grid fits); pointers by the kernel's argument name.
+struct FakeHip : monodc::testing::FakeHipLog {
+  FakeHip() : FakeHipLog(MONODC_FAKE_HIP_PATH, 256, 1) {}
+  void *pointer(int launch, const Kernel &kernel, const std::string &name) const {
     const ArgumentSlot *slot = kernel.arguments.slot(name);
-    void *value = nullptr;
-    if (kernarg && slot && size_t(slot->offset) + 8 <= size)
-      std::memcpy(&value, kernarg + slot->offset, 8);
-    return value;
+    return slot ? pointerAt(launch, slot->offset) : nullptr;
   }
 };
 
@@ -76,7 +64,7 @@ void bindCallerRegions(LayerStep &step, const std::vector<const Kernel *> &kerne
 
 TEST(LayerStepKernels, K1AndK2FormAStepAndTheFfnLaunchAnother) {
   FakeHip fake;
-  ASSERT_NE(fake.handle, nullptr) << dlerror();
+  ASSERT_NE(fake.handle(), nullptr) << "cannot load " MONODC_FAKE_HIP_PATH;
   auto hip = HipRuntime::load({MONODC_FAKE_HIP_PATH});
   ASSERT_TRUE(hip.ok()) << hip.message();
   Compiler compiler;

@@ -11,32 +11,16 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <dlfcn.h>
 
 using namespace monodc::runtime;
 using namespace monodc::testing;
 
 namespace {
 
-struct FakeHip {
-  FakeHip() : handle(dlopen(MONODC_FAKE_HIP_PATH, RTLD_NOW | RTLD_LOCAL)) {
-    get<void (*)(int, int, int)>("fake_hip_configure")(4, 1, 1);
-  }
-  void *handle;
-  template <typename F> F get(const char *name) { return reinterpret_cast<F>(dlsym(handle, name)); }
-  int launches() { return get<int (*)()>("fake_hip_launches")(); }
-  std::string kernel(int launch) { return get<const char *(*)(int)>("fake_hip_launch_kernel")(launch); }
-  /// The i-th pointer argument of launch `launch` (pointers 8 bytes apart).
-  void *pointer(int launch, size_t i) {
-    size_t size = 0;
-    const unsigned char *kernarg =
-        get<const unsigned char *(*)(int, size_t *)>("fake_hip_launch_kernarg")(launch, &size);
-    void *value = nullptr;
-    if (kernarg && (i + 1) * 8 <= size)
-      std::memcpy(&value, kernarg + 8 * i, 8);
-    return value;
-  }
+/// The HIP stand-in's log; pointers by their index (8 bytes apart).
+struct FakeHip : FakeHipLog {
+  FakeHip() : FakeHipLog(MONODC_FAKE_HIP_PATH, 4, 1) {}
+  void *pointer(int launch, size_t i) const { return pointerAt(launch, int64_t(8 * i)); }
 };
 
 /// A stand-in launch: `args` are manifest `arg` lines after the name

@@ -4,6 +4,8 @@
 #include "monodc/runtime/BuildId.h"
 
 #include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -195,4 +197,30 @@ runtime::CacheEntry testing::sampleEntry(const runtime::BuildKey &key) {
                                   {makeKernelFor("mono_attention_front", args)});
   return {key.text(), makeManifest("mono_attention_front", args),
           std::vector<char>(elf.begin(), elf.end())};
+}
+
+testing::FakeHipLog::FakeHipLog(const char *path, int units, int perUnit)
+    : library(dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
+  if (library)
+    get<void (*)(int, int, int)>("fake_hip_configure")(units, perUnit, 1);
+}
+
+template <typename F> F testing::FakeHipLog::get(const char *name) const {
+  return reinterpret_cast<F>(dlsym(library, name));
+}
+
+int testing::FakeHipLog::launches() const { return get<int (*)()>("fake_hip_launches")(); }
+
+std::string testing::FakeHipLog::kernel(int launch) const {
+  return get<const char *(*)(int)>("fake_hip_launch_kernel")(launch);
+}
+
+void *testing::FakeHipLog::pointerAt(int launch, int64_t offset) const {
+  size_t size = 0;
+  const unsigned char *kernarg =
+      get<const unsigned char *(*)(int, size_t *)>("fake_hip_launch_kernarg")(launch, &size);
+  void *value = nullptr;
+  if (kernarg && offset >= 0 && size_t(offset) + sizeof value <= size)
+    std::memcpy(&value, kernarg + offset, sizeof value);
+  return value;
 }

@@ -65,6 +65,24 @@ std::string makeManifest(const std::string &kernelName, const std::vector<std::s
 TestKernel makeKernelFor(const std::string &kernelName,
                          const std::vector<std::string> &argNames);
 
+/// The HIP stand-in (tests/runtime/FakeHip.c) at `path`, configured with
+/// `units` compute units of `perUnit` resident CTAs and one device; it logs
+/// each launch since then (kernel and arguments), read here.
+class FakeHipLog {
+public:
+  FakeHipLog(const char *path, int units, int perUnit);
+  void *handle() const { return library; }
+  int launches() const;
+  std::string kernel(int launch) const;
+  /// The pointer launch `launch` passed at byte `offset` of its arguments
+  /// (null past their end).
+  void *pointerAt(int launch, int64_t offset) const;
+
+private:
+  template <typename F> F get(const char *name) const;
+  void *library;
+};
+
 /// A key with every field set; `rows` varies it.
 runtime::BuildKey sampleKey(int64_t rows = 6);
 
