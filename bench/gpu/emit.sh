@@ -132,7 +132,8 @@ emit_launches() {
 # The launcher check's inputs. A runtime-only build finds a cache entry only
 # under its own build id, so the one of this monodc travels with them.
 # Launches with peer memory (TP 2: both ranks on this one GPU) are built for
-# 66 CTAs, half the SMs each (K1 too, for the layer step of K1 then K2),
+# 66 CTAs, half the SMs each (K1 too, and both at rows 48, for the layer
+# steps of K1 then K2 and the decode loop),
 # at TP 4 for 33; the others for the arch's grid.
 emit_launcher() {
   local dir="$OUT/launcher" launches="k1 attention_back moe" tp_launches="allreduce k2"
@@ -140,7 +141,7 @@ emit_launcher() {
   if ! { "$MONODC" matrix --cache "$dir/cache" --config tiny --arch sm_90 --launch "${launches// /,}" \
            --rows 6 --tp 2 --backend nvrtc &&
          "$MONODC" matrix --cache "$dir/cache" --config tiny --arch sm_90 --launch "${tp_launches// /,},k1" \
-           --rows 6 --tp 2 --grid 66 --backend nvrtc &&
+           --rows 6,48 --tp 2 --grid 66 --backend nvrtc &&
          "$MONODC" matrix --cache "$dir/cache" --config tiny --arch sm_90 --launch "${tp_launches// /,}" \
            --rows 6 --tp 4 --grid 33 --backend nvrtc; } > "$dir/matrix.log" 2>&1; then
     cat "$dir/matrix.log" >&2
@@ -153,6 +154,11 @@ emit_launcher() {
   done
   for launch in $tp_launches; do
     "$MONODC" simulate --config tiny --rows 6 --tp 4 --launch "$launch" --schedules 2 \
+      --dump "$dir/sim" > /dev/null
+  done
+  # The decode loop's inputs, sized for its widest step.
+  for launch in k1 k2; do
+    "$MONODC" simulate --config tiny --rows 48 --tp 2 --launch "$launch" --schedules 2 \
       --dump "$dir/sim" > /dev/null
   done
   cp "$(dirname "$MONODC")/../runtime/keys/BuildId.cpp" "$dir/BuildId.cpp"

@@ -71,7 +71,7 @@ status=0
 # sources on this machine (runtime-only: no LLVM), with the build id of the
 # monodc that filled the cache (a runtime-only session finds only its own).
 LAUNCHER="$ROOT/bench/gpu/emitted/launcher"
-if [ -d "$LAUNCHER" ] && wanted launcher; then
+if [ -d "$LAUNCHER" ] && { wanted launcher || wanted decode; }; then
   includes=()
   for d in runtime/formats/include tests/reference/include runtime/launch/include runtime/keys/include runtime/device/include \
            runtime/target/include runtime/model/include \
@@ -79,36 +79,59 @@ if [ -d "$LAUNCHER" ] && wanted launcher; then
            runtime/backends/nvrtc/include runtime/backends/hiprtc/include; do
     includes+=(-I "$ROOT/$d")
   done
-  if g++ -O2 -std=c++20 "${includes[@]}" -I "$CUDA/include" "$ROOT/bench/gpu/LauncherCheck.cpp" \
-       "$ROOT/runtime/formats/NumberFormats.cpp" "$ROOT/tests/reference/Reference.cpp" \
-       "$ROOT"/runtime/api/*.cpp "$ROOT"/runtime/keys/*.cpp "$LAUNCHER/BuildId.cpp" "$ROOT"/runtime/cache/*.cpp \
-       "$ROOT"/runtime/codeobject/*.cpp "$ROOT"/runtime/launch/*.cpp "$ROOT"/runtime/backends/nvrtc/*.cpp \
-       "$ROOT"/runtime/target/*.cpp "$ROOT"/runtime/model/*.cpp \
-       "$ROOT"/runtime/backends/hiprtc/*.cpp -L "$CUDA/lib64/stubs" -lcuda -ldl -pthread \
-       -o "$BIN/launcher_check" > "$OUT/launcher_build.log" 2>&1; then
-    stems=()
-    # ratio=2: the compress ratio `monodc simulate` dumps k2 and
-    # attention_back at (the others are one key at every ratio).
-    for launch in k1 attention_back moe; do
-      stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 ratio=2 grid=132 backend=nvrtc")
-    done
-    # Every rank of a TP launch on this GPU: 66 CTAs each at TP 2, 33 at TP 4.
-    for tp in 2 4; do
-      for launch in allreduce k2; do
-        stems+=("$launch.tiny.r6.tp$tp=model=tiny launch=$launch arch=sm_90 tp=$tp rows=6 ratio=2 grid=$((132 / tp)) backend=nvrtc")
+  runtime_library=("$ROOT/runtime/formats/NumberFormats.cpp" "$ROOT/tests/reference/Reference.cpp"
+    "$ROOT"/runtime/api/*.cpp "$ROOT"/runtime/keys/*.cpp "$LAUNCHER/BuildId.cpp" "$ROOT"/runtime/cache/*.cpp
+    "$ROOT"/runtime/codeobject/*.cpp "$ROOT"/runtime/launch/*.cpp "$ROOT"/runtime/backends/nvrtc/*.cpp
+    "$ROOT"/runtime/target/*.cpp "$ROOT"/runtime/model/*.cpp "$ROOT"/runtime/backends/hiprtc/*.cpp)
+  # The launcher check and the decode loop (DecodeLoop.cpp), side by side;
+  # a program that does not build is removed, so that none runs stale.
+  for program in LauncherCheck:launcher_check DecodeLoop:decode_loop; do
+    { g++ -O2 -std=c++20 "${includes[@]}" -I "$CUDA/include" "$ROOT/bench/gpu/${program%%:*}.cpp" \
+        "${runtime_library[@]}" -L "$CUDA/lib64/stubs" -lcuda -ldl -pthread \
+        -o "$BIN/${program##*:}" > "$OUT/${program##*:}_build.log" 2>&1 || rm -f "$BIN/${program##*:}"; } &
+  done
+  wait
+  cp "$OUT/launcher_check_build.log" "$OUT/launcher_build.log"
+  if wanted launcher; then
+    if [ -x "$BIN/launcher_check" ]; then
+      stems=()
+      # ratio=2: the compress ratio `monodc simulate` dumps k2 and
+      # attention_back at (the others are one key at every ratio).
+      for launch in k1 attention_back moe; do
+        stems+=("$launch.tiny.r6.tp2=model=tiny launch=$launch arch=sm_90 tp=2 rows=6 ratio=2 grid=132 backend=nvrtc")
       done
-    done
-    # K1 then K2 as one layer step of the library (both ranks, grid 66).
-    stems+=(--layer-step "k1.tiny.r6.tp2=model=tiny launch=k1 arch=sm_90 tp=2 rows=6 grid=66 backend=nvrtc"
-            "k2.tiny.r6.tp2=model=tiny launch=k2 arch=sm_90 tp=2 rows=6 ratio=2 grid=66 backend=nvrtc")
-    "$BIN/launcher_check" "$LAUNCHER/cache" "$LAUNCHER/sim" "${stems[@]}" > "$OUT/launcher.log" 2>&1 || status=1
-  else
-    status=1
-    cp "$OUT/launcher_build.log" "$OUT/launcher.log"
+      # Every rank of a TP launch on this GPU: 66 CTAs each at TP 2, 33 at TP 4.
+      for tp in 2 4; do
+        for launch in allreduce k2; do
+          stems+=("$launch.tiny.r6.tp$tp=model=tiny launch=$launch arch=sm_90 tp=$tp rows=6 ratio=2 grid=$((132 / tp)) backend=nvrtc")
+        done
+      done
+      # K1 then K2 as one layer step of the library (both ranks, grid 66).
+      stems+=(--layer-step "k1.tiny.r6.tp2=model=tiny launch=k1 arch=sm_90 tp=2 rows=6 grid=66 backend=nvrtc"
+              "k2.tiny.r6.tp2=model=tiny launch=k2 arch=sm_90 tp=2 rows=6 ratio=2 grid=66 backend=nvrtc")
+      "$BIN/launcher_check" "$LAUNCHER/cache" "$LAUNCHER/sim" "${stems[@]}" > "$OUT/launcher.log" 2>&1 || status=1
+    else
+      status=1
+      cp "$OUT/launcher_build.log" "$OUT/launcher.log"
+    fi
+    echo "== launches through the runtime library's C ABI and CUDA-driver launcher =="
+    tail -n 40 "$OUT/launcher.log"
+    took "launcher (build and check)"
   fi
-  echo "== launches through the runtime library's C ABI and CUDA-driver launcher =="
-  tail -n 40 "$OUT/launcher.log"
-  took "launcher (build and check)"
+  # Phase `decode`: DECODE_LAYERS layer steps a rank (default 4), DECODE_STEPS
+  # steps alternating rows 6 and 48 (default 10000) in one graph (decode.log).
+  if wanted decode; then
+    if [ -x "$BIN/decode_loop" ]; then
+      "$BIN/decode_loop" "$LAUNCHER/cache" "$LAUNCHER/sim" "${DECODE_LAYERS:-4}" "${DECODE_STEPS:-10000}" \
+        > "$OUT/decode.log" 2>&1 || status=1
+    else
+      status=1
+      cp "$OUT/decode_loop_build.log" "$OUT/decode.log"
+    fi
+    echo "== a decode loop of layer steps through the C ABI =="
+    cat "$OUT/decode.log"
+    took "decode loop"
+  fi
 fi
 # The launch checks run when `emit.sh launches` wrote their inputs; they and
 # the layer checks come before the benchmark, so that a run cut short by its
