@@ -341,6 +341,30 @@ monodc_error *monodc_peer_group_create(const monodc_kernel *kernel, int device, 
   return nullptr;
 }
 
+monodc_error *monodc_peer_groups_create_local(const monodc_kernel *kernel, const int *devices,
+                                              int ranks, monodc_peer_group **groups) {
+  if (!kernel || !devices || !groups || ranks < 1)
+    return toError("monodc_peer_groups_create_local: a null argument or no ranks");
+  const Kernel &k = asKernel(kernel);
+  if (k.interface.peerSlotBytes <= 0)
+    return toError("monodc_peer_groups_create_local: kernel " + k.interface.kernelName +
+                   " uses no peer memory");
+  if (ranks != k.interface.ranks)
+    return toError("monodc_peer_groups_create_local: kernel " + k.interface.kernelName + " has " +
+                   std::to_string(k.interface.ranks) + " ranks, and " + std::to_string(ranks) +
+                   " devices were given");
+  Result<std::shared_ptr<DeviceRuntime>> runtime = runtimeFor(k);
+  if (!runtime)
+    return toError(runtime.message());
+  auto created = PeerGroup::createLocal(*runtime, std::vector<int>(devices, devices + ranks),
+                                        k.interface.peerBufferBytes());
+  if (!created)
+    return toError(created.message());
+  for (int r = 0; r < ranks; ++r)
+    groups[r] = new monodc_peer_group{std::move((*created)[r])};
+  return nullptr;
+}
+
 size_t monodc_peer_group_handle(const monodc_peer_group *group, const uint8_t **bytes) {
   if (!group || !bytes)
     return 0;

@@ -33,6 +33,8 @@ CudaDriver::load(const std::vector<std::string> &candidates) {
   cuda->library_.resolve(cuda->primaryCtxRetain_, "cuDevicePrimaryCtxRetain", resolved);
   cuda->library_.resolve(cuda->primaryCtxRelease_, "cuDevicePrimaryCtxRelease_v2", resolved);
   cuda->library_.resolve(cuda->ctxSetCurrent_, "cuCtxSetCurrent", resolved);
+  cuda->library_.resolve(cuda->deviceCanAccessPeer_, "cuDeviceCanAccessPeer", resolved);
+  cuda->library_.resolve(cuda->ctxEnablePeerAccess_, "cuCtxEnablePeerAccess", resolved);
   cuda->library_.resolve(cuda->deviceGetAttribute_, "cuDeviceGetAttribute", resolved);
   cuda->library_.resolve(cuda->moduleLoadData_, "cuModuleLoadData", resolved);
   cuda->library_.resolve(cuda->moduleUnload_, "cuModuleUnload", resolved);
@@ -193,6 +195,30 @@ Result<void *> CudaDriver::openHandle(const IpcHandle &handle) {
 
 void CudaDriver::closeHandle(void *pointer) {
   ipcCloseMemHandle_(reinterpret_cast<unsigned long long>(pointer));
+}
+
+// The peer's primary context is retained (setDevice) before this device's is
+// made current again: cuCtxEnablePeerAccess names the peer by its context.
+Status CudaDriver::enablePeerAccess(int device, int peer) {
+  int deviceHandle = 0, peerHandle = 0, can = 0;
+  if (Status s = check(deviceGet_(&deviceHandle, device), "cuDeviceGet"); !s)
+    return s;
+  if (Status s = check(deviceGet_(&peerHandle, peer), "cuDeviceGet"); !s)
+    return s;
+  if (Status s = check(deviceCanAccessPeer_(&can, deviceHandle, peerHandle), "cuDeviceCanAccessPeer");
+      !s)
+    return s;
+  if (!can)
+    return makeError("GPU " + std::to_string(device) + " cannot reach the memory of GPU " +
+                     std::to_string(peer) + " (cuDeviceCanAccessPeer): its ranks cannot share "
+                     "one process's peer buffers");
+  if (Status s = setDevice(peer); !s)
+    return s;
+  if (Status s = setDevice(device); !s)
+    return s;
+  const int code = ctxEnablePeerAccess_(contexts_.at(peer), 0);
+  constexpr int kAlreadyEnabled = 704; // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+  return code == kAlreadyEnabled ? Status::success() : check(code, "cuCtxEnablePeerAccess");
 }
 
 Status CudaDriver::synchronize(void *stream) {

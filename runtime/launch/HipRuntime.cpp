@@ -39,6 +39,8 @@ HipRuntime::load(const std::vector<std::string> &candidates) {
   hip->library_.resolve(hip->deviceSynchronize_, "hipDeviceSynchronize", resolved);
   hip->library_.resolve(hip->streamSynchronize_, "hipStreamSynchronize", resolved);
   hip->library_.resolve(hip->memcpy_, "hipMemcpy", resolved);
+  hip->library_.resolve(hip->deviceCanAccessPeer_, "hipDeviceCanAccessPeer", resolved);
+  hip->library_.resolve(hip->deviceEnablePeerAccess_, "hipDeviceEnablePeerAccess", resolved);
   hip->library_.resolve(hip->extMallocWithFlags_, "hipExtMallocWithFlags", resolved);
   hip->library_.resolve(hip->ipcGetMemHandle_, "hipIpcGetMemHandle", resolved);
   hip->library_.resolve(hip->ipcOpenMemHandle_, "hipIpcOpenMemHandle", resolved);
@@ -157,6 +159,21 @@ Result<void *> HipRuntime::openHandle(const IpcHandle &handle) {
 }
 
 void HipRuntime::closeHandle(void *pointer) { ipcCloseMemHandle_(pointer); }
+
+Status HipRuntime::enablePeerAccess(int device, int peer) {
+  int can = 0;
+  if (Status s = check(deviceCanAccessPeer_(&can, device, peer), "hipDeviceCanAccessPeer"); !s)
+    return s;
+  if (!can)
+    return makeError("GPU " + std::to_string(device) + " cannot reach the memory of GPU " +
+                     std::to_string(peer) + " (hipDeviceCanAccessPeer): its ranks cannot share "
+                     "one process's peer buffers");
+  if (Status s = setDevice(device); !s)
+    return s;
+  const int code = deviceEnablePeerAccess_(peer, 0);
+  constexpr int kAlreadyEnabled = 704; // hipErrorPeerAccessAlreadyEnabled
+  return code == kAlreadyEnabled ? Status::success() : check(code, "hipDeviceEnablePeerAccess");
+}
 
 Status HipRuntime::synchronize(void *stream) {
   return check(streamSynchronize_(stream), "hipStreamSynchronize");

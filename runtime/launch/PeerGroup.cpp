@@ -64,9 +64,9 @@ Result<Decoded> decode(const std::vector<uint8_t> &in, size_t index) {
 
 } // namespace
 
-Result<std::unique_ptr<PeerGroup>> PeerGroup::create(std::shared_ptr<DeviceRuntime> runtime,
-                                                     int device, int rank, int ranks,
-                                                     int64_t bufferBytes) {
+Result<std::unique_ptr<PeerGroup>> PeerGroup::allocate(std::shared_ptr<DeviceRuntime> runtime,
+                                                       int device, int rank, int ranks,
+                                                       int64_t bufferBytes) {
   if (ranks < 2)
     return makeError("a peer group needs at least 2 ranks, got " + std::to_string(ranks));
   if (rank < 0 || rank >= ranks)
@@ -86,11 +86,48 @@ Result<std::unique_ptr<PeerGroup>> PeerGroup::create(std::shared_ptr<DeviceRunti
   group->buffer_ = *buffer;
   if (Status s = runtime->zero(*buffer, static_cast<size_t>(bufferBytes)); !s)
     return s.error();
-  Result<IpcHandle> ipc = runtime->exportHandle(*buffer);
+  return group;
+}
+
+Result<std::unique_ptr<PeerGroup>> PeerGroup::create(std::shared_ptr<DeviceRuntime> runtime,
+                                                     int device, int rank, int ranks,
+                                                     int64_t bufferBytes) {
+  Result<std::unique_ptr<PeerGroup>> group =
+      allocate(std::move(runtime), device, rank, ranks, bufferBytes);
+  if (!group)
+    return group.error();
+  PeerGroup &g = **group;
+  Result<IpcHandle> ipc = g.runtime_->exportHandle(g.buffer_);
   if (!ipc)
     return ipc.error();
-  group->handle_ = encode(rank, ranks, bufferBytes, *ipc);
+  g.handle_ = encode(rank, ranks, bufferBytes, *ipc);
   return group;
+}
+
+Result<std::vector<std::unique_ptr<PeerGroup>>>
+PeerGroup::createLocal(std::shared_ptr<DeviceRuntime> runtime, const std::vector<int> &devices,
+                       int64_t bufferBytes) {
+  const int ranks = static_cast<int>(devices.size());
+  std::vector<std::unique_ptr<PeerGroup>> groups;
+  std::vector<void *> pointers;
+  for (int r = 0; r < ranks; ++r) {
+    Result<std::unique_ptr<PeerGroup>> group =
+        allocate(runtime, devices[r], r, ranks, bufferBytes);
+    if (!group)
+      return group.error();
+    pointers.push_back((*group)->buffer_);
+    groups.push_back(std::move(*group));
+  }
+  // Ranks that share a GPU need no peer access between themselves.
+  for (int a : devices)
+    for (int b : devices)
+      if (a != b)
+        if (Status s = runtime->enablePeerAccess(a, b); !s)
+          return s.error();
+  for (auto &group : groups)
+    if (Status s = group->buildTable(pointers); !s)
+      return s.error();
+  return groups;
 }
 
 PeerGroup::~PeerGroup() {
@@ -142,6 +179,12 @@ Status PeerGroup::connect(const std::vector<std::vector<uint8_t>> &handles) {
     opened_.push_back(*opened);
     pointers[r] = *opened;
   }
+  return buildTable(pointers);
+}
+
+Status PeerGroup::buildTable(const std::vector<void *> &pointers) {
+  if (Status s = runtime_->setDevice(device_); !s)
+    return s;
   Result<void *> table = runtime_->allocate(pointers.size() * sizeof(void *));
   if (!table)
     return table.error();

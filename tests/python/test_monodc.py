@@ -103,6 +103,8 @@ class KernelsAndLaunches(unittest.TestCase):
         _, kernel = sample_kernel()
         with self.assertRaisesRegex(monodc.Error, "kernel mono_attention_front uses no peer memory"):
             monodc.PeerGroup(kernel, rank=0)
+        with self.assertRaisesRegex(monodc.Error, "kernel mono_attention_front uses no peer memory"):
+            monodc.PeerGroup.local(kernel, devices=[0, 1])
 
     def test_a_wait_that_gave_up_is_an_error_naming_it(self):
         # The stand-in's device memory is host memory: the test writes the

@@ -118,6 +118,13 @@ TEST_F(CApiErrors, PeerGroupsAndWaitChecksRefuseWhatTheyCannotUse) {
   EXPECT_EQ(take(monodc_peer_group_create(kernel, 0, 0, &g)),
             "monodc_peer_group_create: kernel mono_attention_front uses no peer memory");
   EXPECT_EQ(g, nullptr);
+  const int devices[] = {0, 1};
+  monodc_peer_group *local[2] = {nullptr, nullptr};
+  EXPECT_EQ(take(monodc_peer_groups_create_local(kernel, nullptr, 2, local)),
+            "monodc_peer_groups_create_local: a null argument or no ranks");
+  EXPECT_EQ(take(monodc_peer_groups_create_local(kernel, devices, 2, local)),
+            "monodc_peer_groups_create_local: kernel mono_attention_front uses no peer memory");
+  EXPECT_EQ(local[0], nullptr);
   EXPECT_EQ(take(monodc_peer_group_connect(nullptr, nullptr, nullptr, 0)),
             "monodc_peer_group_connect: a null argument or a negative count");
   EXPECT_EQ(take(monodc_peer_group_exchange(nullptr, "/tmp", 0)),

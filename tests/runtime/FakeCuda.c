@@ -60,6 +60,29 @@ int cuDevicePrimaryCtxRetain(void **context, int device) {
 }
 int cuDevicePrimaryCtxRelease_v2(int device) { (void)device; ++calls; --retained; return 0; }
 int cuCtxSetCurrent(void *context) { ++calls; current = (int)(uintptr_t)context; return 0; }
+/* Peer access between devices (contexts 0x100 + device): allowed unless
+ * fake_cuda_peer_access(0); a second enable refused as CUDA does. */
+static int peerAccess = 1, peerEnabled[8][8];
+void fake_cuda_peer_access(int allowed) {
+  peerAccess = allowed;
+  memset(peerEnabled, 0, sizeof peerEnabled);
+}
+int fake_cuda_peer_enabled(int device, int peer) { return peerEnabled[device][peer]; }
+int cuDeviceCanAccessPeer(int *can, int device, int peer) {
+  ++calls;
+  if (device >= devices || peer >= devices) return 101;
+  *can = peerAccess && device != peer;
+  return 0;
+}
+int cuCtxEnablePeerAccess(void *peerContext, unsigned flags) {
+  (void)flags;
+  ++calls;
+  const int device = current - 0x100, peer = (int)(uintptr_t)peerContext - 0x100;
+  if (device < 0 || device >= devices || peer < 0 || peer >= devices || peer == device) return 1;
+  if (peerEnabled[device][peer]) return 704; /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */
+  peerEnabled[device][peer] = 1;
+  return 0;
+}
 int cuDeviceGetAttribute(int *value, int attribute, int device) {
   (void)device;
   ++calls;

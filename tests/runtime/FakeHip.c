@@ -14,6 +14,7 @@ static unsigned char kernarg[4096];
 static size_t kernargSize;
 static char loadedKernel[256];
 static int moduleLoaded, launches;
+static int peerAccess = 1, peerEnabled[8][8], current;
 /* The kernels' names by function handle, and each launch since
  * fake_hip_configure (up to kLogged): its kernel and arguments. */
 enum { kFunctions = 16, kLogged = 16 };
@@ -50,7 +51,11 @@ const unsigned char *fake_hip_launch_kernarg(int launch, size_t *size) {
 
 int hipInit(unsigned flags) { (void)flags; return devices > 0 ? 0 : 100; }
 int hipGetDeviceCount(int *count) { *count = devices; return 0; }
-int hipSetDevice(int device) { return device < devices ? 0 : 101; }
+int hipSetDevice(int device) {
+  if (device >= devices) return 101;
+  current = device;
+  return 0;
+}
 int hipDeviceGetAttribute(int *value, int attribute, int device) {
   (void)device;
   if (attribute != 63) return 1; /* hipErrorInvalidValue: not the CU count */
@@ -118,6 +123,25 @@ int hipIpcOpenMemHandle(void **pointer, FakeIpcHandle handle, unsigned flags) {
   return *pointer ? 0 : 1;
 }
 int hipIpcCloseMemHandle(void *pointer) { (void)pointer; --opened; return 0; }
+/* Peer access between devices: allowed unless fake_hip_peer_access(0);
+ * each enabled pair counted, a second enable refused as HIP does. */
+void fake_hip_peer_access(int allowed) {
+  peerAccess = allowed;
+  memset(peerEnabled, 0, sizeof peerEnabled);
+}
+int fake_hip_peer_enabled(int device, int peer) { return peerEnabled[device][peer]; }
+int hipDeviceCanAccessPeer(int *can, int device, int peer) {
+  if (device >= devices || peer >= devices) return 101;
+  *can = peerAccess && device != peer;
+  return 0;
+}
+int hipDeviceEnablePeerAccess(int peer, unsigned flags) {
+  (void)flags;
+  if (peer >= devices || peer == current) return 101;
+  if (peerEnabled[current][peer]) return 704; /* hipErrorPeerAccessAlreadyEnabled */
+  peerEnabled[current][peer] = 1;
+  return 0;
+}
 int fake_hip_open_handles(void) { return opened; }
 /* Device memory is host memory here: either direction is a memcpy. */
 int hipMemcpy(void *to, const void *from, size_t bytes, int kind) {

@@ -3,6 +3,7 @@
 // through a shared directory. The stand-in HIP library (FakeHip.c) maps
 // device memory to host memory and carries the pointer in an IPC handle,
 // so two ranks of one process stand for two processes.
+#include "monodc/runtime/CudaDriver.h"
 #include "monodc/runtime/HipRuntime.h"
 #include "monodc/runtime/PeerExchange.h"
 #include "monodc/runtime/PeerGroup.h"
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <thread>
 #include <unistd.h>
@@ -99,6 +101,68 @@ TEST(PeerGroup, RefusesABadGroup) {
             "rank 2 is not one of the group's ranks 0..1");
   EXPECT_NE(PeerGroup::create(hip, 0, 0, 2, 0).message().find("needs a peer buffer, got 0 bytes"),
             std::string::npos);
+}
+
+/// A stand-in library's control functions (fake_hip_*, fake_cuda_*).
+struct Stand {
+  explicit Stand(const char *path) : handle(dlopen(path, RTLD_NOW | RTLD_LOCAL)) {}
+  template <typename F> F get(const char *name) { return reinterpret_cast<F>(dlsym(handle, name)); }
+  void *handle;
+};
+
+/// One process, several GPUs: every rank's table holds every rank's buffer
+/// (the same pointers on every device), peer access enabled both ways
+/// between different GPUs, none between ranks sharing one.
+void checkLocalGroups(std::shared_ptr<DeviceRuntime> runtime, Stand &stand,
+                      const std::string &prefix) {
+  stand.get<void (*)(int, int, int)>((prefix + "_configure").c_str())(4, 1, 2);
+  auto allowPeers = stand.get<void (*)(int)>((prefix + "_peer_access").c_str());
+  auto enabled = stand.get<int (*)(int, int)>((prefix + "_peer_enabled").c_str());
+  allowPeers(1);
+  auto groups = PeerGroup::createLocal(runtime, {0, 1}, 4096);
+  ASSERT_TRUE(groups.ok()) << groups.message();
+  ASSERT_EQ(groups->size(), 2u);
+  const std::vector<void *> buffers = {(*groups)[0]->buffer(), (*groups)[1]->buffer()};
+  EXPECT_NE(buffers[0], buffers[1]);
+  for (const auto &g : *groups) {
+    EXPECT_EQ(tableOf(*g), buffers);
+    EXPECT_TRUE(g->handle().empty()) << "nothing to give another process";
+    EXPECT_EQ(g->connect({}).message(),
+              "rank " + std::to_string(g->rank()) + "'s peer group is already connected");
+  }
+  EXPECT_TRUE(enabled(0, 1) && enabled(1, 0));
+  // Enabled already: a second set of groups is no error.
+  EXPECT_TRUE(PeerGroup::createLocal(runtime, {1, 0}, 4096).ok());
+
+  allowPeers(1);
+  auto shared = PeerGroup::createLocal(runtime, {0, 0, 0, 0}, 4096);
+  ASSERT_TRUE(shared.ok()) << shared.message();
+  EXPECT_EQ(tableOf(*(*shared)[3]).size(), 4u);
+  EXPECT_FALSE(enabled(0, 1) || enabled(1, 0)) << "ranks on one GPU need no peer access";
+
+  allowPeers(0);
+  EXPECT_NE(PeerGroup::createLocal(runtime, {0, 1}, 4096)
+                .message()
+                .find("GPU 0 cannot reach the memory of GPU 1"),
+            std::string::npos);
+  allowPeers(1);
+  EXPECT_FALSE(PeerGroup::createLocal(runtime, {0, 5}, 4096).ok()) << "no device 5";
+  EXPECT_EQ(PeerGroup::createLocal(runtime, {0}, 4096).message(),
+            "a peer group needs at least 2 ranks, got 1");
+}
+
+TEST(PeerGroup, OneProcessDrivesSeveralGpusOverHip) {
+  Stand stand(MONODC_FAKE_HIP_PATH);
+  ASSERT_NE(stand.handle, nullptr);
+  checkLocalGroups(fakeHip(), stand, "fake_hip");
+}
+
+TEST(PeerGroup, OneProcessDrivesSeveralGpusOverTheCudaDriver) {
+  Stand stand(MONODC_FAKE_CUDA_PATH);
+  ASSERT_NE(stand.handle, nullptr);
+  auto cuda = CudaDriver::load({MONODC_FAKE_CUDA_PATH});
+  ASSERT_TRUE(cuda.ok()) << cuda.message();
+  checkLocalGroups(*cuda, stand, "fake_cuda");
 }
 
 TEST(PeerExchange, RanksOnThreadsMeetInADirectory) {

@@ -98,6 +98,8 @@ def library():
                                        ctypes.POINTER(ctypes.c_size_t), ctypes.c_int], _P),
         "monodc_peer_group_exchange": ([_P, ctypes.c_char_p, ctypes.c_int], _P),
         "monodc_peer_group_table": ([_P], _P),
+        "monodc_peer_groups_create_local": ([_P, ctypes.POINTER(ctypes.c_int), ctypes.c_int,
+                                             ctypes.POINTER(_P)], _P),
         "monodc_peer_group_destroy": ([_P], None),
         "monodc_layer_step_create": ([ctypes.POINTER(_P), ctypes.POINTER(ctypes.c_size_t),
                                       ctypes.c_size_t, ctypes.c_int, ctypes.c_int, _P,
@@ -407,11 +409,25 @@ class PeerGroup:
 
     _handle = None  # until created: close() then has nothing to free
 
-    def __init__(self, kernel, rank, device=0):
+    def __init__(self, kernel, rank, device=0, _handle=None):
+        if _handle is not None:  # made by local()
+            self._handle = _handle
+            return
         handle = _P()
         _check(library().monodc_peer_group_create(kernel._handle, int(device), int(rank),
                                                   ctypes.byref(handle)))
         self._handle = handle
+
+    @classmethod
+    def local(cls, kernel, devices):
+        """One process driving several GPUs: every rank's group at once (rank
+        r's buffer on devices[r]), peer access enabled, the tables built; no
+        handles to exchange. Keep them all alive together."""
+        devices = [int(d) for d in devices]
+        handles = (_P * len(devices))()
+        _check(library().monodc_peer_groups_create_local(
+            kernel._handle, (ctypes.c_int * len(devices))(*devices), len(devices), handles))
+        return [cls(kernel, rank, _handle=_P(h)) for rank, h in enumerate(handles)]
 
     @property
     def handle(self):

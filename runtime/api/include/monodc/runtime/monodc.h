@@ -185,6 +185,12 @@ monodc_error *monodc_peer_group_connect(monodc_peer_group *group, const uint8_t 
 monodc_error *monodc_peer_group_exchange(monodc_peer_group *group, const char *directory,
                                          int timeout_ms);
 void *monodc_peer_group_table(const monodc_peer_group *group);
+/* One process driving several GPUs: the groups of all `ranks` ranks at once
+ * (groups[r] for rank r, its buffer on devices[r]), peer access enabled
+ * between the GPUs, every table built; no handles to exchange. Destroy
+ * them together: each table holds the other ranks' buffers. */
+monodc_error *monodc_peer_groups_create_local(const monodc_kernel *kernel, const int *devices,
+                                              int ranks, monodc_peer_group **groups);
 void monodc_peer_group_destroy(monodc_peer_group *group);
 
 /* ---- one rank's decode layer run as steps (docs/runtime.md, "Layer steps") ----

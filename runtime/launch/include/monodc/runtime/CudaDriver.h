@@ -47,6 +47,7 @@ public:
   Result<IpcHandle> exportHandle(void *pointer) override;
   Result<void *> openHandle(const IpcHandle &handle) override;
   void closeHandle(void *pointer) override;
+  Status enablePeerAccess(int device, int peer) override;
   Status synchronize(void *stream) override;
   Status copyToHost(void *host, const void *device, size_t bytes) override;
   Status copyToDevice(void *device, const void *host, size_t bytes) override;
@@ -79,6 +80,8 @@ private:
   using IpcOpenMemHandle = int (*)(unsigned long long *, IpcBytes, unsigned);
   using IpcCloseMemHandle = int (*)(unsigned long long);
   using MemcpyDtoH = int (*)(void *, unsigned long long, size_t);
+  using DeviceCanAccessPeer = int (*)(int *, int, int);
+  using CtxEnablePeerAccess = int (*)(void *, unsigned);
   using MemcpyHtoD = int (*)(unsigned long long, const void *, size_t);
   using LaunchKernel = int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, void *, void **, void **);
@@ -107,6 +110,8 @@ private:
   IpcOpenMemHandle ipcOpenMemHandle_ = nullptr;
   IpcCloseMemHandle ipcCloseMemHandle_ = nullptr;
   MemcpyDtoH memcpyDtoH_ = nullptr;
+  DeviceCanAccessPeer deviceCanAccessPeer_ = nullptr;
+  CtxEnablePeerAccess ctxEnablePeerAccess_ = nullptr;
   MemcpyHtoD memcpyHtoD_ = nullptr;
   LaunchKernel launchKernel_ = nullptr;
   GetErrorName getErrorName_ = nullptr;

@@ -65,6 +65,10 @@ public:
   /// where it is on another device); closed with closeHandle.
   virtual Result<void *> openHandle(const IpcHandle &handle) = 0;
   virtual void closeHandle(void *pointer) = 0;
+  /// Lets kernels on `device` reach memory allocated on `peer` (one process
+  /// driving several GPUs); an error where the hardware cannot. Enabling a
+  /// pair twice is no error.
+  virtual Status enablePeerAccess(int device, int peer) = 0;
   /// Waits until every launch on `stream` (null: the default stream) is done.
   virtual Status synchronize(void *stream) = 0;
   /// Synchronous copies between host and device memory.

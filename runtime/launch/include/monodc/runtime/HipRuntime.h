@@ -44,6 +44,7 @@ public:
   Result<IpcHandle> exportHandle(void *pointer) override;
   Result<void *> openHandle(const IpcHandle &handle) override;
   void closeHandle(void *pointer) override;
+  Status enablePeerAccess(int device, int peer) override;
   Status synchronize(void *stream) override;
   Status copyToHost(void *host, const void *device, size_t bytes) override;
   Status copyToDevice(void *device, const void *host, size_t bytes) override;
@@ -73,6 +74,8 @@ private:
   using IpcOpenMemHandle = int (*)(void **, IpcBytes, unsigned);
   using IpcCloseMemHandle = int (*)(void *);
   using Memcpy = int (*)(void *, const void *, size_t, int);
+  using DeviceCanAccessPeer = int (*)(int *, int, int);
+  using DeviceEnablePeerAccess = int (*)(int, unsigned);
   using ModuleLaunchKernel = int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
                                      unsigned, unsigned, void *, void **, void **);
   using GetErrorString = const char *(*)(int);
@@ -96,6 +99,8 @@ private:
   IpcOpenMemHandle ipcOpenMemHandle_ = nullptr;
   IpcCloseMemHandle ipcCloseMemHandle_ = nullptr;
   Memcpy memcpy_ = nullptr;
+  DeviceCanAccessPeer deviceCanAccessPeer_ = nullptr;
+  DeviceEnablePeerAccess deviceEnablePeerAccess_ = nullptr;
   ModuleLaunchKernel moduleLaunchKernel_ = nullptr;
   GetErrorString getErrorString_ = nullptr;
 };

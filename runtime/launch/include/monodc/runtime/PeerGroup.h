@@ -25,6 +25,14 @@ public:
   static Result<std::unique_ptr<PeerGroup>> create(std::shared_ptr<DeviceRuntime> runtime,
                                                    int device, int rank, int ranks,
                                                    int64_t bufferBytes);
+  /// One process driving several GPUs: the groups of every rank, rank r's
+  /// buffer on `devices[r]` (allocated as create does), peer access enabled
+  /// between every two of the devices, and each rank's table built on its
+  /// device; already connected (no handles). A table holds the other ranks'
+  /// buffers: destroy the groups together.
+  static Result<std::vector<std::unique_ptr<PeerGroup>>>
+  createLocal(std::shared_ptr<DeviceRuntime> runtime, const std::vector<int> &devices,
+              int64_t bufferBytes);
   ~PeerGroup();
   PeerGroup(const PeerGroup &) = delete;
   PeerGroup &operator=(const PeerGroup &) = delete;
@@ -50,6 +58,14 @@ private:
             int64_t bufferBytes)
       : runtime_(std::move(runtime)), device_(device), rank_(rank), ranks_(ranks),
         bufferBytes_(bufferBytes) {}
+
+  /// The group's rank, ranks and buffer, checked; the buffer allocated
+  /// shareable on the device and zeroed.
+  static Result<std::unique_ptr<PeerGroup>> allocate(std::shared_ptr<DeviceRuntime> runtime,
+                                                     int device, int rank, int ranks,
+                                                     int64_t bufferBytes);
+  /// The peer table of `pointers` (every rank's buffer) on this rank's device.
+  Status buildTable(const std::vector<void *> &pointers);
 
   std::shared_ptr<DeviceRuntime> runtime_;
   int device_, rank_, ranks_;
