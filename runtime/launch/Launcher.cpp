@@ -59,7 +59,7 @@ Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<DeviceRuntime
 }
 
 Launcher::~Launcher() {
-  if (workspace_)
+  if (workspace_ && ownsWorkspace_)
     runtime_->release(workspace_);
   if (module_)
     runtime_->unloadModule(module_);
@@ -161,4 +161,16 @@ std::vector<std::string> Launcher::unbound() const {
     if (!slot.launcherOwned && !bound_.count(slot.name))
       names.push_back(slot.name);
   return names;
+}
+
+Status Launcher::shareScratch(void *workspace) {
+  if (layout_.workspaceBytes == 0)
+    return Status::success();
+  if (!workspace)
+    return makeError("kernel " + interface_.kernelName + " cannot share a null scratch buffer");
+  if (workspace_ && ownsWorkspace_)
+    runtime_->release(workspace_);
+  workspace_ = workspace;
+  ownsWorkspace_ = false;
+  return Status::success();
 }

@@ -123,6 +123,15 @@ Status LayerStep::prepare() {
       const LaunchInterface &launch = launcher.interface();
       if (Status s = launcher.bind(kEpochArgument, *epoch); !s)
         return s;
+      // The rank's layers run one after another on one epoch buffer: one
+      // scratch buffer a kernel and width serves them all.
+      if (const int64_t bytes = launcher.layout().workspaceBytes; bytes > 0) {
+        Result<void *> scratch = memory_->scratch(launch.kernelName, width.rows, bytes);
+        if (!scratch)
+          return scratch.error();
+        if (Status s = launcher.shareScratch(*scratch); !s)
+          return s;
+      }
       for (const RegionSpec &region : launch.arguments) {
         if (callerBinds(region)) {
           auto [seen, fresh] = callerRegions.insert({region.name, {&region, launch.kernelName}});

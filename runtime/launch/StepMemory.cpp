@@ -3,6 +3,11 @@
 
 using namespace monodc::runtime;
 
+namespace {
+/// The scratch buffer's key among a kernel's regions (no region has this name).
+constexpr const char *kScratchKey = "mono_scratch";
+} // namespace
+
 StepMemory::~StepMemory() {
   if (epoch_)
     runtime_->release(epoch_);
@@ -61,4 +66,13 @@ Result<void *> StepMemory::internal(const std::string &kernel, const std::string
   internal_[key] = {*buffer, bytes};
   internalBytes_ += bytes;
   return *buffer;
+}
+
+Result<void *> StepMemory::scratch(const std::string &kernel, int64_t rows, int64_t bytes) {
+  const bool fresh = !internal_.count({kernel, kScratchKey, rows});
+  Result<void *> buffer = internal(kernel, kScratchKey, rows, bytes);
+  if (buffer && fresh)
+    if (Status s = runtime_->zero(*buffer, static_cast<size_t>(bytes)); !s)
+      return s.error();
+  return buffer;
 }

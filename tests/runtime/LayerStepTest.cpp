@@ -1,9 +1,10 @@
 // The layer step (LayerStep.h) over the HIP stand-in (FakeHip.c), whose
 // device memory is host memory and which logs each launch's kernel and
 // arguments: the step's launches run in step order, an input handed from
-// an earlier launch gets that launch's buffer, step-internal outputs come
-// from the rank's StepMemory (one epoch buffer for every layer), and what
-// cannot form a step is refused, naming it.
+// an earlier launch gets that launch's buffer, step-internal outputs and
+// scratch come from the rank's StepMemory (one epoch buffer for every
+// layer, one scratch a kernel and width), and what cannot form a step is
+// refused, naming it.
 #include "monodc/runtime/HipRuntime.h"
 #include "monodc/runtime/LayerStep.h"
 
@@ -141,7 +142,8 @@ TEST(LayerStep, RunsK1ThenK2WithWhatK1HandsOver) {
   void *epoch = rig.fake.pointer(0, 6);
   EXPECT_NE(epoch, nullptr);
   EXPECT_EQ(rig.fake.pointer(1, 7), epoch) << "one epoch buffer for the step";
-  EXPECT_NE(rig.fake.pointer(0, 5), rig.fake.pointer(1, 6)) << "each launch its own scratch";
+  EXPECT_NE(rig.fake.pointer(0, 5), rig.fake.pointer(1, 6)) << "each kernel its own scratch";
+  EXPECT_EQ(static_cast<unsigned char *>(rig.fake.pointer(0, 5))[0], 0) << "zeroed";
 
   ASSERT_TRUE(s.run(2, nullptr).ok());
   ASSERT_EQ(rig.fake.launches(), 4);
@@ -177,7 +179,10 @@ TEST(LayerStep, TheLayersOfARankShareTheEpochAndTheStepInternalBuffers) {
   EXPECT_EQ(rig.fake.pointer(2, 3), rig.fake.pointer(0, 3)) << "K1's q, dead after its step";
   EXPECT_EQ(rig.fake.pointer(3, 1), cache[1]) << "each layer its own cache";
   EXPECT_EQ(rig.memory->epochWords(), 270);
-  EXPECT_EQ(rig.memory->internalBytes(), 3 * 6 * 64) << "q, h and t once for both layers";
+  EXPECT_EQ(rig.fake.pointer(2, 5), rig.fake.pointer(0, 5)) << "K1's scratch, one for both layers";
+  EXPECT_EQ(rig.fake.pointer(3, 6), rig.fake.pointer(1, 6)) << "K2's scratch, one for both layers";
+  EXPECT_EQ(rig.memory->internalBytes(), 3 * 6 * 64 + 2 * 512)
+      << "q, h and t, and K1's and K2's scratch, once for both layers";
 }
 
 TEST(LayerStep, RefusesLaunchesThatDoNotFormAStep) {

@@ -67,6 +67,11 @@ public:
   Result<std::optional<WaitFault>> waitFault(void *stream);
   /// Zeroes the launcher's scratch buffer (flags included), as at creation.
   Status resetScratch();
+  /// Takes `workspace` (layout().workspaceBytes, zeroed, owned by the
+  /// caller) as its scratch buffer instead of its own, which it releases:
+  /// launches that run one after another on one epoch buffer (the layers of
+  /// a rank) can share one.
+  Status shareScratch(void *workspace);
 
   const ArgumentLayout &layout() const { return layout_; }
   const LaunchInterface &interface() const { return interface_; }
@@ -88,6 +93,7 @@ private:
   void *module_ = nullptr;
   void *function_ = nullptr;
   void *workspace_ = nullptr;
+  bool ownsWorkspace_ = true;
   std::map<std::string, uint64_t> bound_;
 };
 

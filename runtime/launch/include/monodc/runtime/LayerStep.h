@@ -8,7 +8,8 @@
 // is handed by an earlier one (`from` lines: K2's q, the cache and the
 // attention seam's streams from K1) to one buffer, gives every output that
 // lives only inside the step (no `result` line) a buffer of the rank's
-// StepMemory, and binds the rank's one epoch buffer to all of them. The
+// StepMemory, and binds the rank's one epoch buffer and one scratch buffer
+// a kernel and width (StepMemory) to all of them. The
 // caller binds the rest by name once for every launch and width: inputs
 // (a row region sized for the widest step), weights, the step results, the
 // peer table and the rank. Running only launches, so a stream being

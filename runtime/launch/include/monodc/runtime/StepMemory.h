@@ -5,7 +5,8 @@
 // steps apart would meet each other's stale flags. The outputs that live
 // only inside a step (K1's hand-over to K2, each stage's results that no
 // caller reads) are dead once the step ends, and the layers' steps run one
-// after another on the rank's stream, so every layer can use the same ones.
+// after another on the rank's stream, so every layer can use the same ones;
+// so can the launches' scratch buffers, whose flags the one epoch tags.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MONODC_RUNTIME_STEPMEMORY_H
@@ -43,7 +44,10 @@ public:
   /// `rows` (`bytes`), the same for every layer that asks.
   Result<void *> internal(const std::string &kernel, const std::string &region, int64_t rows,
                           int64_t bytes);
-  /// Bytes held by the step-internal buffers.
+  /// The scratch buffer of `kernel` at step width `rows` (`bytes`, zeroed
+  /// when allocated), the same for every layer that asks.
+  Result<void *> scratch(const std::string &kernel, int64_t rows, int64_t bytes);
+  /// Bytes held by the step-internal buffers (scratch included).
   int64_t internalBytes() const { return internalBytes_; }
 
 private:
