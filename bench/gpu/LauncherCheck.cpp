@@ -258,30 +258,54 @@ bool checkLaunch(monodc_session *session, const std::string &dir, const std::str
   // buffers (epochs, peers, scratch) then gives the first launch's outputs.
   if (ranks > 1) {
     constexpr uint32_t kBudgetUs = 200000;
-    require(monodc_launcher_set_wait_budget(rs[0].launcher, kBudgetUs), stem + ": wait budget");
-    const auto start = std::chrono::steady_clock::now();
-    require(monodc_launcher_launch(rs[0].launcher, rs[0].stream), stem + ": lone launch");
-    monodc_error *fault = monodc_launcher_check_waits(rs[0].launcher, rs[0].stream);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    const std::string message = fault ? monodc_error_message(fault) : "";
-    monodc_error_free(fault);
-    const bool named = message.find("rank 0 CTA ") != std::string::npos &&
-                       message.find("gave up waiting after its budget of 200 ms") !=
-                           std::string::npos &&
-                       message.find("(wait site ") != std::string::npos &&
-                       message.find("not in the manifest") == std::string::npos;
-    const bool prompt = ms < 4 * kBudgetUs / 1000.0;
-    std::printf("%-40s %-14s %s: the lone rank's launch ended after %.1f ms (budget %u ms): %s\n",
-                stem.c_str(), "(lost rank)", named && prompt ? "PASS" : "FAIL", ms,
-                kBudgetUs / 1000, message.empty() ? "no fault reported" : message.c_str());
-    good &= named && prompt;
-    for (Rank &k : rs) {
-      check(cuMemsetD8(k.epoch, 0, size_t(4 * m.epochWords)), "zero epoch");
-      require(monodc_launcher_reset_scratch(k.launcher), stem + ": reset scratch");
+    auto zeroStepBuffers = [&] {
+      for (Rank &k : rs) {
+        check(cuMemsetD8(k.epoch, 0, size_t(4 * m.epochWords)), "zero epoch");
+        require(monodc_launcher_reset_scratch(k.launcher), stem + ": reset scratch");
+      }
+      for (CUdeviceptr p : peers.buffers)
+        check(cuMemsetD8(p, 0, size_t(2 * ranks * m.peerSlotBytes)), "zero peers");
+    };
+    // Launched directly, then captured in a graph and replayed (a serving
+    // engine replays its steps): either way the waits give up and are named.
+    for (const bool captured : {false, true}) {
+      require(monodc_launcher_set_wait_budget(rs[0].launcher, kBudgetUs), stem + ": wait budget");
+      CUgraph loneGraph = nullptr;
+      CUgraphExec loneExec = nullptr;
+      if (captured) {
+        check(cuStreamBeginCapture(rs[0].stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "capture");
+        require(monodc_launcher_launch(rs[0].launcher, rs[0].stream), stem + ": lone capture");
+        check(cuStreamEndCapture(rs[0].stream, &loneGraph), "end capture");
+        check(cuGraphInstantiate(&loneExec, loneGraph, 0), "instantiate");
+      }
+      const auto start = std::chrono::steady_clock::now();
+      if (captured)
+        check(cuGraphLaunch(loneExec, rs[0].stream), "lone replay");
+      else
+        require(monodc_launcher_launch(rs[0].launcher, rs[0].stream), stem + ": lone launch");
+      monodc_error *fault = monodc_launcher_check_waits(rs[0].launcher, rs[0].stream);
+      const double ms = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+      const std::string message = fault ? monodc_error_message(fault) : "";
+      monodc_error_free(fault);
+      const bool named = message.find("rank 0 CTA ") != std::string::npos &&
+                         message.find("gave up waiting after its budget of 200 ms") !=
+                             std::string::npos &&
+                         message.find("(wait site ") != std::string::npos &&
+                         message.find("not in the manifest") == std::string::npos;
+      const bool prompt = ms < 4 * kBudgetUs / 1000.0;
+      std::printf("%-40s %-14s %s: the lone rank's %s ended after %.1f ms (budget %u ms): %s\n",
+                  stem.c_str(), captured ? "(lost, graph)" : "(lost rank)",
+                  named && prompt ? "PASS" : "FAIL", captured ? "graph replay" : "launch", ms,
+                  kBudgetUs / 1000, message.empty() ? "no fault reported" : message.c_str());
+      good &= named && prompt;
+      if (captured) {
+        cuGraphExecDestroy(loneExec);
+        cuGraphDestroy(loneGraph);
+      }
+      zeroStepBuffers();
     }
-    for (CUdeviceptr p : peers.buffers)
-      check(cuMemsetD8(p, 0, size_t(2 * ranks * m.peerSlotBytes)), "zero peers");
     poison();
     require(enqueueAll(), stem + ": launch after the fault");
     bool recovered = true;
@@ -357,6 +381,33 @@ int runRank(monodc_session *session, const std::string &dir, const std::string &
   }
   bindRank(kernel, base, stem, ranks, rank,
            reinterpret_cast<CUdeviceptr>(monodc_peer_group_table(group)), k);
+  // A stalled rank (MONODC_CHECK_STALLED_RANK): it joins the group, holds its
+  // buffer a while and never launches; every other rank's waits must give up
+  // within their 200 ms budget and be named.
+  if (const char *stalled = std::getenv("MONODC_CHECK_STALLED_RANK")) {
+    if (std::atoi(stalled) == rank) {
+      usleep(2000000);
+      monodc_peer_group_destroy(group);
+      return 0;
+    }
+    require(monodc_launcher_set_wait_budget(k.launcher, 200000), who + ": wait budget");
+    const auto start = std::chrono::steady_clock::now();
+    require(monodc_launcher_launch(k.launcher, k.stream), who + ": launch");
+    monodc_error *fault = monodc_launcher_check_waits(k.launcher, k.stream);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const std::string message = fault ? monodc_error_message(fault) : "";
+    monodc_error_free(fault);
+    const bool named = message.find("gave up waiting after its budget of 200 ms") !=
+                           std::string::npos &&
+                       message.find("not in the manifest") == std::string::npos;
+    std::printf("%-40s %-14s %s after %.1f ms: %s\n", (stem + " (stalled)").c_str(),
+                ("r" + std::to_string(rank)).c_str(), named && ms < 800 ? "PASS" : "FAIL", ms,
+                message.empty() ? "no fault reported" : message.substr(0, 160).c_str());
+    monodc_launcher_destroy(k.launcher);
+    monodc_peer_group_destroy(group);
+    return named && ms < 800 ? 0 : 1;
+  }
   require(monodc_launcher_set_wait_budget(k.launcher, 2000000), who + ": wait budget");
   require(monodc_launcher_launch(k.launcher, k.stream), who + ": launch");
   require(monodc_launcher_check_waits(k.launcher, k.stream), who + ": waits");
@@ -416,6 +467,22 @@ bool checkAcrossProcesses(const char *self, const std::string &cache, const std:
   std::printf("%-40s %-14s %s\n", stem.c_str(), "(processes)",
               good ? "PASS: every rank's process, peers by IPC handles"
                    : "FAIL: a rank's process failed (its lines above)");
+  // The last rank stalls after joining: the others' waits give up, named.
+  const std::string stalledDir = exchange + "-stalled";
+  std::filesystem::remove_all(stalledDir);
+  setenv("MONODC_CHECK_STALLED_RANK", std::to_string(ranks - 1).c_str(), 1);
+  std::vector<pid_t> stalledPids;
+  for (int r = 0; r < ranks; ++r)
+    stalledPids.push_back(spawn(r, stalledDir, 60000));
+  unsetenv("MONODC_CHECK_STALLED_RANK");
+  bool stalledNamed = true;
+  for (pid_t pid : stalledPids)
+    stalledNamed &= wait(pid) == 0;
+  std::printf("%-40s %-14s %s\n", stem.c_str(), "(stalled rank)",
+              stalledNamed ? "PASS: every other rank's process got the named error in time"
+                           : "FAIL: a rank's waits did not give up as they must (lines above)");
+  std::filesystem::remove_all(stalledDir);
+  good &= stalledNamed;
   // A lone rank: its exchange gives up naming the others.
   const std::string lone = exchange + "-lone";
   std::filesystem::remove_all(lone);
