@@ -87,7 +87,8 @@ if [ -d "$LAUNCHER" ] && { wanted launcher || wanted decode; }; then
   # a program that does not build is removed, so that none runs stale.
   for program in LauncherCheck:launcher_check DecodeLoop:decode_loop; do
     { g++ -O2 -std=c++20 "${includes[@]}" -I "$CUDA/include" "$ROOT/bench/gpu/${program%%:*}.cpp" \
-        "${runtime_library[@]}" -L "$CUDA/lib64/stubs" -lcuda -ldl -pthread \
+        "${runtime_library[@]}" -L "$CUDA/lib64" -L "$CUDA/lib64/stubs" -lcuda -lnvrtc \
+        -Wl,-rpath,"$CUDA/lib64" -ldl -pthread \
         -o "$BIN/${program##*:}" > "$OUT/${program##*:}_build.log" 2>&1 || rm -f "$BIN/${program##*:}"; } &
   done
   wait
