@@ -77,8 +77,6 @@ std::vector<uint32_t> RankState::stepsEnded() const {
 LayerOnDevice::LayerOnDevice(std::vector<const CompiledLaunch *> launches, RankState &state)
     : launches_(std::move(launches)), state_(state) {
   const int tp = state.tp();
-  const std::map<std::string, std::string> fromK1(ref::k2RegionsFromK1().begin(),
-                                                  ref::k2RegionsFromK1().end());
   buffers_.assign(launches_.size(), std::vector<Buffers>(tp));
   written_.assign(launches_.size(), std::vector<std::set<std::string>>(tp));
   values_.assign(launches_.size(), std::vector<std::vector<CUdeviceptr>>(tp));
@@ -89,9 +87,9 @@ LayerOnDevice::LayerOnDevice(std::vector<const CompiledLaunch *> launches, RankS
     const CompiledLaunch &launch = *launches_[l];
     for (int r = 0; r < tp; ++r) {
       for (const Region &reg : launch.manifest.arguments) {
-        const auto handed = fromK1.find(reg.name);
-        if (l > 0 && handed != fromK1.end()) {
-          const Region &source = argument(launches_[0]->manifest, handed->second);
+        // K2's inputs that K1 wrote, as the manifest's `from` lines say.
+        if (l > 0 && reg.handedFromKernel == launches_[0]->manifest.kernelName) {
+          const Region &source = argument(launches_[0]->manifest, reg.handedFromRegion);
           if (source.bytes != reg.bytes || source.format != reg.format)
             die(launch.name + "'s " + reg.name + " is not " + launches_[0]->name + "'s " +
                 source.name);
@@ -101,6 +99,9 @@ LayerOnDevice::LayerOnDevice(std::vector<const CompiledLaunch *> launches, RankS
         }
         buffers_[l][r][reg.name] = owned_.emplace_back(alloc(reg.bytes));
       }
+      if (l > 0 && written_[l][r].empty())
+        die(launch.name + "'s manifest names nothing handed from " + launches_[0]->name +
+            " (no `from` lines: emitted by an older monodc?)");
       values_[l][r] = argumentValues(
           launch.manifest, [&](const Region &reg) { return buffers_[l][r].at(reg.name); },
           state.scratch(launch, r), state.epoch(r), state.peerTable(launch));

@@ -64,8 +64,8 @@ private:
 
 /// One layer's launches on every rank, run in order on each rank's stream
 /// (K1 then K2, or the FFN launch alone): each launch's buffers on each rank,
-/// but for the regions K2 takes from K1 (ref::k2RegionsFromK1), which are
-/// K1's. The buffers are freed with it; the rank state must outlive it.
+/// but for the regions K2 takes from K1 (its manifest's `from` lines), which
+/// are K1's. The buffers are freed with it; the rank state must outlive it.
 class LayerOnDevice {
 public:
   LayerOnDevice(std::vector<const CompiledLaunch *> launches, RankState &state);

@@ -85,17 +85,6 @@ LaunchInputs expertInputs(const ExpertWeights& expert, int index) {
   return in;
 }
 
-const std::vector<std::pair<std::string, std::string>>& k2RegionsFromK1() {
-  static const std::vector<std::pair<std::string, std::string>> regions = {
-      {"q", "q"},
-      {"kv_cache", "kv_cache"},
-      {"ffn_residual", "residual_out"},
-      {"ffn_post_in", "post"},
-      {"ffn_comb_in", "comb"},
-      {"ffn_pre_in", "pre"}};
-  return regions;
-}
-
 LayerOutputs layerOutputs(const std::function<std::vector<float>(const std::string&)>& region) {
   LayerOutputs out;
   out.x = region("x_out");

@@ -126,9 +126,15 @@ inline ref::LayerOutputs simulateLayer(LayerRig &rig, const TestLayer &layer, co
     setInputs(k1, ref::k1Inputs(w, int(r), in));
     auto run = sim::simulate(monodc::testing::launchOf(*rig.k1), k1, schedule);
     EXPECT_TRUE(succeeded(run) && !run->deadlock) << (succeeded(run) ? run->describe() : "");
-    // K2 reads what K1 wrote: q, the cache and the seam's streams and gates.
-    for (const auto &[k2Region, k1Region] : ref::k2RegionsFromK1())
-      setBytes(k2, k2Region, k1.bytes(k1Region));
+    // K2 reads what K1 wrote (q, the cache and the seam's streams and
+    // gates), as the compiler declares it: K2's regions handed from K1.
+    int handed = 0;
+    for (auto region : monodc::testing::launchOf(*rig.back).getBodyBlock().getOps<mono::RegionOp>())
+      if (auto from = region.getHandedFromAttr(); from && from.getRootReference() == "k1") {
+        setBytes(k2, region.getSymName().str(), k1.bytes(from.getLeafReference().str()));
+        ++handed;
+      }
+    EXPECT_EQ(handed, 6) << "K2 takes q, the cache, the residual, post, comb and pre from K1";
     setInputs(k2, ref::k2Inputs(w, int(r), in));
     setInputs(k2, allExperts(layer.experts, layer.dims, int(r)));
     backs.push_back(&k2);

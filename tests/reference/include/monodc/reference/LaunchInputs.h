@@ -54,7 +54,8 @@ LaunchInputs k1Inputs(const LayerWeights& weights, int rank, const StepInputs& i
 LaunchInputs ffnHalfInputs(const LayerWeights& weights, int rank);
 
 // K2 of a rank, all but the routed experts and the regions K1 hands over
-// (k2RegionsFromK1): the attention back's inputs and weights, then
+// (K2's manifest names them: `from` lines): the attention back's inputs and
+// weights, then
 // ffnHalfInputs.
 LaunchInputs k2Inputs(const LayerWeights& weights, int rank, const StepInputs& in);
 
@@ -62,9 +63,6 @@ LaunchInputs k2Inputs(const LayerWeights& weights, int rank, const StepInputs& i
 // two codes a byte and shuffled, the scales shuffled (AiterShuffle.h), each
 // at the expert's place in the tensor of every expert.
 LaunchInputs expertInputs(const ExpertWeights& expert, int index);
-
-// K2 regions that hold what K1 of the same rank wrote: (K2 region, K1 region).
-const std::vector<std::pair<std::string, std::string>>& k2RegionsFromK1();
 
 // And back: what K2 (or the FFN launch) wrote, x_out and the FFN seam's
 // streams and gates, read by region name (nearTie and the reference-only
