@@ -10,6 +10,7 @@
 
 #include "monodc/Transforms/Passes.h"
 #include "monodc/device/DeviceLibrary.h"
+#include "monodc/runtime/LaunchInterface.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
@@ -1140,52 +1141,61 @@ std::string emit::stageReads(LaunchOp launch) {
   return text;
 }
 
+// The manifest is the runtime's LaunchInterface of the launch, printed by
+// the runtime's own writer, so that the two never disagree on a line.
 std::string emit::kernelManifest(LaunchOp launch) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  auto scratch = launch->getAttrOfType<IntegerAttr>("mono.scratch_bytes");
-  os << "kernel " << kernelName(launch) << "\n"
-     << "grid " << launch.getGrid() << "\nblock " << launch.getBlock() << "\nrows "
-     << launch.getRows() << "\nscratch_bytes " << (scratch ? scratch.getInt() : 0)
-     << "\nepoch_words " << epochWords(launch.getGrid()) << "\n";
-  auto tag = launch->getAttrOfType<IntegerAttr>("mono.tag_offset");
+  runtime::LaunchInterface m;
+  m.kernelName = kernelName(launch);
+  m.grid = launch.getGrid();
+  m.block = launch.getBlock();
+  m.rows = launch.getRows();
+  if (auto scratch = launch->getAttrOfType<IntegerAttr>("mono.scratch_bytes"))
+    m.scratchBytes = scratch.getInt();
+  m.epochWords = epochWords(launch.getGrid());
+  if (auto tag = launch->getAttrOfType<IntegerAttr>("mono.tag_offset"))
+    m.stepTag = tag.getInt();
   auto ends = launch->getAttrOfType<BoolAttr>("mono.advance_epoch");
-  os << "step_tag " << (tag ? tag.getInt() : 1) << "\nends_step "
-     << (!ends || ends.getValue() ? 1 : 0) << "\n";
+  m.endsStep = !ends || ends.getValue();
   if (auto lds = launch->getAttrOfType<IntegerAttr>("mono.lds_bytes");
       lds && usesDynamicShared(launch.getArch(), lds.getInt()))
-    os << "dynamic_shared_bytes " << lds.getInt() << "\n";
+    m.dynamicSharedBytes = lds.getInt();
   int64_t index = 0;
   for (auto stage : launch.getBodyBlock().getOps<StageOp>())
-    os << "stage " << index++ << " " << stage.getSymName() << " " << stage.getTasks() << "\n";
+    m.stages.push_back({index++, stage.getSymName().str(), int64_t(stage.getTasks())});
   for (auto [site, op] : llvm::enumerate(waitSites(launch))) {
     auto peer = dyn_cast<WaitPeerOp>(op);
-    os << "wait " << site << " " << op->getParentOfType<StageOp>().getSymName() << " "
-       << (peer ? peer.getFlags() : cast<WaitOp>(op).getFlags());
-    if (peer)
-      os << " " << peer.getRank();
-    os << "\n";
+    m.waits.push_back({int64_t(site), op->getParentOfType<StageOp>().getSymName().str(),
+                       (peer ? peer.getFlags() : cast<WaitOp>(op).getFlags()).str(),
+                       peer ? int64_t(peer.getRank()) : -1});
   }
-  if (auto slot = launch->getAttrOfType<IntegerAttr>("mono.peer_slot_bytes"))
-    os << "ranks " << launch.getRanks() << "\npeer_slot_bytes " << slot.getInt() << "\n";
+  if (auto slot = launch->getAttrOfType<IntegerAttr>("mono.peer_slot_bytes")) {
+    m.ranks = launch.getRanks();
+    m.peerSlotBytes = slot.getInt();
+  }
   for (auto region : launch.getBodyBlock().getOps<RegionOp>()) {
     if (region.getKind() == MemoryKind::Epoch || region.getKind() == MemoryKind::Peer ||
         region->hasAttr("mono.peer"))
       continue;
-    auto offset = region->getAttrOfType<IntegerAttr>("mono.offset");
-    os << (offset ? "scratch " : "arg ") << region.getSymName() << " "
-       << stringifyMemoryKind(region.getKind()) << " " << formatName(region.getElementType())
-       << " " << region.getRows() << " " << region.getCols() << " " << regionBytes(region);
-    if (offset)
-      os << " " << offset.getInt();
-    os << "\n";
+    runtime::RegionSpec spec;
+    spec.name = region.getSymName().str();
+    spec.kind = stringifyMemoryKind(region.getKind()).str();
+    spec.format = formatName(region.getElementType());
+    spec.rows = region.getRows();
+    spec.cols = region.getCols();
+    spec.bytes = regionBytes(region);
+    if (auto offset = region->getAttrOfType<IntegerAttr>("mono.offset")) {
+      spec.offset = offset.getInt();
+      m.scratch.push_back(std::move(spec));
+      continue;
+    }
     if (auto bound = region.getIndexBound())
-      os << "index " << region.getSymName() << " " << *bound << "\n";
-    if (auto from = region.getHandedFromAttr())
-      os << "from " << region.getSymName() << " " << kernelName(from.getRootReference())
-         << " " << from.getLeafReference().getValue() << "\n";
-    if (region.getStepResult())
-      os << "result " << region.getSymName() << "\n";
+      m.indexBounds.push_back({spec.name, *bound});
+    if (auto from = region.getHandedFromAttr()) {
+      spec.handedFromKernel = kernelName(from.getRootReference());
+      spec.handedFromRegion = from.getLeafReference().str();
+    }
+    spec.stepResult = region.getStepResult();
+    m.arguments.push_back(std::move(spec));
   }
-  return text;
+  return m.text();
 }
