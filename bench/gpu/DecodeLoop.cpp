@@ -18,9 +18,7 @@
 // both ranks' x_out equal, and no wait that gave up.
 //
 //   decode_loop CACHE SIM_DIR LAYERS STEPS
-#include "monodc/runtime/monodc.h"
-
-#include "CudaSupport.h"
+#include "CApiSupport.h"
 
 #include <chrono>
 #include <cstdio>
@@ -33,14 +31,7 @@ namespace {
 
 using gpu::check;
 using gpu::die;
-
-void require(monodc_error *error, const std::string &what) {
-  if (!error)
-    return;
-  const std::string message = monodc_error_message(error);
-  monodc_error_free(error);
-  die(what + ": " + message);
-}
+using gpu::require;
 
 constexpr int kRanks = 2;
 constexpr int64_t kWidths[2] = {6, 48};
@@ -51,13 +42,6 @@ const monodc_kernel *kernel(monodc_session *session, const std::string &launch, 
   const monodc_kernel *k = nullptr;
   require(monodc_session_kernel(session, request.c_str(), &k), request);
   return k;
-}
-
-std::vector<monodc_kernel_argument> arguments(const monodc_kernel *k) {
-  std::vector<monodc_kernel_argument> all(monodc_kernel_argument_count(k));
-  for (size_t i = 0; i < all.size(); ++i)
-    require(monodc_kernel_argument_get(k, i, &all[i]), "argument");
-  return all;
 }
 
 /// The next layer's input each step result feeds.
@@ -115,7 +99,7 @@ int main(int argc, char **argv) {
                                        l == 0 ? nullptr : ranks[r][0].step, &layer.step),
               "layer step");
       for (int i = 2; i < 4; ++i) // the rows-48 kernels: the widest buffers
-        for (const monodc_kernel_argument &a : arguments(kernels[i])) {
+        for (const monodc_kernel_argument &a : gpu::kernelArguments(kernels[i])) {
           const std::string name = a.name, kind = a.kind;
           const bool callerBinds = !a.launcher_owned && kind != "rank" && kind != "epoch" &&
                                    kind != "peers" && !*a.handed_from_kernel &&

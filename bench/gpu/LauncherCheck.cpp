@@ -23,9 +23,7 @@
 // step of the library (monodc_layer_step_*), against the two bound by hand.
 //
 //   launcher_check CACHE SIM_DIR [STEM=REQUEST | --layer-step K1 K2]...
-#include "monodc/runtime/monodc.h"
-
-#include "CudaSupport.h"
+#include "CApiSupport.h"
 #include "RegionCompare.h"
 
 #include <algorithm>
@@ -45,16 +43,8 @@ namespace {
 
 using gpu::check;
 using gpu::die;
+using gpu::require;
 using gpu::readText;
-
-/// Stops the program on a library error, printing its message.
-void require(monodc_error *error, const std::string &what) {
-  if (!error)
-    return;
-  const std::string message = monodc_error_message(error);
-  monodc_error_free(error);
-  die(what + ": " + message);
-}
 
 /// The message of an error the library must return, or a failure line.
 bool refuses(monodc_error *error, const std::string &what) {
@@ -522,12 +512,6 @@ bool checkLayerStep(monodc_session *session, const std::string &dir, const std::
   }
   const int ranks = int(monodc_kernel_ranks(items[1].kernel));
   const std::string label = items[0].stem + " + " + items[1].stem;
-  auto arguments = [](const monodc_kernel *kernel) {
-    std::vector<monodc_kernel_argument> all(monodc_kernel_argument_count(kernel));
-    for (size_t i = 0; i < all.size(); ++i)
-      require(monodc_kernel_argument_get(kernel, i, &all[i]), "argument");
-    return all;
-  };
   const gpu::Manifest k2Manifest = gpu::readManifest(items[1].base + ".manifest");
   gpu::PeerBuffers peers[2] = {gpu::allocatePeers(k2Manifest, ranks),
                                gpu::allocatePeers(k2Manifest, ranks)};
@@ -544,7 +528,7 @@ bool checkLayerStep(monodc_session *session, const std::string &dir, const std::
       CUstream &stream = streams[path].emplace_back();
       check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "stream");
       for (const Item &item : items)
-        for (const monodc_kernel_argument &a : arguments(item.kernel)) {
+        for (const monodc_kernel_argument &a : gpu::kernelArguments(item.kernel)) {
           const std::string name = a.name, kind = a.kind;
           if (a.launcher_owned || kind == "rank" || kind == "peers" || kind == "epoch" ||
               *a.handed_from_kernel || mine.count(name))
@@ -578,7 +562,7 @@ bool checkLayerStep(monodc_session *session, const std::string &dir, const std::
         for (const Item &item : items) {
           monodc_launcher *&l = plain[0].emplace_back();
           require(monodc_launcher_create_shared(item.kernel, 0, ranks, &l), label + ": launcher");
-          for (const monodc_kernel_argument &a : arguments(item.kernel)) {
+          for (const monodc_kernel_argument &a : gpu::kernelArguments(item.kernel)) {
             const std::string kind = a.kind;
             if (a.launcher_owned || kind == "rank")
               continue;

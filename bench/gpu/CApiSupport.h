@@ -1,0 +1,39 @@
+//===- CApiSupport.h - the GPU harnesses over the runtime's C ABI -*- C++ -*-===//
+//
+// What the harnesses that drive the runtime library through its C ABI
+// (LauncherCheck.cpp, DecodeLoop.cpp) share: stopping on a library error,
+// and a kernel's arguments as the ABI describes them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MONODC_BENCH_GPU_CAPISUPPORT_H
+#define MONODC_BENCH_GPU_CAPISUPPORT_H
+
+#include "monodc/runtime/monodc.h"
+
+#include "CudaSupport.h"
+
+#include <string>
+#include <vector>
+
+namespace gpu {
+
+/// Stops the program on a library error, printing its message.
+inline void require(monodc_error *error, const std::string &what) {
+  if (!error)
+    return;
+  const std::string message = monodc_error_message(error);
+  monodc_error_free(error);
+  die(what + ": " + message);
+}
+
+/// Every argument of `kernel`, in order.
+inline std::vector<monodc_kernel_argument> kernelArguments(const monodc_kernel *kernel) {
+  std::vector<monodc_kernel_argument> all(monodc_kernel_argument_count(kernel));
+  for (size_t i = 0; i < all.size(); ++i)
+    require(monodc_kernel_argument_get(kernel, i, &all[i]), "argument");
+  return all;
+}
+
+} // namespace gpu
+
+#endif
