@@ -7,6 +7,9 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${MONODC_BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/setup.sh"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/monodc-ccache}"
+# Paths relative to the checkout in ccache's hash, so that a fresh clone
+# elsewhere (CI) hits what an earlier build of the same sources compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 LAUNCHER=()
 if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
 if [ ! -f "$BUILD/build.ninja" ]; then
