@@ -145,6 +145,39 @@ class KernelsAndLaunches(unittest.TestCase):
                 "launch of a layer step \(K1 then K2, or the FFN launch\)"):
             monodc.LayerStep([[kernel]])
 
+    def test_a_layer_step_binds_once_for_every_width_and_runs(self):
+        # The sample cache's K1 and K2 (widths 2 and 6): K2 takes q and the
+        # cache from K1; x is read by both, y is the step's result.
+        session = monodc.Session(os.environ["MONODC_TEST_CACHE"])
+        widths = [[session.kernel(f"launch={launch} rows={rows} grid=4") for launch in ("k1", "k2")]
+                  for rows in (2, 6)]
+        q = widths[1][1].argument("q")
+        self.assertEqual((q.handed_from, q.caller_binds_in_step), (("mono_k1", "q"), False))
+        self.assertTrue(widths[1][1].argument("y").step_result)
+        step = monodc.LayerStep(widths, device=0)
+        # Sized for the widest step: 6 rows of 32 bf16.
+        with self.assertRaisesRegex(monodc.Error, "bind 'x' of a layer step: a tensor of 128 bytes "
+                                    "\\(shape \\(2, 32\\)\\) for a region of 384 bytes"):
+            step.bind("x", FakeTensor("bfloat16", (2, 32), 2))
+        with self.assertRaisesRegex(monodc.Error, "region 'q' belongs to the layer step"):
+            step.bind("q", FakeTensor("bfloat16", (6, 32), 2))
+        step.bind("x", FakeTensor("bfloat16", (6, 32), 2))
+        step.bind("w1", FakeTensor("bfloat16", (32,), 2))
+        step.bind("w2", FakeTensor("bfloat16", (32,), 2))
+        step.bind("cache", FakeTensor("uint8", (128,), 1))
+        with self.assertRaisesRegex(monodc.Error, "kernel mono_k2 of the step of 6 rows has unbound "
+                                    "arguments: y"):
+            step.run(6, stream=0)
+        step.bind("y", FakeTensor("bfloat16", (6, 32), 2))
+        step.run(6, stream=0)
+        step.run(2, stream=0)
+        with self.assertRaisesRegex(monodc.Error, "no step width of 3 rows \\(its widths: 2, 6\\)"):
+            step.run(3, stream=0)
+        # The rank's second layer shares its memory.
+        second = monodc.LayerStep(widths, device=0, same_rank=step)
+        second.close()
+        step.close()
+
     def test_step_widths(self):
         self.assertEqual([monodc.step_width(r) for r in (1, 6, 17, 48)], [1, 8, 24, 48])
         self.assertIsNone(monodc.step_width(49))

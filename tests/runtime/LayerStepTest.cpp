@@ -24,30 +24,10 @@ struct FakeHip : FakeHipLog {
   void *pointer(int launch, size_t i) const { return pointerAt(launch, int64_t(8 * i)); }
 };
 
-/// A stand-in launch: `args` are manifest `arg` lines after the name
-/// (`NAME KIND FORMAT ROWS COLS BYTES`), `tail` more manifest lines.
-struct StepLaunch {
-  std::string kernel;
-  int64_t rows, stepTag;
-  bool endsStep;
-  std::vector<std::string> args;
-  std::string tail;
-};
-
 std::unique_ptr<Launcher> load(std::shared_ptr<DeviceRuntime> runtime, const StepLaunch &l) {
-  std::string text = "kernel " + l.kernel + "\ngrid 4\nblock 256\nrows " +
-                     std::to_string(l.rows) + "\nscratch_bytes 512\nepoch_words 270\nstep_tag " +
-                     std::to_string(l.stepTag) + "\nends_step " + (l.endsStep ? "1" : "0") +
-                     "\nstage 0 only 4\nwait 0 only only.flags\n";
-  std::vector<std::string> names;
-  for (const std::string &arg : l.args) {
-    text += "arg " + arg + "\n";
-    names.push_back(arg.substr(0, arg.find(' ')));
-  }
-  text += "scratch tmp scratch f32 1 128 512 0\n" + l.tail;
-  auto interface = LaunchInterface::parse(text);
+  auto interface = LaunchInterface::parse(stepManifest(l));
   EXPECT_TRUE(interface.ok()) << interface.message();
-  std::string elf = makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {makeKernelFor(l.kernel, names)});
+  const std::string elf = stepCodeObject(l);
   auto info = readCodeObject(elf);
   auto layout = layoutArguments(*interface, &info->kernels[0]);
   EXPECT_TRUE(layout.ok()) << layout.message();
@@ -55,32 +35,6 @@ std::unique_ptr<Launcher> load(std::shared_ptr<DeviceRuntime> runtime, const Ste
                                    *layout, 0);
   EXPECT_TRUE(launcher.ok()) << launcher.message();
   return launcher.ok() ? std::move(*launcher) : nullptr;
-}
-
-std::string rowRegion(const std::string &name, const std::string &kind, int64_t rows) {
-  return name + " " + kind + " bf16 " + std::to_string(rows) + " 32 " + std::to_string(64 * rows);
-}
-
-/// K1: x, w1 -> q, h (step-internal) and the cache (a result, written in place).
-StepLaunch k1(int64_t rows) {
-  return {"mono_k1",
-          rows,
-          1,
-          false,
-          {rowRegion("x", "input", rows), "w1 weight bf16 1 32 64", "cache output byte 4 32 128",
-           rowRegion("q", "output", rows), rowRegion("h", "output", rows)},
-          "result cache\n"};
-}
-/// K2: q and the cache from K1, x, w2 -> y (a result), t (step-internal).
-StepLaunch k2(int64_t rows) {
-  return {"mono_k2",
-          rows,
-          2,
-          true,
-          {rowRegion("q", "input", rows), "cache input byte 4 32 128", rowRegion("x", "input", rows),
-           "w2 weight bf16 1 32 64", rowRegion("y", "output", rows),
-           rowRegion("t", "output", rows)},
-          "from q mono_k1 q\nfrom cache mono_k1 cache\nresult y\n"};
 }
 
 struct Rig {
@@ -110,7 +64,7 @@ struct Rig {
 // epoch 7.
 TEST(LayerStep, RunsK1ThenK2WithWhatK1HandsOver) {
   Rig rig;
-  auto step = rig.step({{k1(6), k2(6)}, {k1(2), k2(2)}});
+  auto step = rig.step({{sampleK1(6), sampleK2(6)}, {sampleK1(2), sampleK2(2)}});
   ASSERT_TRUE(step.ok()) << step.message();
   LayerStep &s = **step;
   EXPECT_EQ(s.widths(), (std::vector<int64_t>{2, 6}));
@@ -163,8 +117,8 @@ TEST(LayerStep, RunsK1ThenK2WithWhatK1HandsOver) {
 
 TEST(LayerStep, TheLayersOfARankShareTheEpochAndTheStepInternalBuffers) {
   Rig rig;
-  auto first = rig.step({{k1(6), k2(6)}});
-  auto second = rig.step({{k1(6), k2(6)}});
+  auto first = rig.step({{sampleK1(6), sampleK2(6)}});
+  auto second = rig.step({{sampleK1(6), sampleK2(6)}});
   ASSERT_TRUE(first.ok() && second.ok()) << first.message() << second.message();
   char x[6 * 64], w[64], cache[2][128], y[6 * 64];
   for (LayerStep *s : {first->get(), second->get()}) {
@@ -187,40 +141,40 @@ TEST(LayerStep, TheLayersOfARankShareTheEpochAndTheStepInternalBuffers) {
 
 TEST(LayerStep, RefusesLaunchesThatDoNotFormAStep) {
   Rig rig;
-  EXPECT_EQ(rig.step({{k2(6), k1(6)}}).message(),
+  EXPECT_EQ(rig.step({{sampleK2(6), sampleK1(6)}}).message(),
             "kernel mono_k2 ends the step, and mono_k1 follows it: a step's last launch ends it");
-  EXPECT_EQ(rig.step({{k1(6)}}).message(),
+  EXPECT_EQ(rig.step({{sampleK1(6)}}).message(),
             "the step of 6 rows ends with kernel mono_k1, which leaves the step to a launch after "
             "it (K1 needs its K2)");
-  EXPECT_EQ(rig.step({{k2(6)}}).message(),
+  EXPECT_EQ(rig.step({{sampleK2(6)}}).message(),
             "kernel mono_k2's input 'q' is handed from kernel mono_k1, which does not run before "
             "it in the step of 6 rows");
-  StepLaunch second = k1(6);
+  StepLaunch second = sampleK1(6);
   second.kernel = "mono_k1b";
   second.endsStep = true;
-  EXPECT_EQ(rig.step({{k1(6), second}}).message(),
+  EXPECT_EQ(rig.step({{sampleK1(6), second}}).message(),
             "kernel mono_k1b (step tag 1) follows mono_k1 (step tag 1): a step's launches run in "
             "step-tag order");
-  EXPECT_EQ(rig.step({{k1(6), k2(2)}}).message(),
+  EXPECT_EQ(rig.step({{sampleK1(6), sampleK2(2)}}).message(),
             "kernel mono_k2 is built for 2 rows, and its step's first launch for 6: a step's "
             "launches share its width");
-  EXPECT_EQ(rig.step({{k1(6), k2(6)}, {k1(6), k2(6)}}).message(),
+  EXPECT_EQ(rig.step({{sampleK1(6), sampleK2(6)}, {sampleK1(6), sampleK2(6)}}).message(),
             "a layer step was given the step width of 6 rows twice");
-  StepLaunch wideQ = k1(6);
+  StepLaunch wideQ = sampleK1(6);
   wideQ.args[3] = "q output f32 6 32 768";
-  EXPECT_EQ(rig.step({{wideQ, k2(6)}}).message(),
+  EXPECT_EQ(rig.step({{wideQ, sampleK2(6)}}).message(),
             "kernel mono_k2's input 'q' (bf16 [6, 32]) is handed from kernel mono_k1's output "
             "'q', which is output f32 [6, 32]");
   Rig fresh; // the refused steps above left buffers of another q in rig's memory
-  StepLaunch clash = k2(6);
+  StepLaunch clash = sampleK2(6);
   clash.args[3] = "x weight f32 1 32 128";
   clash.args[2] = "w2 input bf16 6 32 384";
-  EXPECT_EQ(fresh.step({{k1(6), clash}}).message(),
+  EXPECT_EQ(fresh.step({{sampleK1(6), clash}}).message(),
             "region 'x' is weight f32 [1, 32] in kernel mono_k2 and input bf16 [6, 32] in kernel "
             "mono_k1: the caller binds a name once for the whole layer step");
-  StepLaunch noResult = k2(6);
+  StepLaunch noResult = sampleK2(6);
   noResult.tail = "from q mono_k1 q\nfrom cache mono_k1 cache\n";
-  EXPECT_EQ(rig.step({{k1(6), noResult}}).message(),
+  EXPECT_EQ(rig.step({{sampleK1(6), noResult}}).message(),
             "kernel mono_k2 declares no step result: it is not a launch of a layer step (K1 then "
             "K2, or the FFN launch)");
   EXPECT_EQ(rig.fake.launches(), 0);
@@ -230,7 +184,7 @@ TEST(LayerStep, NamesTheLaunchWhoseWaitGaveUp) {
   // The stand-in's device memory is host memory: the test writes the
   // record as a poll that gave up would; its tag says which launch.
   Rig rig;
-  auto step = rig.step({{k1(6), k2(6)}});
+  auto step = rig.step({{sampleK1(6), sampleK2(6)}});
   ASSERT_TRUE(step.ok()) << step.message();
   LayerStep &s = **step;
   EXPECT_TRUE(s.checkWaits(nullptr).ok());

@@ -199,6 +199,58 @@ runtime::CacheEntry testing::sampleEntry(const runtime::BuildKey &key) {
           std::vector<char>(elf.begin(), elf.end())};
 }
 
+std::string testing::stepManifest(const StepLaunch &l) {
+  std::string text = "kernel " + l.kernel + "\ngrid 4\nblock 256\nrows " +
+                     std::to_string(l.rows) + "\nscratch_bytes 512\nepoch_words 270\nstep_tag " +
+                     std::to_string(l.stepTag) + "\nends_step " + (l.endsStep ? "1" : "0") +
+                     "\nstage 0 only 4\nwait 0 only only.flags\n";
+  for (const std::string &arg : l.args)
+    text += "arg " + arg + "\n";
+  return text + "scratch tmp scratch f32 1 128 512 0\n" + l.tail;
+}
+
+std::string testing::stepCodeObject(const StepLaunch &l) {
+  std::vector<std::string> names;
+  for (const std::string &arg : l.args)
+    names.push_back(arg.substr(0, arg.find(' ')));
+  return makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {makeKernelFor(l.kernel, names)});
+}
+
+namespace {
+std::string rowRegion(const std::string &name, const std::string &kind, int64_t rows) {
+  return name + " " + kind + " bf16 " + std::to_string(rows) + " 32 " + std::to_string(64 * rows);
+}
+} // namespace
+
+testing::StepLaunch testing::sampleK1(int64_t rows) {
+  return {"mono_k1",
+          rows,
+          1,
+          false,
+          {rowRegion("x", "input", rows), "w1 weight bf16 1 32 64", "cache output byte 4 32 128",
+           rowRegion("q", "output", rows), rowRegion("h", "output", rows)},
+          "result cache\n"};
+}
+
+testing::StepLaunch testing::sampleK2(int64_t rows) {
+  return {"mono_k2",
+          rows,
+          2,
+          true,
+          {rowRegion("q", "input", rows), "cache input byte 4 32 128", rowRegion("x", "input", rows),
+           "w2 weight bf16 1 32 64", rowRegion("y", "output", rows),
+           rowRegion("t", "output", rows)},
+          "from q mono_k1 q\nfrom cache mono_k1 cache\nresult y\n"};
+}
+
+runtime::CacheEntry testing::sampleStepEntry(const StepLaunch &launch) {
+  runtime::BuildKey key = sampleKey(launch.rows);
+  key.launch = launch.kernel.substr(std::string("mono_").size());
+  key.grid = 4;
+  const std::string elf = stepCodeObject(launch);
+  return {key.text(), stepManifest(launch), std::vector<char>(elf.begin(), elf.end())};
+}
+
 testing::FakeHipLog::FakeHipLog(const char *path, int units, int perUnit)
     : library(dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
   if (library)

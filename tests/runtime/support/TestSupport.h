@@ -65,6 +65,28 @@ std::string makeManifest(const std::string &kernelName, const std::vector<std::s
 TestKernel makeKernelFor(const std::string &kernelName,
                          const std::vector<std::string> &argNames);
 
+/// A stand-in launch of a layer step (grid 4, a 512-byte scratch buffer):
+/// `args` are manifest `arg` lines after the tag (`NAME KIND FORMAT ROWS
+/// COLS BYTES`), `tail` more manifest lines (`from`, `result`).
+struct StepLaunch {
+  std::string kernel;
+  int64_t rows, stepTag;
+  bool endsStep;
+  std::vector<std::string> args;
+  std::string tail;
+};
+/// Its manifest, and a gfx950 code object whose metadata matches it.
+std::string stepManifest(const StepLaunch &launch);
+std::string stepCodeObject(const StepLaunch &launch);
+/// K1: x, w1 -> q, h (step-internal) and the cache (a result, written in
+/// place); K2: q and the cache from K1, x, w2 -> y (a result), t
+/// (step-internal). bf16 rows of 32 columns, a 128-byte cache.
+StepLaunch sampleK1(int64_t rows);
+StepLaunch sampleK2(int64_t rows);
+/// Cache entries of sampleK1 and sampleK2 under keys like sampleKey(rows)'s
+/// (launch k1, k2), for the C ABI and the Python package.
+runtime::CacheEntry sampleStepEntry(const StepLaunch &launch);
+
 /// The HIP stand-in (tests/runtime/FakeHip.c) at `path`, configured with
 /// `units` compute units of `perUnit` resident CTAs and one device; it logs
 /// each launch since then (kernel and arguments), read here.
