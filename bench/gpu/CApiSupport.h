@@ -2,7 +2,8 @@
 //
 // What the harnesses that drive the runtime library through its C ABI
 // (LauncherCheck.cpp, DecodeLoop.cpp) share: stopping on a library error,
-// and a kernel's arguments as the ABI describes them.
+// the driver's primary context, and a kernel's arguments as the ABI
+// describes them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MONODC_BENCH_GPU_CAPISUPPORT_H
@@ -24,6 +25,19 @@ inline void require(monodc_error *error, const std::string &what) {
   const std::string message = monodc_error_message(error);
   monodc_error_free(error);
   die(what + ": " + message);
+}
+
+/// Initialises the driver and makes device 0's primary context current: the
+/// library retains and uses the same one, so the buffers a harness allocates
+/// are the launchers' to use. Release it with cuDevicePrimaryCtxRelease.
+inline CUdevice usePrimaryContext() {
+  check(cuInit(0), "cuInit");
+  CUdevice device;
+  CUcontext context;
+  check(cuDeviceGet(&device, 0), "cuDeviceGet");
+  check(cuDevicePrimaryCtxRetain(&context, device), "primary context");
+  check(cuCtxSetCurrent(context), "current context");
+  return device;
 }
 
 /// Every argument of `kernel`, in order.

@@ -72,12 +72,7 @@ int main(int argc, char **argv) {
   const long replays = steps / 2; // two steps (6 rows, 48 rows) a replay
   if (layers < 1 || replays < 3)
     die("LAYERS must be at least 1 and STEPS at least 6");
-  check(cuInit(0), "cuInit");
-  CUdevice device;
-  CUcontext context;
-  check(cuDeviceGet(&device, 0), "cuDeviceGet");
-  check(cuDevicePrimaryCtxRetain(&context, device), "primary context");
-  check(cuCtxSetCurrent(context), "current context");
+  const CUdevice device = gpu::usePrimaryContext();
   monodc_session *session = nullptr;
   require(monodc_session_open(argv[1], &session), std::string("session over ") + argv[1]);
 
@@ -231,5 +226,6 @@ int main(int argc, char **argv) {
     for (Layer &layer : rank)
       monodc_layer_step_destroy(layer.step);
   monodc_session_close(session);
+  cuDevicePrimaryCtxRelease(device);
   return good ? 0 : 1;
 }

@@ -642,14 +642,7 @@ int main(int argc, char **argv) {
   const bool rankProcess = argc == 10 && std::string(argv[1]) == "--rank";
   if (argc < 4)
     die("usage: launcher_check CACHE SIM_DIR STEM=REQUEST...");
-  // The driver's primary context: the library retains and uses the same
-  // one, so the buffers allocated here are the launcher's to use.
-  check(cuInit(0), "cuInit");
-  CUdevice device;
-  CUcontext context;
-  check(cuDeviceGet(&device, 0), "cuDeviceGet");
-  check(cuDevicePrimaryCtxRetain(&context, device), "primary context");
-  check(cuCtxSetCurrent(context), "current context");
+  const CUdevice device = gpu::usePrimaryContext();
 
   int sms = 0;
   check(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device), "SMs");
