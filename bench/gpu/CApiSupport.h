@@ -48,6 +48,16 @@ inline std::vector<monodc_kernel_argument> kernelArguments(const monodc_kernel *
   return all;
 }
 
+/// Every region of `kernel` sized at launch (the KV caches) with the rows
+/// its manifest names, which the harnesses allocate.
+inline std::vector<std::pair<std::string, int64_t>> nominalRows(const monodc_kernel *kernel) {
+  std::vector<std::pair<std::string, int64_t>> rows;
+  for (const monodc_kernel_argument &a : kernelArguments(kernel))
+    if (a.rows_at_launch)
+      rows.push_back({a.name, a.bytes / a.row_bytes});
+  return rows;
+}
+
 } // namespace gpu
 
 #endif

@@ -256,8 +256,13 @@ inline std::vector<CUdeviceptr>
 argumentValues(const Manifest &m, const std::function<CUdeviceptr(const Region &)> &bufferOf,
                CUdeviceptr scratch, CUdeviceptr epoch, CUdeviceptr peerTable) {
   std::vector<CUdeviceptr> values;
-  for (const Region &reg : m.arguments)
+  for (const Region &reg : m.arguments) {
     values.push_back(bufferOf(reg));
+    // A region sized at launch (the KV caches) takes its rows next: the
+    // harnesses allocate the manifest's (nominal) rows.
+    if (reg.rowsAtLaunch)
+      values.push_back(CUdeviceptr(reg.rows));
+  }
   values.push_back(scratch);
   values.push_back(epoch);
   if (m.peerSlotBytes > 0)

@@ -96,7 +96,8 @@ int main(int argc, char **argv) {
       for (int i = 2; i < 4; ++i) // the rows-48 kernels: the widest buffers
         for (const monodc_kernel_argument &a : gpu::kernelArguments(kernels[i])) {
           const std::string name = a.name, kind = a.kind;
-          const bool callerBinds = !a.launcher_owned && kind != "rank" && kind != "epoch" &&
+          const bool callerBinds = !a.launcher_owned && kind != "rank" && kind != "rows" &&
+                                   kind != "epoch" &&
                                    kind != "peers" && !*a.handed_from_kernel &&
                                    (kind != "output" || a.step_result);
           if (!callerBinds || layer.buffers.count(name))
@@ -133,6 +134,9 @@ int main(int argc, char **argv) {
       require(monodc_layer_step_bind(layer.step, "mono_peers", reinterpret_cast<void *>(peers.table)),
               "bind peers");
       require(monodc_layer_step_bind_rank(layer.step, r), "bind rank");
+      for (int i = 2; i < 4; ++i)
+        for (const auto &[region, rows] : gpu::nominalRows(kernels[i]))
+          require(monodc_layer_step_set_rows(layer.step, region.c_str(), rows), "rows of " + region);
     }
 
   // Golden copies, the 6-row step's results set aside, a mismatch counter.

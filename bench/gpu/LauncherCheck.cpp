@@ -82,7 +82,7 @@ void bindRank(const monodc_kernel *kernel, const std::string &base, const std::s
     monodc_kernel_argument a;
     require(monodc_kernel_argument_get(kernel, i, &a), stem + ": argument");
     const std::string kind = a.kind;
-    if (a.launcher_owned || kind == "rank")
+    if (a.launcher_owned || kind == "rank" || kind == "rows")
       continue;
     if (kind == "peers") {
       require(monodc_launcher_bind(k.launcher, a.name, reinterpret_cast<void *>(peerTable)),
@@ -106,6 +106,8 @@ void bindRank(const monodc_kernel *kernel, const std::string &base, const std::s
             stem + ": bind " + b.name);
     k.bindings.push_back(b);
   }
+  for (const auto &[region, rows] : gpu::nominalRows(kernel))
+    require(monodc_launcher_set_rows(k.launcher, region.c_str(), rows), stem + ": rows of " + region);
   check(cuStreamCreate(&k.stream, CU_STREAM_NON_BLOCKING), "stream");
 }
 
@@ -530,8 +532,8 @@ bool checkLayerStep(monodc_session *session, const std::string &dir, const std::
       for (const Item &item : items)
         for (const monodc_kernel_argument &a : gpu::kernelArguments(item.kernel)) {
           const std::string name = a.name, kind = a.kind;
-          if (a.launcher_owned || kind == "rank" || kind == "peers" || kind == "epoch" ||
-              *a.handed_from_kernel || mine.count(name))
+          if (a.launcher_owned || kind == "rank" || kind == "rows" || kind == "peers" ||
+              kind == "epoch" || *a.handed_from_kernel || mine.count(name))
             continue;
           if (path == 1 && kind == "output" && !a.step_result)
             continue; // the step's own
@@ -564,7 +566,7 @@ bool checkLayerStep(monodc_session *session, const std::string &dir, const std::
           require(monodc_launcher_create_shared(item.kernel, 0, ranks, &l), label + ": launcher");
           for (const monodc_kernel_argument &a : gpu::kernelArguments(item.kernel)) {
             const std::string kind = a.kind;
-            if (a.launcher_owned || kind == "rank")
+            if (a.launcher_owned || kind == "rank" || kind == "rows")
               continue;
             const std::string source = *a.handed_from_kernel ? a.handed_from_region : a.name;
             const CUdeviceptr pointer = kind == "peers" ? peers[0].table : mine.at(source);
@@ -573,6 +575,8 @@ bool checkLayerStep(monodc_session *session, const std::string &dir, const std::
           }
           if (monodc_kernel_ranks(item.kernel) > 1)
             require(monodc_launcher_bind_rank(l, r), label + ": rank");
+          for (const auto &[region, rows] : gpu::nominalRows(item.kernel))
+            require(monodc_launcher_set_rows(l, region.c_str(), rows), label + ": rows");
         }
       } else {
         const monodc_kernel *both[] = {items[0].kernel, items[1].kernel};
@@ -586,6 +590,9 @@ bool checkLayerStep(monodc_session *session, const std::string &dir, const std::
         require(monodc_layer_step_bind(step, "mono_peers", reinterpret_cast<void *>(peers[1].table)),
                 label + ": step peers");
         require(monodc_layer_step_bind_rank(step, r), label + ": step rank");
+        for (const Item &item : items)
+          for (const auto &[region, rows] : gpu::nominalRows(item.kernel))
+            require(monodc_layer_step_set_rows(step, region.c_str(), rows), label + ": step rows");
       }
     }
   // Every rank at once, each on its stream: K1 then K2.

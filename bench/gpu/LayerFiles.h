@@ -5,6 +5,7 @@
 
 #include "monodc/runtime/LaunchInterface.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -38,7 +39,23 @@ inline std::string layerStem(const std::string &dir, const std::string &launch,
          std::to_string(tp) + ratioTag + ".grid" + std::to_string(layerGrid(tp));
 }
 
-/// A manifest file; throws, naming the file, when it cannot be read or parsed.
+/// The pages the harnesses give the KV caches (regions sized at launch):
+/// $LAYER_CACHE_PAGES where set, else the manifest's nominal count.
+inline int64_t cachePagesOverride() {
+  const char *pages = std::getenv("LAYER_CACHE_PAGES");
+  if (!pages || !*pages)
+    return 0;
+  const long long n = std::atoll(pages);
+  if (n < 1 || n > (1 << 19))
+    throw std::runtime_error(std::string("LAYER_CACHE_PAGES=") + pages +
+                             ": want 1 .. 524288 pages (slots stay below 2^24)");
+  return n;
+}
+
+/// A manifest file; throws, naming the file, when it cannot be read or
+/// parsed. Regions sized at launch take cachePagesOverride()'s rows, so
+/// every harness allocates, fills and passes that many; index inputs that
+/// count their rows scale their bounds with them.
 inline Manifest loadManifest(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -48,6 +65,15 @@ inline Manifest loadManifest(const std::string &path) {
   auto manifest = Manifest::parse(text.str());
   if (!manifest)
     throw std::runtime_error(path + ": " + manifest.message());
+  if (const int64_t pages = cachePagesOverride())
+    for (Region &r : manifest->arguments)
+      if (r.rowsAtLaunch) {
+        for (monodc::runtime::IndexSpec &index : manifest->indexBounds)
+          if (index.rowsOf == r.name)
+            index.bound = index.bound / r.rows * pages;
+        r.bytes = r.bytes / r.rows * pages;
+        r.rows = pages;
+      }
   return *manifest;
 }
 

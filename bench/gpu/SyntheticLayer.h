@@ -43,8 +43,8 @@ public:
   /// key at either ratio) and top-k rows in the first 1024 (written at any
   /// such position); a step's cache slots are distinct.
   void region(const Manifest &m, const Region &reg, CUdeviceptr p) {
-    for (const auto &[name, bound] : m.indexBounds)
-      if (name == reg.name) {
+    for (const monodc::runtime::IndexSpec &index : m.indexBounds)
+      if (const int64_t bound = index.bound; index.name == reg.name) {
         std::vector<float> v(size_t(reg.rows * reg.cols));
         const bool marksPads = reg.name == "slot_mapping" || reg.name == "positions";
         const size_t firstPad = size_t(std::max<int64_t>(reg.rows - padRows_, 0)) * reg.cols;

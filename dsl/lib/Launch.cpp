@@ -35,13 +35,14 @@ void Launch::report(const std::string &stage, const std::string &message) {
 }
 
 dsl::Region Launch::declare(const std::string &name, int kind, DType type,
-                       std::vector<int64_t> shape, int64_t indexBound) {
+                       std::vector<int64_t> shape, int64_t indexBound, Rows rows) {
   dsl::Region region;
   region.owner = this;
   region.regionName = name;
   region.type = type;
   region.extents = shape;
   region.bound = indexBound;
+  region.launchRows = rows == Rows::AtLaunch;
   auto regionKind = static_cast<mono::MemoryKind>(kind);
   region.isWritable = regionKind != mono::MemoryKind::Input &&
                       regionKind != mono::MemoryKind::Weight;
@@ -61,18 +62,27 @@ dsl::Region Launch::declare(const std::string &name, int kind, DType type,
                           "' needs one or two positive extents");
     return region;
   }
+  if (region.launchRows && shape.size() != 2) {
+    diagnostics.push_back("launch '" + launchName + "': region '" + name +
+                          "' is sized at launch, which needs two extents (rows, columns)");
+    return region;
+  }
   regionNames.push_back(name);
   auto launch = cast<mono::LaunchOp>(launchOp);
   OpBuilder builder = OpBuilder::atBlockEnd(&launch.getBodyBlock());
-  mono::RegionOp::create(builder, NameLoc::get(builder.getStringAttr(name)), name,
-                         regionKind, toMlirType(type, *mlirContext), shape,
-                         indexBound > 0 ? builder.getI64IntegerAttr(indexBound) : IntegerAttr(),
-                         SymbolRefAttr());
+  auto op = mono::RegionOp::create(
+      builder, NameLoc::get(builder.getStringAttr(name)), name, regionKind,
+      toMlirType(type, *mlirContext), shape,
+      indexBound > 0 ? builder.getI64IntegerAttr(indexBound) : IntegerAttr(), FlatSymbolRefAttr(),
+      SymbolRefAttr());
+  op.setRowsAtLaunch(region.launchRows);
   return region;
 }
 
-dsl::Region Launch::input(const std::string &name, DType type, std::vector<int64_t> shape) {
-  return declare(name, static_cast<int>(mono::MemoryKind::Input), type, std::move(shape));
+dsl::Region Launch::input(const std::string &name, DType type, std::vector<int64_t> shape,
+                          Rows rows) {
+  return declare(name, static_cast<int>(mono::MemoryKind::Input), type, std::move(shape), 0,
+                 rows);
 }
 dsl::Region Launch::indexInput(const std::string &name, std::vector<int64_t> shape,
                                int64_t bound, DType type) {
@@ -89,8 +99,10 @@ dsl::Region Launch::indexInput(const std::string &name, std::vector<int64_t> sha
   }
   return declare(name, static_cast<int>(mono::MemoryKind::Input), type, std::move(shape), bound);
 }
-dsl::Region Launch::output(const std::string &name, DType type, std::vector<int64_t> shape) {
-  return declare(name, static_cast<int>(mono::MemoryKind::Output), type, std::move(shape));
+dsl::Region Launch::output(const std::string &name, DType type, std::vector<int64_t> shape,
+                           Rows rows) {
+  return declare(name, static_cast<int>(mono::MemoryKind::Output), type, std::move(shape), 0,
+                 rows);
 }
 dsl::Region Launch::weight(const std::string &name, DType type, std::vector<int64_t> shape) {
   return declare(name, static_cast<int>(mono::MemoryKind::Weight), type, std::move(shape));
@@ -130,6 +142,20 @@ void Launch::handOver(const dsl::Region &input, const std::string &producer,
   op.setHandedFromAttr(SymbolRefAttr::get(
       StringAttr::get(context, producer),
       {FlatSymbolRefAttr::get(StringAttr::get(context, producerRegion))}));
+}
+
+void Launch::indexesRowsOf(const dsl::Region &index, const dsl::Region &target) {
+  auto op = dyn_cast_or_null<mono::RegionOp>(declaredRegion(index, "index input"));
+  if (!op || !declaredRegion(target, "indexed region"))
+    return;
+  if (!index.indexBound() || !target.rowsAtLaunch() || index.indexBound() % target.rows() != 0) {
+    diagnostics.push_back("launch '" + launchName + "': index input '" + index.name() +
+                          "' cannot count rows of '" + target.name() +
+                          "': it needs an index bound that is a multiple of the rows of a "
+                          "region sized at launch");
+    return;
+  }
+  op.setIndexesAttr(FlatSymbolRefAttr::get(mlirContext, target.name()));
 }
 
 void Launch::stepResult(const dsl::Region &output) {

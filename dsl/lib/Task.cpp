@@ -564,6 +564,15 @@ Tile Task::constant(float value, int64_t size) {
                                              builder.getF32FloatAttr(value)));
 }
 
+Tile Task::rowsOf(const Region &region) {
+  if (!checkRegion(region, "reads the rows of"))
+    return {};
+  if (!region.rowsAtLaunch())
+    return constant(float(region.rows()));
+  return Tile(this, mono::RegionRowsOp::create(builder, locOf(*this),
+                                               tileType(*this, 1, DType::F32), region.name()));
+}
+
 Tile Task::iota(Index start, int64_t size) {
   if (size < 1 || size > mono::kMaxIndexBound) {
     fail("iota of " + std::to_string(size) + " values; it counts 1 to 2^24 values");

@@ -248,7 +248,9 @@ monodc_error *monodc_kernel_argument_get(const monodc_kernel *kernel, size_t ind
                slot.format.c_str(),
                (region ? region->handedFromKernel : none).c_str(),
                (region ? region->handedFromRegion : none).c_str(),
-               region && region->stepResult ? 1 : 0};
+               region && region->stepResult ? 1 : 0,
+               region && region->rowsAtLaunch ? 1 : 0,
+               region && region->rows > 0 ? region->bytes / region->rows : 0};
   return nullptr;
 }
 
@@ -294,6 +296,13 @@ monodc_error *monodc_launcher_bind_rank(monodc_launcher *launcher, int rank) {
   if (!launcher)
     return toError("monodc_launcher_bind_rank: a null launcher");
   return check(launcher->launcher->bindRank(rank));
+}
+
+monodc_error *monodc_launcher_set_rows(monodc_launcher *launcher, const char *region,
+                                       int64_t rows) {
+  if (!launcher || !region)
+    return toError("monodc_launcher_set_rows: a null argument");
+  return check(launcher->launcher->setRows(region, rows));
 }
 
 monodc_error *monodc_launcher_launch(monodc_launcher *launcher, void *stream) {
@@ -465,6 +474,13 @@ monodc_error *monodc_layer_step_bind_rank(monodc_layer_step *step, int rank) {
   if (!step)
     return toError("monodc_layer_step_bind_rank: a null layer step");
   return check(step->step->bindRank(rank));
+}
+
+monodc_error *monodc_layer_step_set_rows(monodc_layer_step *step, const char *region,
+                                         int64_t rows) {
+  if (!step || !region)
+    return toError("monodc_layer_step_set_rows: a null argument");
+  return check(step->step->setRows(region, rows));
 }
 
 monodc_error *monodc_layer_step_run(monodc_layer_step *step, int64_t rows, void *stream) {

@@ -27,6 +27,13 @@ Status applyNotes(const KernelInfo &notes, ArgumentLayout &layout) {
       slot.offset = arg.offset;
       continue;
     }
+    if (slot.kind == "rows") {
+      if (arg.size != 8 || arg.valueKind != "by_value")
+        return makeError("argument " + std::to_string(i) + " (" + arg.name + ") of kernel " +
+                         notes.name + " is not the 8-byte row count of region " + slot.region);
+      slot.offset = arg.offset;
+      continue;
+    }
     if (arg.size != 8 || arg.valueKind != "global_buffer")
       return makeError("argument " + std::to_string(i) + " (" + arg.name + ") of kernel " +
                        notes.name + " is not a pointer");
@@ -62,13 +69,16 @@ Result<ArgumentLayout> monodc::runtime::layoutArguments(const LaunchInterface &i
     offset += slot.size;
     layout.slots.push_back(std::move(slot));
   };
-  for (const RegionSpec &region : interface.arguments)
-    add({region.name, region.kind, 0, 8, region.bytes, false, region.format});
-  add({kScratchArgument, "scratch", 0, 8, interface.scratchBytes, true, ""});
-  add({kEpochArgument, "epoch", 0, 8, interface.epochWords * 4, false, ""});
+  for (const RegionSpec &region : interface.arguments) {
+    add({region.name, region.kind, "", 0, 8, region.bytes, false, region.format});
+    if (region.rowsAtLaunch)
+      add({region.name + kRowsSuffix, "rows", region.name, 0, 8, 0, false, ""});
+  }
+  add({kScratchArgument, "scratch", "", 0, 8, interface.scratchBytes, true, ""});
+  add({kEpochArgument, "epoch", "", 0, 8, interface.epochWords * 4, false, ""});
   if (interface.peerSlotBytes > 0) {
-    add({kPeersArgument, "peers", 0, 8, interface.ranks * 8, false, ""});
-    add({kRankArgument, "rank", 0, 4, 0, false, ""});
+    add({kPeersArgument, "peers", "", 0, 8, interface.ranks * 8, false, ""});
+    add({kRankArgument, "rank", "", 0, 4, 0, false, ""});
   }
   layout.kernargBytes = offset;
   layout.workspaceBytes = interface.scratchBytes;
@@ -99,6 +109,17 @@ Result<std::vector<uint8_t>> monodc::runtime::packArguments(
         return makeError("argument '" + slot.name + "' lies outside the kernarg buffer");
       uint32_t rank = static_cast<uint32_t>(it->second);
       std::memcpy(buffer.data() + slot.offset, &rank, sizeof(rank));
+      continue;
+    }
+    if (slot.kind == "rows") {
+      auto it = bound.find(slot.name);
+      if (it == bound.end())
+        return makeError("the rows of region '" + slot.region +
+                         "' (given at each launch) are not set");
+      if (slot.offset < 0 || slot.offset + 8 > layout.kernargBytes)
+        return makeError("argument '" + slot.name + "' lies outside the kernarg buffer");
+      int64_t rows = static_cast<int64_t>(it->second);
+      std::memcpy(buffer.data() + slot.offset, &rows, sizeof(rows));
       continue;
     }
     uint64_t address = 0;

@@ -75,14 +75,18 @@ std::string LaunchInterface::text() const {
     printRegion(out, "arg", r);
   for (const RegionSpec &r : scratch)
     printRegion(out, "scratch", r);
-  for (const auto &[name, bound] : indexBounds)
-    out << "index " << name << " " << bound << "\n";
+  for (const IndexSpec &index : indexBounds)
+    out << "index " << index.name << " " << index.bound
+        << (index.rowsOf.empty() ? "" : " " + index.rowsOf) << "\n";
   for (const RegionSpec &r : arguments)
     if (!r.handedFromKernel.empty())
       out << "from " << r.name << " " << r.handedFromKernel << " " << r.handedFromRegion << "\n";
   for (const RegionSpec &r : arguments)
     if (r.stepResult)
       out << "result " << r.name << "\n";
+  for (const RegionSpec &r : arguments)
+    if (r.rowsAtLaunch)
+      out << "rows_at_launch " << r.name << "\n";
   return out.str();
 }
 
@@ -129,9 +133,16 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       ok = w.size() == 2 && toInt(w[1], ends) && (ends == 0 || ends == 1);
       result.endsStep = ends == 1;
     } else if (tag == "index") {
-      int64_t bound = 0;
-      ok = w.size() == 3 && toInt(w[2], bound) && bound > 0;
-      result.indexBounds.push_back({ok ? w[1] : "", bound});
+      // `index NAME BOUND [REGION]`: REGION an argument declared before.
+      IndexSpec index;
+      ok = (w.size() == 3 || w.size() == 4) && toInt(w[2], index.bound) && index.bound > 0;
+      if (ok && w.size() == 4) {
+        const RegionSpec *counted = result.argument(w[3]);
+        ok = counted && counted->rows > 0 && index.bound % counted->rows == 0;
+        index.rowsOf = w[3];
+      }
+      index.name = ok ? w[1] : "";
+      result.indexBounds.push_back(std::move(index));
     } else if (tag == "stage") {
       StageSpec s;
       ok = w.size() == 4 && toInt(w[1], s.index) && toInt(w[3], s.tasks);
@@ -145,9 +156,10 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       site.stage = ok ? w[2] : "";
       site.flags = ok ? w[3] : "";
       result.waits.push_back(std::move(site));
-    } else if (tag == "from" || tag == "result") {
-      // `from INPUT KERNEL OUTPUT`, `result OUTPUT`: a step's memory flow,
-      // about an argument the manifest declared before.
+    } else if (tag == "from" || tag == "result" || tag == "rows_at_launch") {
+      // `from INPUT KERNEL OUTPUT`, `result OUTPUT`: a step's memory flow;
+      // `rows_at_launch REGION`: rows the caller gives at each launch. About
+      // an argument the manifest declared before.
       auto arg = std::find_if(result.arguments.begin(), result.arguments.end(),
                               [&](const RegionSpec &r) { return w.size() > 1 && r.name == w[1]; });
       if (tag == "from") {
@@ -156,10 +168,15 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
           arg->handedFromKernel = w[2];
           arg->handedFromRegion = w[3];
         }
-      } else {
+      } else if (tag == "result") {
         ok = w.size() == 2 && arg != result.arguments.end() && arg->kind == "output";
         if (ok)
           arg->stepResult = true;
+      } else {
+        ok = w.size() == 2 && arg != result.arguments.end() &&
+             (arg->kind == "input" || arg->kind == "output") && !arg->rowsAtLaunch;
+        if (ok)
+          arg->rowsAtLaunch = true;
       }
     } else if (tag == "arg" || tag == "scratch") {
       RegionSpec r;
@@ -170,7 +187,7 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
                        ": unknown line '" + line +
                        "' (known: kernel, grid, block, rows, scratch_bytes, epoch_words, "
                        "step_tag, ends_step, dynamic_shared_bytes, ranks, peer_slot_bytes, stage, wait, "
-                       "arg, index, scratch, from, result)");
+                       "arg, index, scratch, from, result, rows_at_launch)");
     }
     if (!ok)
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +

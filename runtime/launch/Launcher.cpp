@@ -73,6 +73,9 @@ Status Launcher::bind(const std::string &region, void *devicePointer) {
     return makeError("the " + region + " buffer belongs to the launcher and cannot be bound");
   if (slot->kind == "rank")
     return makeError("the rank (" + region + ") is a number, not memory: bind it with bindRank");
+  if (slot->kind == "rows")
+    return makeError("'" + region + "' is the row count of region '" + slot->region +
+                     "', a number, not memory: set it with setRows");
   if (!devicePointer)
     return makeError("region '" + region + "' cannot be bound to a null pointer");
   bound_[region] = reinterpret_cast<uint64_t>(devicePointer);
@@ -87,6 +90,29 @@ Status Launcher::bindRank(int rank) {
     return makeError("rank " + std::to_string(rank) + " is not one of kernel " +
                      interface_.kernelName + "'s ranks 0.." + std::to_string(interface_.ranks - 1));
   bound_[kRankArgument] = static_cast<uint64_t>(rank);
+  return Status::success();
+}
+
+Status Launcher::setRows(const std::string &region, int64_t rows) {
+  const RegionSpec *spec = interface_.argument(region);
+  if (!spec)
+    return makeError("kernel " + interface_.kernelName + " has no region '" + region + "'");
+  if (!spec->rowsAtLaunch)
+    return makeError("region '" + region + "' of kernel " + interface_.kernelName + " has " +
+                     std::to_string(spec->rows) + " rows fixed when it was built; only a "
+                     "region sized at launch takes its rows from the caller");
+  if (rows < 1 || rows > kMaxLaunchRows)
+    return makeError("region '" + region + "' of kernel " + interface_.kernelName + " cannot have " +
+                     std::to_string(rows) + " rows (1 .. " + std::to_string(kMaxLaunchRows) + ")");
+  // The indices that count its rows stay exact in the kernels' f32.
+  for (const IndexSpec &index : interface_.indexBounds)
+    if (index.rowsOf == region && rows > kMaxLaunchRows / (index.bound / spec->rows))
+      return makeError("region '" + region + "' of kernel " + interface_.kernelName +
+                       " cannot have " + std::to_string(rows) + " rows: its index input '" +
+                       index.name + "' counts " + std::to_string(index.bound / spec->rows) +
+                       " a row, and " + std::to_string(rows * (index.bound / spec->rows)) +
+                       " is past 2^24");
+  bound_[region + kRowsSuffix] = static_cast<uint64_t>(rows);
   return Status::success();
 }
 

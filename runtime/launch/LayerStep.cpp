@@ -167,7 +167,7 @@ Status LayerStep::prepare() {
         const RegionSpec *source = (*producer)->interface().argument(region.handedFromRegion);
         if (!source || source->kind != "output" || source->format != region.format ||
             source->rows != region.rows || source->cols != region.cols ||
-            source->bytes != region.bytes)
+            source->bytes != region.bytes || source->rowsAtLaunch != region.rowsAtLaunch)
           return makeError("kernel " + launch.kernelName + "'s input '" + region.name + "' (" +
                            shapeOf(region) + ") is handed from kernel " +
                            region.handedFromKernel + "'s output '" + region.handedFromRegion +
@@ -195,6 +195,21 @@ Status LayerStep::prepare() {
     if (internal_.count(name))
       return makeError("region '" + name + "' is bound by the caller in kernel " +
                        region.second + " and lives inside the step in another launch");
+  return Status::success();
+}
+
+Status LayerStep::setRows(const std::string &region, int64_t rows) {
+  bool found = false;
+  for (Width &width : widths_)
+    for (auto &launcher : width.launches)
+      for (const RegionSpec &spec : launcher->interface().arguments)
+        if (spec.name == region || (spec.handedFromRegion == region && spec.rowsAtLaunch)) {
+          if (Status s = launcher->setRows(spec.name, rows); !s)
+            return s;
+          found = true;
+        }
+  if (!found)
+    return makeError("no launch of this layer step has a region '" + region + "'");
   return Status::success();
 }
 

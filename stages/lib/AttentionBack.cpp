@@ -38,9 +38,10 @@ AttentionBackRegions monodc::stages::declareAttentionBack(Launch &launch, const 
   r.positions = declarePositions(launch, c);
   r.slotMapping = declareSlotMapping(launch, c);
   r.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
-  r.windowCache = launch.input("kv_cache", byte, {c.kvCachePages, c.kvPageBytes()});
-  r.compressedCache = launch.input("compressed_cache", byte, {c.kvCachePages, c.kvPageBytes()});
-  r.keyTables = declareKeyTables(launch, c);
+  r.windowCache = declareCache(launch, c, "kv_cache", CacheUse::Read);
+  r.compressedCache = declareCache(launch, c, "compressed_cache", CacheUse::Read);
+  r.keyTables = declareKeyTables(launch, c, r.windowCache, r.compressedCache);
+  launch.indexesRowsOf(r.slotMapping, r.windowCache);
   r.sinks = launch.weight("attn_sink", f32, {heads});
   r.windowState = declareChunkState(launch, c, heads, "window", c.windowKeys);
   r.compressedState = declareChunkState(launch, c, heads, "compressed", c.compressedKeys);
@@ -95,14 +96,14 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   const int64_t groups = heads / c.headsPerGroup, hpg = c.headsPerGroup;
   addChunks(launch, c, heads, "back.window", r.q, r.windowCache, c.windowKeys,
             [&](Task &t, Index token, Index first, int64_t count) {
-              return windowKeySlots(t, c, r.positions, r.slotMapping, r.keyTables, token, first,
-                                    count);
+              return windowKeySlots(t, c, r.positions, r.slotMapping, r.keyTables, r.windowCache,
+                                    token, first, count);
             },
             r.windowState);
   addChunks(launch, c, heads, "back.compressed", r.q, r.compressedCache, c.compressedKeys,
             [&](Task &t, Index token, Index first, int64_t count) {
               return compressedKeySlots(t, c, ratio, r.positions, r.slotMapping, r.keyTables,
-                                        token, first, count);
+                                        r.compressedCache, token, first, count);
             },
             r.compressedState);
 

@@ -93,7 +93,10 @@ void monodc::stages::addKvInsert(Launch &launch, const ModelConfig &config,
   const int64_t nope = config.kvNope(), groups = nope / ModelConfig::kKvGroup;
   const int64_t pageTokens = ModelConfig::kKvPageTokens;
   launch.stage("front.kv_insert", launch.options().rows, [&](Task &t) {
-    Index slot = t.toIndex(t.load(r.slots, t.id(), 0, 1));
+    // A slot past the cache the caller gave is skipped as a pad row's is.
+    Tile given = t.load(r.slots, t.id(), 0, 1);
+    Index slot = t.toIndex(selectLess(given, t.rowsOf(r.cache) * float(pageTokens), given,
+                                      t.constant(-1.0f)));
     Index page = slot / pageTokens, inPage = slot % pageTokens;
     Tile k = t.loadRow(r.k, t.id());
     Mxfp8Tile q = t.quantizeMxfp8(k.slice(0, nope).to(f32), Mxfp8Flavour::KvRecord);

@@ -45,7 +45,8 @@ FrontRegions declareFront(Launch &launch, const ModelConfig &c, const Region &xq
   f.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
   f.k = launch.output("k", bf16, {rows, c.kvDim});
   f.slots = declareSlotMapping(launch, c);
-  f.cache = launch.output("kv_cache", byte, {c.kvCachePages, c.kvPageBytes()});
+  f.cache = declareCache(launch, c, "kv_cache", CacheUse::Written);
+  launch.indexesRowsOf(f.slots, f.cache);
   return f;
 }
 

@@ -27,6 +27,10 @@ struct FakeHip : monodc::testing::FakeHipLog {
     const ArgumentSlot *slot = kernel.arguments.slot(name);
     return slot ? pointerAt(launch, slot->offset) : nullptr;
   }
+  /// An 8-byte value argument (a region's rows given at launch).
+  int64_t value(int launch, const Kernel &kernel, const std::string &name) const {
+    return reinterpret_cast<intptr_t>(pointer(launch, kernel, name));
+  }
 };
 
 Kernel build(Compiler &compiler, const std::string &launch, int64_t ratio) {
@@ -79,8 +83,23 @@ TEST(LayerStepKernels, K1AndK2FormAStepAndTheFfnLaunchAnother) {
   ASSERT_TRUE(layer.ok()) << layer.message();
   std::list<std::vector<char>> buffers;
   bindCallerRegions(**layer, {&k1, &k2}, buffers);
+  // The caches' pages are the engine's, given at launch: nothing runs until
+  // they are set; a fixed region and a count outside 1..2^24 are refused.
+  EXPECT_NE((*layer)->run(6, nullptr).message().find("kv_cache.rows"), std::string::npos);
+  EXPECT_EQ(fake.launches(), 0);
+  EXPECT_NE((*layer)->setRows("x", 8).message().find("fixed when it was built"),
+            std::string::npos);
+  EXPECT_NE((*layer)->setRows("kv_cache", 0).message().find("cannot have 0 rows"),
+            std::string::npos);
+  EXPECT_NE((*layer)->setRows("pages", 8).message().find("no launch"), std::string::npos);
+  ASSERT_TRUE((*layer)->setRows("kv_cache", 5000).ok());
+  ASSERT_TRUE((*layer)->setRows("compressed_cache", 7000).ok());
   ASSERT_TRUE((*layer)->run(6, nullptr).ok());
   ASSERT_EQ(fake.launches(), 2);
+  // K1 writes the cache K2 reads: both take its pages.
+  EXPECT_EQ(fake.value(0, k1, "kv_cache.rows"), 5000);
+  EXPECT_EQ(fake.value(1, k2, "kv_cache.rows"), 5000);
+  EXPECT_EQ(fake.value(1, k2, "compressed_cache.rows"), 7000);
   EXPECT_EQ(fake.kernel(0), "mono_k1");
   EXPECT_EQ(fake.kernel(1), "mono_k2");
   for (auto [input, output] : std::vector<std::pair<std::string, std::string>>{

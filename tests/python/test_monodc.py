@@ -164,7 +164,17 @@ class KernelsAndLaunches(unittest.TestCase):
         step.bind("x", FakeTensor("bfloat16", (6, 32), 2))
         step.bind("w1", FakeTensor("bfloat16", (32,), 2))
         step.bind("w2", FakeTensor("bfloat16", (32,), 2))
-        step.bind("cache", FakeTensor("uint8", (128,), 1))
+        # The cache's pages are the engine's: any whole number of 32-byte
+        # rows, given to every launch by binding it.
+        cache = widths[1][1].argument("cache")
+        self.assertEqual((cache.rows_at_launch, cache.row_bytes), (True, 32))
+        self.assertFalse(widths[1][1].argument("cache.rows").caller_binds_in_step)
+        with self.assertRaisesRegex(monodc.Error, "bind 'cache' of a layer step: a tensor of 100 "
+                                    "bytes \\(shape \\(100,\\)\\) for a region of rows of 32 bytes"):
+            step.bind("cache", FakeTensor("uint8", (100,), 1))
+        step.bind("cache", FakeTensor("uint8", (1000, 32), 1))
+        with self.assertRaisesRegex(monodc.Error, "cannot have 0 rows"):
+            step.set_rows("cache", 0)
         with self.assertRaisesRegex(monodc.Error, "kernel mono_k2 of the step of 6 rows has unbound "
                                     "arguments: y"):
             step.run(6, stream=0)

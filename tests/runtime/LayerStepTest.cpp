@@ -59,9 +59,9 @@ struct Rig {
   }
 };
 
-// Argument indices (pointers in manifest order): K1 x 0, w1 1, cache 2, q 3,
-// h 4, scratch 5, epoch 6; K2 q 0, cache 1, x 2, w2 3, y 4, t 5, scratch 6,
-// epoch 7.
+// Argument indices (8 bytes each, in manifest order): K1 x 0, w1 1, cache 2,
+// its rows 3, q 4, h 5, scratch 6, epoch 7; K2 q 0, cache 1, its rows 2, x 3,
+// w2 4, y 5, t 6, scratch 7, epoch 8.
 TEST(LayerStep, RunsK1ThenK2WithWhatK1HandsOver) {
   Rig rig;
   auto step = rig.step({{sampleK1(6), sampleK2(6)}, {sampleK1(2), sampleK2(2)}});
@@ -72,8 +72,12 @@ TEST(LayerStep, RunsK1ThenK2WithWhatK1HandsOver) {
   for (auto [name, buffer] : {std::pair<const char *, char *>{"x", x}, {"w1", w1}, {"w2", w2}})
     ASSERT_TRUE(s.bind(name, buffer).ok()) << name;
   EXPECT_EQ(s.run(6, nullptr).message(),
-            "kernel mono_k1 of the step of 6 rows has unbound arguments: cache");
+            "kernel mono_k1 of the step of 6 rows has unbound arguments: cache, cache.rows");
   ASSERT_TRUE(s.bind("cache", cache).ok());
+  // The cache's rows are the caller's, given at launch, to every launch.
+  EXPECT_NE(s.bind("cache.rows", cache).message().find("set it with setRows"), std::string::npos);
+  EXPECT_NE(s.setRows("x", 4).message().find("fixed when it was built"), std::string::npos);
+  ASSERT_TRUE(s.setRows("cache", 4).ok());
   EXPECT_EQ(s.run(6, nullptr).message(),
             "kernel mono_k2 of the step of 6 rows has unbound arguments: y");
   EXPECT_EQ(rig.fake.launches(), 0) << "a step that cannot run whole launches nothing";
@@ -84,27 +88,29 @@ TEST(LayerStep, RunsK1ThenK2WithWhatK1HandsOver) {
   EXPECT_EQ(rig.fake.kernel(0), "mono_k1");
   EXPECT_EQ(rig.fake.kernel(1), "mono_k2");
   EXPECT_EQ(rig.fake.pointer(0, 0), x);
-  EXPECT_EQ(rig.fake.pointer(1, 2), x) << "one name, one tensor for both launches";
+  EXPECT_EQ(rig.fake.pointer(1, 3), x) << "one name, one tensor for both launches";
   EXPECT_EQ(rig.fake.pointer(0, 2), cache);
   EXPECT_EQ(rig.fake.pointer(1, 1), cache) << "K2 reads the cache K1 wrote";
-  void *q6 = rig.fake.pointer(0, 3);
+  EXPECT_EQ(reinterpret_cast<intptr_t>(rig.fake.pointer(0, 3)), 4);
+  EXPECT_EQ(reinterpret_cast<intptr_t>(rig.fake.pointer(1, 2)), 4) << "K2 reads K1's rows";
+  void *q6 = rig.fake.pointer(0, 4);
   ASSERT_NE(q6, nullptr);
   EXPECT_EQ(rig.fake.pointer(1, 0), q6) << "K2's q is K1's q";
-  EXPECT_NE(rig.fake.pointer(0, 4), nullptr) << "K1's step-internal h has a buffer";
-  EXPECT_NE(rig.fake.pointer(0, 4), q6);
-  EXPECT_EQ(rig.fake.pointer(1, 4), y);
-  void *epoch = rig.fake.pointer(0, 6);
+  EXPECT_NE(rig.fake.pointer(0, 5), nullptr) << "K1's step-internal h has a buffer";
+  EXPECT_NE(rig.fake.pointer(0, 5), q6);
+  EXPECT_EQ(rig.fake.pointer(1, 5), y);
+  void *epoch = rig.fake.pointer(0, 7);
   EXPECT_NE(epoch, nullptr);
-  EXPECT_EQ(rig.fake.pointer(1, 7), epoch) << "one epoch buffer for the step";
-  EXPECT_NE(rig.fake.pointer(0, 5), rig.fake.pointer(1, 6)) << "each kernel its own scratch";
-  EXPECT_EQ(static_cast<unsigned char *>(rig.fake.pointer(0, 5))[0], 0) << "zeroed";
+  EXPECT_EQ(rig.fake.pointer(1, 8), epoch) << "one epoch buffer for the step";
+  EXPECT_NE(rig.fake.pointer(0, 6), rig.fake.pointer(1, 7)) << "each kernel its own scratch";
+  EXPECT_EQ(static_cast<unsigned char *>(rig.fake.pointer(0, 6))[0], 0) << "zeroed";
 
   ASSERT_TRUE(s.run(2, nullptr).ok());
   ASSERT_EQ(rig.fake.launches(), 4);
   EXPECT_EQ(rig.fake.pointer(2, 0), x) << "a row input bound once serves every width";
-  EXPECT_NE(rig.fake.pointer(2, 3), q6) << "each width its own hand-over";
-  EXPECT_EQ(rig.fake.pointer(3, 0), rig.fake.pointer(2, 3));
-  EXPECT_EQ(rig.fake.pointer(3, 7), epoch) << "every width shares the epoch buffer";
+  EXPECT_NE(rig.fake.pointer(2, 4), q6) << "each width its own hand-over";
+  EXPECT_EQ(rig.fake.pointer(3, 0), rig.fake.pointer(2, 4));
+  EXPECT_EQ(rig.fake.pointer(3, 8), epoch) << "every width shares the epoch buffer";
 
   EXPECT_EQ(s.run(3, nullptr).message(), "this layer step has no step width of 3 rows (its widths: 2, 6)");
   EXPECT_NE(s.bind("q", x).message().find("region 'q' belongs to the layer step"), std::string::npos);
@@ -125,16 +131,18 @@ TEST(LayerStep, TheLayersOfARankShareTheEpochAndTheStepInternalBuffers) {
     for (const char *name : {"x", "w1", "w2"})
       ASSERT_TRUE(s->bind(name, name[0] == 'x' ? x : w).ok());
     ASSERT_TRUE(s->bind("cache", cache[s == second->get()]).ok());
+    ASSERT_TRUE(s->setRows("cache", s == second->get() ? 3 : 4).ok());
     ASSERT_TRUE(s->bind("y", y).ok());
     ASSERT_TRUE(s->run(6, nullptr).ok());
   }
   ASSERT_EQ(rig.fake.launches(), 4);
-  EXPECT_EQ(rig.fake.pointer(2, 6), rig.fake.pointer(0, 6)) << "one epoch buffer a rank";
-  EXPECT_EQ(rig.fake.pointer(2, 3), rig.fake.pointer(0, 3)) << "K1's q, dead after its step";
+  EXPECT_EQ(rig.fake.pointer(2, 7), rig.fake.pointer(0, 7)) << "one epoch buffer a rank";
+  EXPECT_EQ(rig.fake.pointer(2, 4), rig.fake.pointer(0, 4)) << "K1's q, dead after its step";
   EXPECT_EQ(rig.fake.pointer(3, 1), cache[1]) << "each layer its own cache";
+  EXPECT_EQ(reinterpret_cast<intptr_t>(rig.fake.pointer(3, 2)), 3) << "and its own rows";
   EXPECT_EQ(rig.memory->epochWords(), 270);
-  EXPECT_EQ(rig.fake.pointer(2, 5), rig.fake.pointer(0, 5)) << "K1's scratch, one for both layers";
-  EXPECT_EQ(rig.fake.pointer(3, 6), rig.fake.pointer(1, 6)) << "K2's scratch, one for both layers";
+  EXPECT_EQ(rig.fake.pointer(2, 6), rig.fake.pointer(0, 6)) << "K1's scratch, one for both layers";
+  EXPECT_EQ(rig.fake.pointer(3, 7), rig.fake.pointer(1, 7)) << "K2's scratch, one for both layers";
   EXPECT_EQ(rig.memory->internalBytes(), 3 * 6 * 64 + 2 * 512)
       << "q, h and t, and K1's and K2's scratch, once for both layers";
 }

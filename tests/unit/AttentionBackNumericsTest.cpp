@@ -72,8 +72,11 @@ struct BackOutputs {
 
 /// The attention back built for compress ratio `ratio` (the step's unless
 /// given) on the simulator.
+/// `pagesAtLaunch` (> 0): the caches' pages given at launch, the first
+/// that many of the step's; else the step's own.
 BackOutputs simulateBack(const stages::ModelConfig &c, int tp, const BackInputs &in,
-                         const sim::Schedule &schedule = {}, int ratio = -1) {
+                         const sim::Schedule &schedule = {}, int ratio = -1,
+                         int pagesAtLaunch = 0) {
   mlir::MLIRContext ctx;
   auto module = monodc::testing::buildFusedLaunch(ctx, "attention_back", c, in.rows, tp,
                                                   /*grid=*/32,
@@ -82,12 +85,20 @@ BackOutputs simulateBack(const stages::ModelConfig &c, int tp, const BackInputs 
     return {};
   auto launch = monodc::testing::launchOf(*module);
   sim::LaunchMemory memory(launch);
+  // The caches are the engine's: the launch takes their pages as given.
+  const int pages = pagesAtLaunch > 0 ? pagesAtLaunch : in.dims.cachePages;
+  const size_t cacheBytes = size_t(pages) * c.kvPageBytes();
+  for (const char *cache : {"kv_cache", "compressed_cache"})
+    EXPECT_FALSE(static_cast<bool>(memory.setRows(cache, pages)));
   setValues(memory, "q", in.q);
   setValues(memory, "positions", in.step.positions);
   setValues(memory, "slot_mapping", in.step.slots);
   setValues(memory, "cos_sin", in.cosSin);
-  setBytes(memory, "kv_cache", in.step.window.bytes);
-  setBytes(memory, "compressed_cache", in.step.compressed.bytes);
+  auto firstPages = [&](const std::vector<uint8_t> &bytes) {
+    return std::vector<uint8_t>(bytes.begin(), bytes.begin() + cacheBytes);
+  };
+  setBytes(memory, "kv_cache", firstPages(in.step.window.bytes));
+  setBytes(memory, "compressed_cache", firstPages(in.step.compressed.bytes));
   setValues(memory, "block_table", in.step.blockTables);
   setValues(memory, "compressed_block_table", in.step.compressedBlockTables);
   setValues(memory, "index_topk", in.step.topk);
@@ -176,6 +187,27 @@ TEST(AttentionBackNumerics, EntriesOutsideTheCacheOrNotYetWrittenAreMasked) {
   const BackOutputs want = referenceBack(c, bad);
   expectWithinBounds(simulateBack(c, 2, bad).o, want.o, "attention o");
   EXPECT_FALSE(ref::withinStageBounds(ref::compare(referenceBack(c, in).o, want.o)));
+}
+
+// The caches are sized by the serving engine, not by the build: a launch
+// built for the config's 64 pages reads keys on pages past them when given
+// 200 (the step's tables name pages up to 199), within bounds of the
+// reference; given only the first 150, the keys on the others are masked
+// and o moves out of bounds.
+TEST(AttentionBackNumerics, ACacheSizedAtLaunchServesPagesPastTheBuildsCount) {
+  const auto c = stages::tinyConfig();
+  stages::ModelConfig engine = c;
+  engine.kvCachePages = 200;
+  BackInputs in = makeBackInputs(engine, 6, 2, 97u);
+  ASSERT_EQ(c.kvCachePages, 64);
+  const int most = int(*std::max_element(in.step.blockTables.begin(), in.step.blockTables.end()));
+  ASSERT_GE(most, 150) << "the step's tables name pages past the build's and past 150";
+  const BackOutputs want = referenceBack(c, in);
+  const BackOutputs got = simulateBack(c, 2, in);
+  expectWithinBounds(got.o, want.o, "attention o");
+  expectWithinBounds(got.partial, want.partial, "wo_b partial");
+  const BackOutputs fewer = simulateBack(c, 2, in, {}, -1, /*pagesAtLaunch=*/150);
+  EXPECT_FALSE(ref::withinStageBounds(ref::compare(fewer.o, want.o)));
 }
 
 TEST(AttentionBackNumerics, SchedulesGiveBitIdenticalOutputs) {

@@ -81,13 +81,15 @@ FrontOutputs readFrontOutputs(const sim::LaunchMemory &memory) {
 }
 
 FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontInputs &in,
-                           const sim::Schedule &schedule) {
+                           const sim::Schedule &schedule, const stages::ModelConfig *built) {
   mlir::MLIRContext ctx;
-  auto module = monodc::testing::buildFusedLaunch(ctx, "attention_front", c, rows);
+  auto module = monodc::testing::buildFusedLaunch(ctx, "attention_front", built ? *built : c, rows);
   if (!module)
     return {};
   auto launch = monodc::testing::launchOf(*module);
   sim::LaunchMemory memory(launch);
+  // The cache is the engine's: the launch takes its pages as given.
+  EXPECT_FALSE(static_cast<bool>(memory.setRows("kv_cache", c.kvCachePages)));
   loadFrontInputs(memory, in);
   auto run = sim::simulate(launch, memory, schedule);
   EXPECT_TRUE(succeeded(run) && !run->deadlock) << (succeeded(run) ? run->describe() : "");

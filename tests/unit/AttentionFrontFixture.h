@@ -30,9 +30,11 @@ FrontInputs makeFrontInputs(const stages::ModelConfig &c, int rows, unsigned see
 /// Writes the inputs and weights into a launch's memory.
 void loadFrontInputs(sim::LaunchMemory &memory, const FrontInputs &in);
 FrontOutputs readFrontOutputs(const sim::LaunchMemory &memory);
-/// Builds the attention front, runs the fusion passes, simulates it.
+/// Builds the attention front (for `built`, else `c`), runs the fusion
+/// passes, simulates it with a cache of c.kvCachePages pages (the engine's).
 FrontOutputs simulateFront(const stages::ModelConfig &c, int rows, const FrontInputs &in,
-                           const sim::Schedule &schedule = {});
+                           const sim::Schedule &schedule = {},
+                           const stages::ModelConfig *built = nullptr);
 /// The cache after the reference inserts keys k at the input's slots.
 std::vector<uint8_t> referenceCache(const stages::ModelConfig &c, int rows, const FrontInputs &in,
                                     const std::vector<float> &k);

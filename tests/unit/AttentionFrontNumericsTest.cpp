@@ -163,6 +163,29 @@ std::vector<float> edgeKeys(const stages::ModelConfig &c, int rows) {
 
 } // namespace
 
+// The cache is sized by the serving engine, not by the build: a launch built
+// for the config's 64 pages, given 200, writes keys on pages past 64 (every
+// byte as the reference's insert), and skips a slot past the 200 pages as a
+// pad row's, writing nothing outside the cache.
+TEST(KvInsertNumerics, ACacheSizedAtLaunchTakesSlotsPastTheBuildsPages) {
+  const auto built = stages::tinyConfig();
+  stages::ModelConfig engine = built;
+  engine.kvCachePages = 200;
+  const int rows = 6;
+  FrontInputs in = makeFrontInputs(engine, rows, 404u);
+  const int64_t slots = engine.kvCachePages * engine.kKvPageTokens;
+  in.slots = {4100.0f, -1.0f, float(slots - 1), 70.0f, float(slots + 3), 5000.0f};
+  const FrontOutputs got = simulateFront(engine, rows, in, {}, &built);
+  FrontInputs skipped = in;
+  skipped.slots[4] = -1.0f;
+  EXPECT_TRUE(got.cache == referenceCache(engine, rows, skipped, got.k)) << "KV cache differs";
+  // Read as the build's 64 pages, the records past them would be lost.
+  EXPECT_FALSE(got.cache == in.cacheBefore);
+  const size_t page64 = size_t(64) * engine.kvPageBytes();
+  EXPECT_FALSE(std::equal(got.cache.begin() + page64, got.cache.end(), in.cacheBefore.begin() + page64))
+      << "keys on pages past the build's 64";
+}
+
 TEST(KvInsertNumerics, EdgeKeysAreRecordedExactly) {
   for (const auto &c : {stages::tinyConfig(), stages::dsv41Config()}) {
     SCOPED_TRACE(c.name);

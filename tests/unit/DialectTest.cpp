@@ -31,9 +31,9 @@ Built buildNormLaunch(MLIRContext &ctx, Type storeType) {
                                 b.getI64IntegerAttr(2));
   b.setInsertionPointToStart(&out.launch.getBody().emplaceBlock());
   RegionOp::create(b, loc, "x", monodc::mono::MemoryKind::Input, b.getBF16Type(), ArrayRef<int64_t>{2, 64},
-                   IntegerAttr(), SymbolRefAttr());
+                   IntegerAttr(), FlatSymbolRefAttr(), SymbolRefAttr());
   RegionOp::create(b, loc, "y", monodc::mono::MemoryKind::Output, storeType, ArrayRef<int64_t>{2, 64},
-                   IntegerAttr(), SymbolRefAttr());
+                   IntegerAttr(), FlatSymbolRefAttr(), SymbolRefAttr());
   auto stage = StageOp::create(b, loc, b.getStringAttr("s"), b.getI64IntegerAttr(2));
   Block &body = stage.getBody().emplaceBlock();
   Value t = body.addArgument(b.getIndexType(), loc);

@@ -394,6 +394,10 @@ private:
       id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
     return id;
   }
+  /// The row count of a region sized at launch: an argument after its pointer.
+  static std::string rowsArgumentName(llvm::StringRef name) {
+    return argumentName(name) + "_rows";
+  }
   void declareTile(Value v, llvm::StringRef name) {
     os << "    float " << name << "[" << slotsOf(v) << "] = {};\n";
   }
@@ -535,6 +539,8 @@ void LaunchPrinter::printKernelParameters(llvm::function_ref<bool(RegionOp)> pas
       continue;
     os << (region.isWritable() ? "void *" : "const void *") << "__restrict__ "
        << argumentName(region.getSymName()) << ", ";
+    if (region.getRowsAtLaunch())
+      os << "const mono_i64 " << rowsArgumentName(region.getSymName()) << ", ";
   }
   os << "mono_u8 *mono_scratch, mono_u32 *mono_epoch";
   if (peerSlotBytes() > 0)
@@ -574,9 +580,13 @@ LogicalResult LaunchPrinter::printStageFunction(StageOp stage, int index, std::s
   os << body << "}\n";
   llvm::raw_string_ostream args(call);
   args << name << "(";
-  for (RegionOp region : argumentRegions())
-    if (used(region))
-      args << argumentName(region.getSymName()) << ", ";
+  for (RegionOp region : argumentRegions()) {
+    if (!used(region))
+      continue;
+    args << argumentName(region.getSymName()) << ", ";
+    if (region.getRowsAtLaunch())
+      args << rowsArgumentName(region.getSymName()) << ", ";
+  }
   args << "mono_scratch, mono_epoch";
   if (peerSlotBytes() > 0)
     args << ", mono_peers, mono_rank";
@@ -747,6 +757,15 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         openSlotLoop(c.getResult());
         os << "      " << name << "[s] = "
            << llvm::formatv("{0:e9}", c.getValue().convertToFloat()) << "f;\n    }\n";
+        return success();
+      })
+      .Case<RegionRowsOp>([&](RegionRowsOp rows) {
+        std::string name = define(rows.getResult(), "t");
+        declareTile(rows.getResult(), name);
+        openSlotLoop(rows.getResult());
+        usedArguments.insert(rows.getRegion());
+        os << "      " << name << "[s] = (float)" << rowsArgumentName(rows.getRegion())
+           << ";\n    }\n";
         return success();
       })
       .Case<IotaOp>([&](IotaOp iota) {
@@ -1189,12 +1208,14 @@ std::string emit::kernelManifest(LaunchOp launch) {
       continue;
     }
     if (auto bound = region.getIndexBound())
-      m.indexBounds.push_back({spec.name, *bound});
+      m.indexBounds.push_back({spec.name, static_cast<int64_t>(*bound),
+                               region.getIndexes() ? region.getIndexes()->str() : ""});
     if (auto from = region.getHandedFromAttr()) {
       spec.handedFromKernel = kernelName(from.getRootReference());
       spec.handedFromRegion = from.getLeafReference().str();
     }
     spec.stepResult = region.getStepResult();
+    spec.rowsAtLaunch = region.getRowsAtLaunch();
     m.arguments.push_back(std::move(spec));
   }
   return m.text();

@@ -3,6 +3,8 @@
 
 #include "monodc/formats/NumberFormats.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -116,6 +118,8 @@ LaunchMemory::LaunchMemory(mono::LaunchOp launch) {
     regions.emplace(name, std::move(storage));
     if (region.getKind() == mono::MemoryKind::Scratch)
       scratchRegions.push_back(name);
+    if (region.getRowsAtLaunch())
+      launchSized.push_back(name);
     if (!region.isWritable())
       readOnlyRegions.push_back(name);
     else
@@ -149,13 +153,25 @@ llvm::Error LaunchMemory::share(const std::string &name,
                                 std::shared_ptr<RegionStorage> shared) {
   if (!has(name))
     return llvm::createStringError("the launch has no region '%s'", name.c_str());
-  if (shared->bytes.size() != region(name).bytes.size())
+  const bool sizedAtLaunch = llvm::is_contained(launchSized, name);
+  if (sizedAtLaunch ? shared->cols != region(name).cols
+                    : shared->bytes.size() != region(name).bytes.size())
     return llvm::createStringError("region '%s' holds %zu bytes, the shared one %zu",
                                    name.c_str(), region(name).bytes.size(),
                                    shared->bytes.size());
   byIndex[indexOf.at(name)] = shared;
   regions[name] = std::move(shared);
   return llvm::Error::success();
+}
+
+llvm::Error LaunchMemory::setRows(const std::string &name, int64_t rows) {
+  if (!llvm::is_contained(launchSized, name))
+    return llvm::createStringError("region '%s' is not sized at launch", name.c_str());
+  if (rows < 1 || rows > mono::kMaxIndexBound)
+    return llvm::createStringError("region '%s' cannot have %lld rows", name.c_str(),
+                                   static_cast<long long>(rows));
+  const RegionStorage &old = region(name);
+  return share(name, std::make_shared<RegionStorage>(old.elementType, rows, old.cols));
 }
 
 void LaunchMemory::zeroWritable() {

@@ -231,6 +231,8 @@ struct monodc::sim::PreparedLaunch::Plan {
     bool holdsBytes = false;
     bool writable = false; ///< inputs and weights are not (the verifier's rule)
     StringRef name;
+    /// Its rows are the memory's (the caller's count), not `rows`.
+    bool rowsAtLaunch = false;
   };
 
   LaunchOp launch;
@@ -311,6 +313,10 @@ private:
     return {t.data(), t.size()};
   }
   int64_t sizeOf(Value v) { return tileSize(v); }
+  /// A region's rows at this launch.
+  int64_t rowsOf(const RegionInfo &region) const {
+    return region.rowsAtLaunch ? memory.region(region.index).rows : region.rows;
+  }
   FailureOr<int64_t> window(Operation *op, const RegionInfo &region, Value row, Value col,
                             int64_t size);
 
@@ -449,10 +455,11 @@ LogicalResult TaskInterpreter::skipRest(StageOp stage, SkipUnlessOp skip, bool s
 FailureOr<int64_t> TaskInterpreter::window(Operation *op, const RegionInfo &region, Value row,
                                            Value col, int64_t size) {
   int64_t r = indices.lookup(row), c = indices.lookup(col);
-  if (r < 0 || r >= region.rows || c < 0 || c + size > region.cols)
+  const int64_t rows = rowsOf(region);
+  if (r < 0 || r >= rows || c < 0 || c + size > region.cols)
     return op->emitOpError() << "touches row " << r << ", columns [" << c << ", "
                              << c + size << ") outside region '" << region.name
-                             << "' [" << region.rows << ", " << region.cols << "]";
+                             << "' [" << rows << ", " << region.cols << "]";
   return r * region.cols + c;
 }
 
@@ -538,7 +545,7 @@ LogicalResult TaskInterpreter::computeAttendChunk(AttendChunkOp op, int64_t base
   const RegionInfo &qRegion = plan.region(op.getQAttr()), &cacheRegion = plan.region(op.getCacheAttr());
   const int64_t heads = op.getHeads(), dim = op.getHeadDim(), nope = op.getNope();
   const int64_t keys = op.getKeys(), batch = AttendChunkOp::kKeyBatch, pt = op.getPageTokens();
-  const int64_t data = op.getDataBytes(), pages = cacheRegion.rows;
+  const int64_t data = op.getDataBytes(), pages = rowsOf(cacheRegion);
   const int64_t parts = op.scoreParts(block);
   const RegionStorage &qStorage = memory.region(qRegion.index);
   const RegionStorage &cache = memory.region(cacheRegion.index);
@@ -986,6 +993,11 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
             TileValues(sizeOf(c.getResult()), c.getValue().convertToFloat());
         return success();
       })
+      .Case<RegionRowsOp>([&](RegionRowsOp rows) {
+        tiles[rows.getResult()] =
+            TileValues(1, float(rowsOf(plan.region(rows.getRegionAttr()))));
+        return success();
+      })
       .Case<IotaOp>([&](IotaOp iota) {
         TileValues out(sizeOf(iota.getResult()));
         const int64_t start = indices.lookup(iota.getStart());
@@ -1036,7 +1048,7 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
         auto base = window(store, region, store.getRow(), store.getCol(), width);
         if (failed(base))
           return failure();
-        if (indices.lookup(store.getRow()) + store.getRows() > region.rows)
+        if (indices.lookup(store.getRow()) + store.getRows() > rowsOf(region))
           return store.emitOpError() << "writes rows past region '" << region.name << "'";
         // A counted store leaves the rows from its count on alone.
         const int64_t rowsStored =
@@ -1438,7 +1450,7 @@ FailureOr<std::unique_ptr<PreparedLaunch>> PreparedLaunch::prepare(LaunchOp laun
     plan->regions[region.getSymName()] = {region,           index++,
                                           region.getRows(), region.getCols(),
                                           region.holdsBytes(), region.isWritable(),
-                                          region.getSymName()};
+                                          region.getSymName(), region.getRowsAtLaunch()};
   for (RegionOp region : launch.getBodyBlock().getOps<RegionOp>())
     if (region.getKind() == MemoryKind::Output)
       plan->outputs.push_back(&plan->region(region.getSymName()));

@@ -44,7 +44,7 @@ struct PlanMemory : public monodc::mono::impl::PlanMemoryBase<PlanMemory> {
       for (StageOp stage : stages)
         RegionOp::create(builder, stage.getLoc(), flagsRegionName(stage), MemoryKind::Flags,
                          builder.getIntegerType(64),
-                         ArrayRef<int64_t>{static_cast<int64_t>(stage.getTasks())}, IntegerAttr(), SymbolRefAttr());
+                         ArrayRef<int64_t>{static_cast<int64_t>(stage.getTasks())}, IntegerAttr(), FlatSymbolRefAttr(), SymbolRefAttr());
       // A stage that stores to peer memory publishes through flags in the
       // peer buffer too.
       for (StageOp stage : stages)
@@ -52,12 +52,12 @@ struct PlanMemory : public monodc::mono::impl::PlanMemoryBase<PlanMemory> {
           auto flags = RegionOp::create(builder, stage.getLoc(), peerFlagsRegionName(stage),
                                         MemoryKind::Flags, builder.getIntegerType(64),
                                         ArrayRef<int64_t>{static_cast<int64_t>(stage.getTasks())},
-                                        IntegerAttr(), SymbolRefAttr());
+                                        IntegerAttr(), FlatSymbolRefAttr(), SymbolRefAttr());
           flags->setAttr("mono.peer", builder.getUnitAttr());
         }
       RegionOp::create(builder, launch.getLoc(), "epoch", MemoryKind::Epoch,
                        builder.getIntegerType(32),
-                       ArrayRef<int64_t>{epochWords(launch.getGrid())}, IntegerAttr(), SymbolRefAttr());
+                       ArrayRef<int64_t>{epochWords(launch.getGrid())}, IntegerAttr(), FlatSymbolRefAttr(), SymbolRefAttr());
 
       // The peer buffer of a rank: [parity 2][source rank][slot], one slot
       // holding every peer region and peer flags region.

@@ -31,7 +31,8 @@ class _KernelArgument(ctypes.Structure):
                 ("size", ctypes.c_int64), ("bytes", ctypes.c_int64),
                 ("launcher_owned", ctypes.c_int), ("format", ctypes.c_char_p),
                 ("handed_from_kernel", ctypes.c_char_p), ("handed_from_region", ctypes.c_char_p),
-                ("step_result", ctypes.c_int)]
+                ("step_result", ctypes.c_int), ("rows_at_launch", ctypes.c_int),
+                ("row_bytes", ctypes.c_int64)]
 
 
 class _Deployment(ctypes.Structure):
@@ -86,6 +87,7 @@ def library():
         "monodc_launcher_create_shared": ([_P, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_P)], _P),
         "monodc_launcher_bind": ([_P, ctypes.c_char_p, _P], _P),
         "monodc_launcher_bind_rank": ([_P, ctypes.c_int], _P),
+        "monodc_launcher_set_rows": ([_P, ctypes.c_char_p, ctypes.c_int64], _P),
         "monodc_launcher_launch": ([_P, _P], _P),
         "monodc_launcher_set_wait_budget": ([_P, ctypes.c_uint32], _P),
         "monodc_launcher_check_waits": ([_P, _P], _P),
@@ -106,6 +108,7 @@ def library():
                                       ctypes.POINTER(_P)], _P),
         "monodc_layer_step_bind": ([_P, ctypes.c_char_p, _P], _P),
         "monodc_layer_step_bind_rank": ([_P, ctypes.c_int], _P),
+        "monodc_layer_step_set_rows": ([_P, ctypes.c_char_p, ctypes.c_int64], _P),
         "monodc_layer_step_run": ([_P, ctypes.c_int64, _P], _P),
         "monodc_layer_step_set_wait_budget": ([_P, ctypes.c_uint32], _P),
         "monodc_layer_step_check_waits": ([_P, _P], _P),
@@ -153,13 +156,17 @@ class Argument:
         kernel = (raw.handed_from_kernel or b"").decode()
         self.handed_from = (kernel, raw.handed_from_region.decode()) if kernel else None
         self.step_result = bool(raw.step_result)
+        # A region sized at launch (a KV cache): any whole number of rows of
+        # row_bytes; binding a tensor gives the kernel its rows.
+        self.rows_at_launch = bool(raw.rows_at_launch)
+        self.row_bytes = raw.row_bytes
 
     @property
     def caller_binds_in_step(self):
         """Whether a LayerStep's caller binds it (inputs, weights, step
         results, the peers); the step binds hand-overs, outputs that live
         only inside the step, its scratch and the epoch buffer."""
-        if self.launcher_owned or self.kind in ("epoch", "rank") or self.handed_from:
+        if self.launcher_owned or self.kind in ("epoch", "rank", "rows") or self.handed_from:
             return False
         return self.kind != "output" or self.step_result
 
@@ -257,10 +264,20 @@ def _tensor_problem(argument, tensor):
     if not tensor.is_contiguous():
         return "a tensor that is not contiguous (call .contiguous())"
     nbytes = tensor.numel() * tensor.element_size()
+    if argument.rows_at_launch:
+        if nbytes < argument.row_bytes or nbytes % argument.row_bytes:
+            return (f"a tensor of {nbytes} bytes (shape {tuple(tensor.shape)}) for a region of "
+                    f"rows of {argument.row_bytes} bytes (as many as the engine sizes)")
+        return None
     if nbytes != argument.bytes:
         return (f"a tensor of {nbytes} bytes (shape {tuple(tensor.shape)}) for a region of "
                 f"{argument.bytes} bytes")
     return None
+
+
+def _rows_of(argument, tensor):
+    """The rows a tensor bound to a region sized at launch holds."""
+    return tensor.numel() * tensor.element_size() // argument.row_bytes
 
 
 def _stream_handle(stream):
@@ -302,6 +319,13 @@ class Launcher:
         _check(library().monodc_launcher_bind(self._handle, region.encode(),
                                               ctypes.c_void_p(tensor.data_ptr())))
         self._bound[region] = tensor  # keeps it alive while bound
+        if argument.rows_at_launch:
+            self.set_rows(region, _rows_of(argument, tensor))
+
+    def set_rows(self, region, rows):
+        """The rows of a region sized at launch (bind sets them from the
+        tensor); every later launch takes them."""
+        _check(library().monodc_launcher_set_rows(self._handle, region.encode(), int(rows)))
 
     def bind_rank(self, rank):
         _check(library().monodc_launcher_bind_rank(self._handle, int(rank)))
@@ -373,6 +397,13 @@ class LayerStep:
         _check(library().monodc_layer_step_bind(self._handle, region.encode(),
                                                 ctypes.c_void_p(tensor.data_ptr())))
         self._bound[region] = tensor  # keeps it alive while bound
+        if arguments and arguments[0].rows_at_launch:
+            self.set_rows(region, _rows_of(arguments[0], tensor))
+
+    def set_rows(self, region, rows):
+        """The rows of a region sized at launch in every launch and width that
+        has it or is handed it (bind sets them from the tensor)."""
+        _check(library().monodc_layer_step_set_rows(self._handle, region.encode(), int(rows)))
 
     def bind_rank(self, rank):
         _check(library().monodc_layer_step_bind_rank(self._handle, int(rank)))

@@ -253,6 +253,71 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
 // -----
 
 mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.region' op region 'w' is sized at launch, which only a 2-D input or output may be}}
+  mono.region @w weight : bf16 [4, 8] {rows_at_launch}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.region' op region 'v' is sized at launch, which only a 2-D input or output may be}}
+  mono.region @v input : bf16 [8] {rows_at_launch}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @cache input : bf16 [4, 8]
+  // expected-error @+1 {{'mono.region' op region 'pages' indexes @cache, which needs an index_bound that is a multiple of the rows of a region of the launch sized at launch}}
+  mono.region @pages input : i32 [1, 8] {index_bound = 4 : i64, indexes = @cache}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @cache input : bf16 [4, 8] {rows_at_launch}
+  // expected-error @+1 {{'mono.region' op region 'slots' indexes @cache, which needs an index_bound that is a multiple of the rows of a region of the launch sized at launch}}
+  mono.region @slots input : i64 [1, 1] {index_bound = 6 : i64, indexes = @cache}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @cache input : bf16 [4, 8]
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    // expected-error @+1 {{'mono.region_rows' op reads the rows of region 'cache', which is not sized at launch (its rows are 4)}}
+    %n = mono.region_rows @cache : !mono.tile<1, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @cache input : bf16 [4, 8] {rows_at_launch}
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    // expected-error @+1 {{'mono.region_rows' op gives a one-value f32 tile}}
+    %n = mono.region_rows @cache : !mono.tile<2, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @cache input : bf16 [4, 8] {rows_at_launch}
+  mono.stage @s tasks 1 {
+  ^bb0(%t: index):
+    %c1 = arith.constant 1 : index
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.load' op row 1 is outside region 'cache' (1 row known before launch)}}
+    %v = mono.load @cache[%c1, %c0] : !mono.tile<8, bf16>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
   // expected-error @+1 {{'mono.region' op region 'pages' holds i32, which only an index input (with an index_bound) may hold}}
   mono.region @pages input : i32 [1, 8]
 }

@@ -22,12 +22,20 @@ mono.launch @front attributes {arch = "gfx950", grid = 256 : i64, block = 256 : 
   mono.region @q_in input : bf16 [2, 32] {handed_from = @k1::@q}
   // CHECK: mono.region @out output : bf16 [2, 32] {step_result}
   mono.region @out output : bf16 [2, 32] {step_result}
+  // A cache whose pages the caller gives at each launch.
+  // CHECK: mono.region @cache input : i8 [4, 64] {rows_at_launch}
+  mono.region @cache input : i8 [4, 64] {rows_at_launch}
+  // Its pages through a block table: the bound grows with them.
+  // CHECK: mono.region @cache_pages input : i32 [2, 8] {index_bound = 4 : i64, indexes = @cache}
+  mono.region @cache_pages input : i32 [2, 8] {index_bound = 4 : i64, indexes = @cache}
   // CHECK: mono.stage @s tasks 2
   mono.stage @s tasks 2 {
   ^bb0(%t: index):
     %c0 = arith.constant 0 : index
     // CHECK: mono.load @table[%{{.*}}, %{{.*}}] : <8, f32>
     %pages = mono.load @table[%t, %c0] : !mono.tile<8, f32>
+    // CHECK: mono.region_rows @cache : <1, f32>
+    %cache_pages = mono.region_rows @cache : !mono.tile<1, f32>
     // CHECK: mono.iota %{{.*}} : <64, f32>
     %keys = mono.iota %c0 : !mono.tile<64, f32>
     // CHECK: mono.floor %{{.*}} : <8, f32>

@@ -210,10 +210,23 @@ std::string testing::stepManifest(const StepLaunch &l) {
 }
 
 std::string testing::stepCodeObject(const StepLaunch &l) {
-  std::vector<std::string> names;
-  for (const std::string &arg : l.args)
-    names.push_back(arg.substr(0, arg.find(' ')));
-  return makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {makeKernelFor(l.kernel, names)});
+  // A region sized at launch takes its rows (8 bytes, by value) after it.
+  TestKernel k;
+  k.name = l.kernel;
+  int64_t offset = 0;
+  for (const std::string &arg : l.args) {
+    const std::string name = arg.substr(0, arg.find(' '));
+    k.args.push_back({"r_" + name + ".coerce", offset, 8});
+    offset += 8;
+    if (l.tail.find("rows_at_launch " + name + "\n") != std::string::npos) {
+      k.args.push_back({"r_" + name + "_rows", offset, 8, "by_value"});
+      offset += 8;
+    }
+  }
+  k.args.push_back({"mono_scratch.coerce", offset, 8});
+  k.args.push_back({"mono_epoch.coerce", offset + 8, 8});
+  k.kernarg = offset + 16;
+  return makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {k});
 }
 
 namespace {
@@ -229,7 +242,7 @@ testing::StepLaunch testing::sampleK1(int64_t rows) {
           false,
           {rowRegion("x", "input", rows), "w1 weight bf16 1 32 64", "cache output byte 4 32 128",
            rowRegion("q", "output", rows), rowRegion("h", "output", rows)},
-          "result cache\n"};
+          "result cache\nrows_at_launch cache\n"};
 }
 
 testing::StepLaunch testing::sampleK2(int64_t rows) {
@@ -240,7 +253,7 @@ testing::StepLaunch testing::sampleK2(int64_t rows) {
           {rowRegion("q", "input", rows), "cache input byte 4 32 128", rowRegion("x", "input", rows),
            "w2 weight bf16 1 32 64", rowRegion("y", "output", rows),
            rowRegion("t", "output", rows)},
-          "from q mono_k1 q\nfrom cache mono_k1 cache\nresult y\n"};
+          "from q mono_k1 q\nfrom cache mono_k1 cache\nresult y\nrows_at_launch cache\n"};
 }
 
 runtime::CacheEntry testing::sampleStepEntry(const StepLaunch &launch) {

@@ -80,7 +80,8 @@ std::string stepManifest(const StepLaunch &launch);
 std::string stepCodeObject(const StepLaunch &launch);
 /// K1: x, w1 -> q, h (step-internal) and the cache (a result, written in
 /// place); K2: q and the cache from K1, x, w2 -> y (a result), t
-/// (step-internal). bf16 rows of 32 columns, a 128-byte cache.
+/// (step-internal). bf16 rows of 32 columns; the cache's rows of 32 bytes
+/// are given at launch (4 nominal).
 StepLaunch sampleK1(int64_t rows);
 StepLaunch sampleK2(int64_t rows);
 /// Cache entries of sampleK1 and sampleK2 under keys like sampleKey(rows)'s

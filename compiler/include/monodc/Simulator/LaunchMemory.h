@@ -141,13 +141,18 @@ public:
 
   bool has(const std::string &region) const { return regions.count(region) != 0; }
   /// Makes `name` use `shared` (e.g. one epoch buffer for every launch of a
-  /// step sequence); the shapes must match.
+  /// step sequence); the shapes must match (the columns alone for a region
+  /// sized at launch).
   llvm::Error share(const std::string &name, std::shared_ptr<RegionStorage> shared);
   std::shared_ptr<RegionStorage> storage(const std::string &name) { return regions.at(name); }
   RegionStorage &region(const std::string &name);
   const RegionStorage &region(const std::string &name) const;
   RegionStorage &region(size_t index) { return *byIndex[index]; }
   const RegionStorage &region(size_t index) const { return *byIndex[index]; }
+  /// Gives a region sized at launch (rows_at_launch: a KV cache) `rows`
+  /// rows, zero-filled, as a caller sizes it at each launch; the stages
+  /// that read mono.region_rows see them. Refuses any other region.
+  llvm::Error setRows(const std::string &name, int64_t rows);
   /// Makes every input and weight region use the storage `from` holds:
   /// they are read-only (the verifier refuses stores to them), so the
   /// schedules of one run can share them instead of each encoding them.
@@ -178,6 +183,7 @@ private:
   std::vector<std::string> scratchRegions;  ///< the launch's scratch, by name
   std::vector<std::string> readOnlyRegions; ///< inputs and weights
   std::vector<size_t> writableIndices;      ///< every other region
+  std::vector<std::string> launchSized;     ///< regions sized at launch
 };
 
 } // namespace monodc::sim

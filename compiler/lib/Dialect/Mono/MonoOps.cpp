@@ -35,10 +35,12 @@ LogicalResult checkWindow(Operation *op, RegionOp region, Value row, Value col,
     return op->emitOpError() << "columns [" << *c << ", " << *c + size
                              << ") are outside region '" << region.getSymName()
                              << "' (" << region.getCols() << " columns)";
-  if (auto r = constantIndex(row); r && (*r < 0 || *r >= region.getRows()))
+  // A region sized at launch is known to have one row.
+  const int64_t rows = region.getRowsAtLaunch() ? 1 : region.getRows();
+  if (auto r = constantIndex(row); r && (*r < 0 || *r >= rows))
     return op->emitOpError() << "row " << *r << " is outside region '"
-                             << region.getSymName() << "' (" << region.getRows()
-                             << " rows)";
+                             << region.getSymName() << "' (" << rows
+                             << (region.getRowsAtLaunch() ? " row known before launch)" : " rows)");
   return success();
 }
 /// A tile's encodings inside a byte region: `col` counts bytes, and the
@@ -171,6 +173,18 @@ LogicalResult RegionOp::verify() {
   if (getStepResult() && getKind() != MemoryKind::Output)
     return emitOpError() << "region '" << getSymName()
                          << "' is a step result, which only an output may be";
+  if (auto target = getIndexesAttr()) {
+    RegionOp counted = lookupRegion(*this, target);
+    if (!getIndexBound() || !counted || !counted.getRowsAtLaunch() ||
+        *getIndexBound() % counted.getRows() != 0)
+      return emitOpError() << "region '" << getSymName() << "' indexes " << target
+                           << ", which needs an index_bound that is a multiple of the rows of a "
+                              "region of the launch sized at launch";
+  }
+  if (getRowsAtLaunch() && ((getKind() != MemoryKind::Input && getKind() != MemoryKind::Output) ||
+                            getShape().size() != 2))
+    return emitOpError() << "region '" << getSymName()
+                         << "' is sized at launch, which only a 2-D input or output may be";
   return success();
 }
 
@@ -298,6 +312,21 @@ LogicalResult StoreOp::verify() {
 LogicalResult ConstantOp::verify() {
   if (!tileOf(getResult()).getElementType().isF32())
     return emitOpError() << "constants are f32 tiles";
+  return success();
+}
+
+LogicalResult RegionRowsOp::verify() {
+  RegionOp region = lookupRegion(*this, getRegionAttr());
+  if (!region)
+    return emitOpError() << "reads the rows of region '" << getRegion()
+                         << "' which the launch does not declare";
+  if (!region.getRowsAtLaunch())
+    return emitOpError() << "reads the rows of region '" << getRegion()
+                         << "', which is not sized at launch (its rows are "
+                         << region.getRows() << ")";
+  TileType tile = tileOf(getResult());
+  if (!tile.getElementType().isF32() || tile.getSize() != 1)
+    return emitOpError() << "gives a one-value f32 tile";
   return success();
 }
 

@@ -30,6 +30,10 @@ struct LaunchOptions {
   bool endsStep = true;
 };
 
+/// Whether a region's row count is fixed when the launch is built or given
+/// by the caller at each launch (a KV cache's pages, sized by the engine).
+enum class Rows { Fixed, AtLaunch };
+
 /// Builds one mono.launch. Mistakes (dtype or shape mismatch, writing a
 /// weight, reading a region this launch does not declare) are collected as
 /// diagnostics naming the stage and region; finish() then fails with all of
@@ -40,19 +44,29 @@ public:
   Launch(const Launch &) = delete;
   Launch &operator=(const Launch &) = delete;
 
-  Region input(const std::string &name, DType type, std::vector<int64_t> shape);
+  /// With Rows::AtLaunch (a 2-D input or output), `shape`'s rows are only
+  /// what a simulation allocates unless told otherwise.
+  Region input(const std::string &name, DType type, std::vector<int64_t> shape,
+               Rows rows = Rows::Fixed);
   /// An input of whole numbers in [0, bound), or -1 for a pad row or a
   /// masked entry: a position into a table, a slot of a cache, a page of a
   /// block table. It holds them as `type` (f32, or i32 or i64 as a serving
   /// engine does); loads give them as f32 tiles, exactly (bound <= 2^24).
   Region indexInput(const std::string &name, std::vector<int64_t> shape, int64_t bound,
                     DType type = DType::F32);
-  Region output(const std::string &name, DType type, std::vector<int64_t> shape);
+  Region output(const std::string &name, DType type, std::vector<int64_t> shape,
+                Rows rows = Rows::Fixed);
   Region weight(const std::string &name, DType type, std::vector<int64_t> shape);
   Region scratch(const std::string &name, DType type, std::vector<int64_t> shape);
   /// Memory every rank writes into for every other: one slot of `shape` per
   /// source rank in each rank's peer buffer.
   Region peer(const std::string &name, DType type, std::vector<int64_t> shape);
+
+  /// `index` (an index input) counts rows of `target`, a region sized at
+  /// launch: `index`'s bound is per `target.rows()` nominal rows and grows
+  /// with the rows given at launch (a block table's pages, a slot mapping's
+  /// slots of a KV cache).
+  void indexesRowsOf(const Region &index, const Region &target);
 
   /// A launch of a decode step: `input` holds what the step's earlier launch
   /// `producer` wrote into its output `producerRegion` (the runtime binds the
@@ -83,7 +97,7 @@ public:
 
 private:
   Region declare(const std::string &name, int kind, DType type,
-                 std::vector<int64_t> shape, int64_t indexBound = 0);
+                 std::vector<int64_t> shape, int64_t indexBound = 0, Rows rows = Rows::Fixed);
   /// The region op this launch declared for `region`, or null with a diagnostic.
   mlir::Operation *declaredRegion(const Region &region, const char *what);
 

@@ -27,6 +27,9 @@ public:
   bool writable() const { return isWritable; }
   /// An index input's bound (its values are below it); 0 for other regions.
   int64_t indexBound() const { return bound; }
+  /// The caller gives the row count at each launch (a KV cache's pages);
+  /// rows() is then the count a simulation allocates unless told otherwise.
+  bool rowsAtLaunch() const { return launchRows; }
 
 private:
   friend class Launch;
@@ -36,6 +39,7 @@ private:
   std::vector<int64_t> extents;
   bool isWritable = false;
   int64_t bound = 0;
+  bool launchRows = false;
 };
 
 /// An index value inside a task (the task id and arithmetic on it).
@@ -205,6 +209,9 @@ public:
   Tile loadPeer(const Region &region, int64_t rank, Index row, int64_t col, int64_t size);
 
   Tile constant(float value, int64_t size = 1);
+  /// The row count of `region` as a one-value tile: the count the caller
+  /// gave at this launch for a region sized at launch, its fixed rows else.
+  Tile rowsOf(const Region &region);
   /// start, start + 1, ..., start + size - 1 (the places of a chunk's keys).
   Tile iota(Index start, int64_t size);
   /// A whole number held in a size-1 tile (a position), as an index for

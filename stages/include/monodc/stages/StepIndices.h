@@ -17,35 +17,46 @@ namespace monodc::stages {
 /// Each row's position, i64 [rows, 1] (a pad row's may be -1).
 dsl::Region declarePositions(dsl::Launch &launch, const ModelConfig &config);
 
+/// A KV cache (`fp8_ds_mla` pages, byte [pages, kvPageBytes]) whose page
+/// count the serving engine gives at each launch (config.kvCachePages is only
+/// what a simulation allocates): written in place by the KV insert, or read.
+enum class CacheUse { Written, Read };
+dsl::Region declareCache(dsl::Launch &launch, const ModelConfig &config, const std::string &name,
+                         CacheUse use);
+
 /// What a row's keys are found through: the request's window-cache and
 /// compressed-cache block tables, i32 [rows, tablePages] (logical page ->
-/// cache page; an entry outside the cache masks its keys), and the index
+/// cache page; an entry outside the cache, as sized at launch, masks its
+/// keys), and the index
 /// source's top-k list of compressed rows, i32 [rows, compressedKeys] (-1
 /// masked).
 struct KeyTableRegions {
   dsl::Region blockTable, compressedBlockTable, topk;
 };
-KeyTableRegions declareKeyTables(dsl::Launch &launch, const ModelConfig &config);
+/// The block tables count pages of `windowCache` and `compressedCache`.
+KeyTableRegions declareKeyTables(dsl::Launch &launch, const ModelConfig &config,
+                                 const dsl::Region &windowCache,
+                                 const dsl::Region &compressedCache);
 
 /// The cache slots of window keys [first, first + count) of row `token`
 /// (the window of position p is positions max(0, p - windowKeys + 1) .. p,
 /// key j at position max(0, p - windowKeys + 1) + j): -1 past p, for a pad
-/// row, and where the block table names no page of the cache.
+/// row, and where the block table names no page of `cache`.
 dsl::Tile windowKeySlots(dsl::Task &task, const ModelConfig &config,
                          const dsl::Region &positions, const dsl::Region &slotMapping,
-                         const KeyTableRegions &tables, dsl::Index token, dsl::Index first,
-                         int64_t count);
+                         const KeyTableRegions &tables, const dsl::Region &cache,
+                         dsl::Index token, dsl::Index first, int64_t count);
 
 /// The cache slots of compressed keys [first, first + count) of row `token`
 /// at compress ratio `ratio`: entry j of the top-k list names compressed row
 /// i, at compressed slot table[i / B] * B + i % B; -1 where j >= n_c =
 /// min((p + 1) div ratio, compressedKeys), where i is -1 or names a row not
 /// yet written (i >= (p + 1) div ratio), for a pad row, and where the block
-/// table names no page of the cache. Ratio 0: every key masked.
+/// table names no page of `cache`. Ratio 0: every key masked.
 dsl::Tile compressedKeySlots(dsl::Task &task, const ModelConfig &config, int64_t ratio,
                              const dsl::Region &positions, const dsl::Region &slotMapping,
-                             const KeyTableRegions &tables, dsl::Index token, dsl::Index first,
-                             int64_t count);
+                             const KeyTableRegions &tables, const dsl::Region &cache,
+                             dsl::Index token, dsl::Index first, int64_t count);
 
 } // namespace monodc::stages
 

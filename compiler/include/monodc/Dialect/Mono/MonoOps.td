@@ -63,12 +63,22 @@ def Mono_RegionOp : Mono_Op<"region", [Symbol, HasParent<"LaunchOp">]> {
     `step_result` marks an output the step's caller reads after the step
     (the layer's streams, a cache written in place). The step's other
     outputs live only inside the step.
+
+    `rows_at_launch` marks a 2-D input or output whose row count the caller
+    gives at each launch, as a serving engine sizes its KV cache: `shape`'s
+    rows are then only the count a simulation allocates unless told
+    otherwise, the kernel takes the count as an argument and a stage reads
+    it through `mono.region_rows` (to keep its slots inside the region).
+    An index input with `indexes = @cache` counts rows of such a region
+    (pages of a block table, or slots, `index_bound` / rows of them a row):
+    its bound grows with the rows given at launch.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Mono_RegionKind:$kind,
                        TypeAttr:$elementType, DenseI64ArrayAttr:$shape,
                        OptionalAttr<I64Attr>:$index_bound,
+                       OptionalAttr<FlatSymbolRefAttr>:$indexes,
                        OptionalAttr<SymbolRefAttr>:$handed_from,
-                       UnitAttr:$step_result);
+                       UnitAttr:$step_result, UnitAttr:$rows_at_launch);
   let assemblyFormat = "$sym_name $kind `:` $elementType $shape attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -202,6 +212,18 @@ def Mono_IotaOp : Mono_Op<"iota", [Pure]> {
   let arguments = (ins Index:$start);
   let results = (outs Mono_AnyTile:$result);
   let assemblyFormat = "$start attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_RegionRowsOp : Mono_Op<"region_rows", [Pure]> {
+  let summary = "the row count of a region sized at launch, as a one-value f32 tile";
+  let description = [{
+    The rows the caller gave for a `rows_at_launch` region at this launch
+    (the pages of a KV cache): a whole number up to 2^24, exact in f32.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$region);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$region attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

@@ -115,8 +115,9 @@ monodc_error *monodc_kernel_resources_get(const monodc_kernel *kernel,
                                           monodc_kernel_resources *resources);
 
 typedef struct monodc_kernel_argument {
-  const char *name;     /* region name, "mono_scratch", "mono_epoch", "mono_peers" or "mono_rank" */
-  const char *kind;     /* input, output, weight; scratch; epoch; peers, rank */
+  const char *name;     /* region name, "mono_scratch", "mono_epoch", "mono_peers", "mono_rank"
+                           or "<region>.rows" */
+  const char *kind;     /* input, output, weight; scratch; epoch; peers, rank; rows */
   int64_t offset;       /* in the kernarg buffer */
   int64_t size;         /* bytes of the argument (a pointer: 8) */
   int64_t bytes;        /* bytes the buffer behind it holds */
@@ -128,6 +129,13 @@ typedef struct monodc_kernel_argument {
    * step result (the step's caller reads it; the step owns other outputs). */
   const char *handed_from_kernel, *handed_from_region;
   int step_result;
+  /* A region sized at launch (a KV cache, its pages): the caller gives its
+   * rows with monodc_launcher_set_rows / monodc_layer_step_set_rows, binds
+   * rows x row_bytes, and the kernel takes the count as the next argument
+   * ("<region>.rows", kind "rows", 8 bytes); `bytes` is then only the
+   * build's nominal size. row_bytes: bytes of one row of any region. */
+  int rows_at_launch;
+  int64_t row_bytes;
 } monodc_kernel_argument;
 
 size_t monodc_kernel_argument_count(const monodc_kernel *kernel);
@@ -153,6 +161,10 @@ monodc_error *monodc_launcher_bind(monodc_launcher *launcher, const char *region
  * every rank's peer buffer (monodc_kernel_peer_buffer_bytes each, zeroed
  * once, in rank order), and this is its rank. */
 monodc_error *monodc_launcher_bind_rank(monodc_launcher *launcher, int rank);
+/* The rows of a region sized at launch (rows_at_launch: a KV cache's
+ * pages, 1 .. 2^24); every later launch takes them. */
+monodc_error *monodc_launcher_set_rows(monodc_launcher *launcher, const char *region,
+                                       int64_t rows);
 /* Launches on a hipStream_t (NULL: the default stream). */
 monodc_error *monodc_launcher_launch(monodc_launcher *launcher, void *stream);
 /* Bounded waits: every poll of the kernel gives up past the rank's budget,
@@ -211,6 +223,10 @@ monodc_error *monodc_layer_step_create(const monodc_kernel *const *kernels, cons
 monodc_error *monodc_layer_step_bind(monodc_layer_step *step, const char *region,
                                      void *device_pointer);
 monodc_error *monodc_layer_step_bind_rank(monodc_layer_step *step, int rank);
+/* The rows of a region sized at launch in every launch and width of the
+ * step that has it or is handed it (the KV cache's pages). */
+monodc_error *monodc_layer_step_set_rows(monodc_layer_step *step, const char *region,
+                                         int64_t rows);
 /* Launches the step of width `rows` on a stream, its launches in step
  * order; nothing launches unless every argument is bound. */
 monodc_error *monodc_layer_step_run(monodc_layer_step *step, int64_t rows, void *stream);

@@ -28,10 +28,17 @@ inline constexpr const char *kEpochArgument = "mono_epoch";
 /// array of pointers) and this rank's index (a 4-byte integer).
 inline constexpr const char *kPeersArgument = "mono_peers";
 inline constexpr const char *kRankArgument = "mono_rank";
+/// A region sized at launch (RegionSpec::rowsAtLaunch) is followed by its
+/// row count, an 8-byte integer: the argument `<region>` + kRowsSuffix.
+inline constexpr const char *kRowsSuffix = ".rows";
+/// The most rows a region sized at launch may be given: a row index stays
+/// exact in the f32 the kernels compute slots in.
+inline constexpr int64_t kMaxLaunchRows = int64_t(1) << 24;
 
 struct ArgumentSlot {
-  std::string name;           ///< region name, kScratchArgument or kEpochArgument
-  std::string kind;           ///< region kind; "scratch" and "epoch" for the two buffers
+  std::string name;           ///< region name, kScratchArgument, kEpochArgument, ...
+  std::string kind;           ///< region kind; "scratch", "epoch", "peers", "rank", "rows"
+  std::string region;         ///< a "rows" slot: the region whose rows it holds
   int64_t offset = 0;         ///< in the kernarg buffer
   int64_t size = 8;           ///< a device pointer
   int64_t bytes = 0;          ///< bytes the buffer behind the pointer holds
@@ -56,7 +63,8 @@ Result<ArgumentLayout> layoutArguments(const LaunchInterface &interface,
                                        const KernelInfo *notes);
 
 /// The kernarg buffer. `bound` maps every caller-bound region (and
-/// kEpochArgument) to its device address; the scratch buffer is `workspace`.
+/// kEpochArgument) to its device address, kRankArgument and every
+/// `<region>.rows` to its value; the scratch buffer is `workspace`.
 /// Refuses a missing, null or unknown binding, naming it.
 Result<std::vector<uint8_t>> packArguments(const ArgumentLayout &layout,
                                            const std::map<std::string, uint64_t> &bound,

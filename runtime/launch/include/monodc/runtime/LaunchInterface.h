@@ -35,6 +35,22 @@ struct RegionSpec {
   std::string handedFromKernel, handedFromRegion;
   /// An output the step's caller reads after the step (a `result` line).
   bool stepResult = false;
+  /// The caller gives the row count at each launch (a `rows_at_launch`
+  /// line; a KV cache's pages): `rows` and `bytes` are then only the
+  /// build's nominal size, and the kernel takes the count as an 8-byte
+  /// argument after the region's pointer.
+  bool rowsAtLaunch = false;
+};
+
+/// An input that holds indices (an `index` line): whole numbers in
+/// [0, bound) or -1 (a pad). One that counts rows of a region sized at
+/// launch (`rowsOf`: a block table's pages, a slot mapping's slots) has
+/// bound / that region's nominal rows of them a row, and its bound grows
+/// with the rows given at launch.
+struct IndexSpec {
+  std::string name;
+  int64_t bound = 0;
+  std::string rowsOf;
 };
 
 struct StageSpec {
@@ -65,8 +81,7 @@ struct LaunchInterface {
   /// Shared memory the launcher passes as dynamic (sm_90 launches past
   /// CUDA's 48 KB of static shared memory); 0: all static.
   int64_t dynamicSharedBytes = 0;
-  /// Inputs that hold indices: whole numbers in [0, bound) or -1 (a pad).
-  std::vector<std::pair<std::string, int64_t>> indexBounds;
+  std::vector<IndexSpec> indexBounds;
   /// Tensor parallelism through peer memory: each rank's peer buffer is
   /// 2 (epoch parity) x ranks x peerSlotBytes; 0 when the launch has none.
   int64_t ranks = 1, peerSlotBytes = 0;
@@ -80,8 +95,8 @@ struct LaunchInterface {
   const RegionSpec *argument(std::string_view name) const;
 
   /// The manifest text: the lines emit::kernelManifest prints, in a fixed
-  /// order (arg lines, then scratch lines, then index, from and result
-  /// lines, where the emitter follows region order); parse(text()) gives
+  /// order (arg lines, then scratch lines, then index, from, result and
+  /// rows_at_launch lines, where the emitter follows region order); parse(text()) gives
   /// this interface back.
   std::string text() const;
   /// The reverse; an unknown line is refused, naming it.

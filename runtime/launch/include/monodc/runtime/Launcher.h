@@ -45,6 +45,10 @@ public:
   Status bind(const std::string &region, void *devicePointer);
   /// This launch's rank, for a launch with peer memory (0 .. ranks - 1).
   Status bindRank(int rank);
+  /// The row count of a region sized at launch (RegionSpec::rowsAtLaunch:
+  /// a KV cache's pages), 1 .. kMaxLaunchRows; the bound buffer must hold
+  /// that many rows. Every launch takes the last count set.
+  Status setRows(const std::string &region, int64_t rows);
   /// Launches on `stream` (null: the default stream); every region must be
   /// bound. It makes the launch call alone, so a stream being captured into a
   /// graph (hipStreamBeginCapture, cuStreamBeginCapture) captures it.
@@ -77,7 +81,8 @@ public:
   const LaunchInterface &interface() const { return interface_; }
   int device() const { return device_; }
   /// The arguments the caller must still bind (regions, the epoch and peer
-  /// buffers, the rank), in argument order.
+  /// buffers, the rank, `<region>.rows` of a region sized at launch), in
+  /// argument order.
   std::vector<std::string> unbound() const;
 
 private:

@@ -46,6 +46,9 @@ public:
   /// it. Refuses a region no launch has and one the step binds itself
   /// (handed over, step-internal, the epoch buffer).
   Status bind(const std::string &region, void *devicePointer);
+  /// The row count of a region sized at launch (a KV cache's pages) in
+  /// every launch and width that has it or is handed it.
+  Status setRows(const std::string &region, int64_t rows);
   /// The rank of every launch with peer memory.
   Status bindRank(int rank);
 
