@@ -16,7 +16,9 @@
 // bounded waits give up and the library names the wait. A TP launch also
 // runs as a process a rank on this GPU, peer buffers opened from IPC
 // handles exchanged through a directory (monodc_peer_group_*), each
-// rank's outputs bit for bit the simulator's. Last, requests
+// rank's outputs bit for bit the simulator's; a rank that stalls after
+// joining, and one killed (SIGKILL) after joining, make every other rank's
+// waits give up within their budget, named. Last, requests
 // the library must refuse, to show their messages.
 //
 // With `--layer-step K1 K2` (two STEM=REQUESTs), K1 then K2 as one layer
@@ -28,16 +30,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string>
+#include <vector>
+
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <string>
-#include <vector>
 
 namespace {
 
@@ -373,11 +377,17 @@ int runRank(monodc_session *session, const std::string &dir, const std::string &
   }
   bindRank(kernel, base, stem, ranks, rank,
            reinterpret_cast<CUdeviceptr>(monodc_peer_group_table(group)), k);
-  // A stalled rank (MONODC_CHECK_STALLED_RANK): it joins the group, holds its
-  // buffer a while and never launches; every other rank's waits must give up
-  // within their 200 ms budget and be named.
-  if (const char *stalled = std::getenv("MONODC_CHECK_STALLED_RANK")) {
-    if (std::atoi(stalled) == rank) {
+  // A lost rank: a stalled one (MONODC_CHECK_STALLED_RANK) joins the group,
+  // holds its buffer a while and never launches; a killed one
+  // (MONODC_CHECK_KILLED_RANK) joins and dies by SIGKILL, its process gone
+  // with its context. Every other rank's waits must give up within their
+  // 200 ms budget and be named.
+  const char *stalled = std::getenv("MONODC_CHECK_STALLED_RANK");
+  const char *killed = std::getenv("MONODC_CHECK_KILLED_RANK");
+  if (stalled || killed) {
+    if (killed && std::atoi(killed) == rank)
+      kill(getpid(), SIGKILL);
+    if (stalled && std::atoi(stalled) == rank) {
       usleep(2000000);
       monodc_peer_group_destroy(group);
       return 0;
@@ -393,7 +403,8 @@ int runRank(monodc_session *session, const std::string &dir, const std::string &
     const bool named = message.find("gave up waiting after its budget of 200 ms") !=
                            std::string::npos &&
                        message.find("not in the manifest") == std::string::npos;
-    std::printf("%-40s %-14s %s after %.1f ms: %s\n", (stem + " (stalled)").c_str(),
+    std::printf("%-40s %-14s %s after %.1f ms: %s\n",
+                (stem + (killed ? " (killed)" : " (stalled)")).c_str(),
                 ("r" + std::to_string(rank)).c_str(), named && ms < 800 ? "PASS" : "FAIL", ms,
                 message.empty() ? "no fault reported" : message.substr(0, 160).c_str());
     monodc_launcher_destroy(k.launcher);
@@ -475,6 +486,27 @@ bool checkAcrossProcesses(const char *self, const std::string &cache, const std:
                            : "FAIL: a rank's waits did not give up as they must (lines above)");
   std::filesystem::remove_all(stalledDir);
   good &= stalledNamed;
+  // The last rank is killed after joining (SIGKILL): the others' waits give
+  // up, named, and its process ends by the signal.
+  const std::string killedDir = exchange + "-killed";
+  std::filesystem::remove_all(killedDir);
+  setenv("MONODC_CHECK_KILLED_RANK", std::to_string(ranks - 1).c_str(), 1);
+  std::vector<pid_t> killedPids;
+  for (int r = 0; r < ranks; ++r)
+    killedPids.push_back(spawn(r, killedDir, 60000));
+  unsetenv("MONODC_CHECK_KILLED_RANK");
+  bool killedNamed = true;
+  for (int r = 0; r < ranks; ++r) {
+    int status = 0;
+    waitpid(killedPids[r], &status, 0);
+    killedNamed &= r == ranks - 1 ? WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL
+                                  : WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  std::printf("%-40s %-14s %s\n", stem.c_str(), "(killed rank)",
+              killedNamed ? "PASS: every other rank's process got the named error in time"
+                          : "FAIL: a rank's waits did not give up as they must (lines above)");
+  std::filesystem::remove_all(killedDir);
+  good &= killedNamed;
   // A lone rank: its exchange gives up naming the others.
   const std::string lone = exchange + "-lone";
   std::filesystem::remove_all(lone);

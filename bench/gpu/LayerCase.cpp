@@ -98,10 +98,11 @@ LayerCase makeLayerCase(const Manifest &k1, const Manifest &k2, int rows, unsign
   const double offSeconds = secondsSince(start);
   const std::vector<bool> &ties = c.want.nearTie;
   std::printf("rows %d: host weights and step %.1f s, reference layer %.1f s, FFN half with the "
-              "routed scaling off %.1f s; %zu of %d experts selected, %td near-ties\n",
+              "routed scaling off %.1f s; %zu of %d experts selected, %td near-ties; caches of "
+              "%d pages (given at launch)\n",
               rows, inputSeconds, referenceSeconds, offSeconds,
               ref::selectedExperts(c.want.routing).size(), c.dims.experts,
-              std::count(ties.begin(), ties.end(), true));
+              std::count(ties.begin(), ties.end(), true), c.dims.cachePages);
   std::fflush(stdout);
   return c;
 }
