@@ -86,6 +86,7 @@ Deployment toDeployment(const monodc_deployment &d) {
     out.routedWeights = d.routed_weights;
   out.computeUnits = d.compute_units;
   out.grid = d.grid;
+  out.kvCachePages = d.kv_cache_pages;
   return out;
 }
 

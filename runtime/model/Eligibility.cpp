@@ -42,6 +42,10 @@ Status checkDeploymentFacts(const Deployment &d) {
     return makeError("the device offers " + std::to_string(d.computeUnits) +
                      " compute units and the kernels need " + std::to_string(grid) +
                      " (one CTA each, all resident: a partitioned GPU cannot run them)");
+  if (d.kvCachePages < 0 || d.kvCachePages > kMaxKvCachePages)
+    return makeError("KV caches of " + std::to_string(d.kvCachePages) + " pages are not served " +
+                     "(the kernels address at most " + std::to_string(kMaxKvCachePages) +
+                     " pages of " + std::to_string(kKvPageTokens) + " tokens: 2^24 slots)");
   return Status::success();
 }
 

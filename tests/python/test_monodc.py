@@ -217,7 +217,8 @@ class Eligibility(unittest.TestCase):
         for changes, message in [({"tp": 8}, "TP 8 is not served"),
                                  ({"compute_units": 64}, "the device offers 64 compute units"),
                                  ({"arch": "gfx942"}, "arch 'gfx942' has no kernels in this deployment"),
-                                 ({"expert_parallel": 2}, "expert parallelism 2 is not served")]:
+                                 ({"expert_parallel": 2}, "expert parallelism 2 is not served"),
+                                 ({"kv_cache_pages": 1 << 20}, "KV caches of 1048576 pages are not served")]:
             with self.assertRaisesRegex(monodc.Error, message):
                 monodc.check_deployment(self.deployment(**changes))
             with self.assertRaisesRegex(monodc.Error, message):

@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
   /* Eligibility: DSV41 TP 2 on a whole MI355X runs layer 21 (K1 + K2 at
    * ratio 1) for a 6-row decode step on width 8; a prefill step falls back
    * with its reason; TP 8 is an error. */
-  monodc_deployment deployment = {"dsv41", "gfx950", "gfx950", 2, 1, 1, NULL, 256, 0};
+  monodc_deployment deployment = {"dsv41", "gfx950", "gfx950", 2, 1, 1, NULL, 256, 0, 100000};
   monodc_step_facts step = {6, 1, 0, 1, 1};
   monodc_eligibility_result verdict;
   monodc_error *refusal = monodc_eligibility(&deployment, 21, &step, &verdict);

@@ -69,6 +69,10 @@ TEST(Eligibility, ADeploymentThatCannotRunIsAnErrorNamingWhy) {
        "routed expert weights 'bf16' are not served"},
       {"a partitioned GPU", [](Deployment &d) { d.computeUnits = 64; },
        "the device offers 64 compute units and the kernels need 256"},
+      {"the largest KV cache", [](Deployment &d) { d.kvCachePages = 524288; }, nullptr},
+      {"a KV cache past 2^24 slots", [](Deployment &d) { d.kvCachePages = 524289; },
+       "KV caches of 524289 pages are not served (the kernels address at most 524288 pages of "
+       "32 tokens: 2^24 slots)"},
       {"another model", [](Deployment &d) { d.model = "llama"; },
        "no layer map for model 'llama'"},
   };

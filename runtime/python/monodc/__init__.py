@@ -40,7 +40,7 @@ class _Deployment(ctypes.Structure):
                 ("built_archs", ctypes.c_char_p), ("tp", ctypes.c_int64),
                 ("expert_parallel", ctypes.c_int64), ("data_parallel", ctypes.c_int64),
                 ("routed_weights", ctypes.c_char_p), ("compute_units", ctypes.c_int64),
-                ("grid", ctypes.c_int64)]
+                ("grid", ctypes.c_int64), ("kv_cache_pages", ctypes.c_int64)]
 
 
 class _StepFacts(ctypes.Structure):
@@ -492,20 +492,23 @@ class PeerGroup:
 
 class Deployment:
     """What a deployment is (Eligibility.h): model, the device's arch, the
-    arches it has kernels for, TP, parallelism, routed weights, compute units."""
+    arches it has kernels for, TP, parallelism, routed weights, compute units,
+    the KV caches' pages."""
 
     def __init__(self, arch, tp, compute_units, model="dsv41", built_archs=(),
-                 expert_parallel=1, data_parallel=1, routed_weights="mxfp4_aiter", grid=0):
+                 expert_parallel=1, data_parallel=1, routed_weights="mxfp4_aiter", grid=0,
+                 kv_cache_pages=0):
         self.model, self.arch, self.tp = model, arch, tp
         self.built_archs = list(built_archs)
         self.expert_parallel, self.data_parallel = expert_parallel, data_parallel
         self.routed_weights, self.compute_units, self.grid = routed_weights, compute_units, grid
+        self.kv_cache_pages = kv_cache_pages  # the engine's KV caches, 32 tokens a page
 
     def _raw(self):
         return _Deployment(self.model.encode(), self.arch.encode(),
                            ",".join(self.built_archs).encode(), self.tp, self.expert_parallel,
                            self.data_parallel, self.routed_weights.encode(), self.compute_units,
-                           self.grid)
+                           self.grid, self.kv_cache_pages)
 
 
 class StepFacts:

@@ -2,6 +2,7 @@
 #ifndef MONODC_STAGES_MODELCONFIG_H
 #define MONODC_STAGES_MODELCONFIG_H
 
+#include "monodc/runtime/Eligibility.h"
 #include "monodc/runtime/Target.h"
 #include "llvm/Support/Error.h"
 
@@ -52,7 +53,7 @@ struct ModelConfig {
   // The KV record (fp8_ds_mla, docs/numerics.md section 4): pages of 32 tokens laid
   // out as [32 x data][32 x 8 scale bytes]; data = the nope dims in e4m3
   // (64-dim groups, one scale byte each), then the rope dims in bf16.
-  static constexpr int64_t kKvPageTokens = 32;
+  static constexpr int64_t kKvPageTokens = runtime::kKvPageTokens; // the runtime checks caches by it
   static constexpr int64_t kKvScaleBytes = 8;
   static constexpr int64_t kKvGroup = 64;
   int64_t kvNope() const { return kvDim - ropeDim; }

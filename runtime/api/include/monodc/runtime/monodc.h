@@ -56,6 +56,7 @@ typedef struct monodc_deployment {
   const char *routed_weights; /* NULL: "mxfp4_aiter" (MXFP4 in AITER's shuffled layout) */
   int64_t compute_units;      /* CUs (SMs) the device offers the engine */
   int64_t grid;               /* CTAs the kernels were built for; 0: the arch's compute units */
+  int64_t kv_cache_pages;     /* pages of the engine's KV caches (32 tokens each); 0: not checked */
 } monodc_deployment;
 
 typedef struct monodc_step_facts {

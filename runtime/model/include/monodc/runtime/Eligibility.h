@@ -33,12 +33,20 @@ struct Deployment {
   std::string routedWeights = std::string(kRoutedWeightsMxfp4Aiter);
   int64_t computeUnits = 0;            ///< CUs (SMs) the device offers the engine
   int64_t grid = 0;                    ///< CTAs the kernels were built for (0: the arch's compute units)
+  int64_t kvCachePages = 0;            ///< pages of the engine's KV caches (0: not checked)
 };
+
+/// Tokens in a page of the KV caches (`fp8_ds_mla` records), and the most
+/// pages the kernels take: they compute a cache slot (page x 32 + record)
+/// in f32, exact up to 2^24.
+inline constexpr int64_t kKvPageTokens = 32;
+inline constexpr int64_t kMaxKvCachePages = (int64_t(1) << 24) / kKvPageTokens;
 
 /// An error naming the first fact of `d` that rules the fused path out: an
 /// arch outside the built ones (or no target at all), TP other than 2 or 4,
 /// expert or data parallelism, routed weights in another format, fewer
-/// compute units than the grid (a partitioned GPU), an unknown model.
+/// compute units than the grid (a partitioned GPU), KV caches of more than
+/// kMaxKvCachePages pages, an unknown model.
 Status checkDeployment(const Deployment &d);
 
 /// What the engine knows of a step before it launches it.
