@@ -470,43 +470,32 @@ bool checkAcrossProcesses(const char *self, const std::string &cache, const std:
   std::printf("%-40s %-14s %s\n", stem.c_str(), "(processes)",
               good ? "PASS: every rank's process, peers by IPC handles"
                    : "FAIL: a rank's process failed (its lines above)");
-  // The last rank stalls after joining: the others' waits give up, named.
-  const std::string stalledDir = exchange + "-stalled";
-  std::filesystem::remove_all(stalledDir);
-  setenv("MONODC_CHECK_STALLED_RANK", std::to_string(ranks - 1).c_str(), 1);
-  std::vector<pid_t> stalledPids;
-  for (int r = 0; r < ranks; ++r)
-    stalledPids.push_back(spawn(r, stalledDir, 60000));
-  unsetenv("MONODC_CHECK_STALLED_RANK");
-  bool stalledNamed = true;
-  for (pid_t pid : stalledPids)
-    stalledNamed &= wait(pid) == 0;
-  std::printf("%-40s %-14s %s\n", stem.c_str(), "(stalled rank)",
-              stalledNamed ? "PASS: every other rank's process got the named error in time"
-                           : "FAIL: a rank's waits did not give up as they must (lines above)");
-  std::filesystem::remove_all(stalledDir);
-  good &= stalledNamed;
-  // The last rank is killed after joining (SIGKILL): the others' waits give
-  // up, named, and its process ends by the signal.
-  const std::string killedDir = exchange + "-killed";
-  std::filesystem::remove_all(killedDir);
-  setenv("MONODC_CHECK_KILLED_RANK", std::to_string(ranks - 1).c_str(), 1);
-  std::vector<pid_t> killedPids;
-  for (int r = 0; r < ranks; ++r)
-    killedPids.push_back(spawn(r, killedDir, 60000));
-  unsetenv("MONODC_CHECK_KILLED_RANK");
-  bool killedNamed = true;
-  for (int r = 0; r < ranks; ++r) {
-    int status = 0;
-    waitpid(killedPids[r], &status, 0);
-    killedNamed &= r == ranks - 1 ? WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL
-                                  : WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }
-  std::printf("%-40s %-14s %s\n", stem.c_str(), "(killed rank)",
-              killedNamed ? "PASS: every other rank's process got the named error in time"
-                          : "FAIL: a rank's waits did not give up as they must (lines above)");
-  std::filesystem::remove_all(killedDir);
-  good &= killedNamed;
+  // The last rank is lost after joining, stalled (it never launches) or
+  // killed (SIGKILL): the others' waits give up, named, and the killed
+  // rank's process ends by the signal.
+  auto lostRank = [&](const char *how, const char *variable, bool killed) {
+    const std::string lostDir = exchange + "-" + how;
+    std::filesystem::remove_all(lostDir);
+    setenv(variable, std::to_string(ranks - 1).c_str(), 1);
+    std::vector<pid_t> lostPids;
+    for (int r = 0; r < ranks; ++r)
+      lostPids.push_back(spawn(r, lostDir, 60000));
+    unsetenv(variable);
+    bool named = true;
+    for (int r = 0; r < ranks; ++r) {
+      int status = 0;
+      waitpid(lostPids[r], &status, 0);
+      named &= killed && r == ranks - 1 ? WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL
+                                        : WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    std::printf("%-40s %-14s %s\n", stem.c_str(), (std::string("(") + how + " rank)").c_str(),
+                named ? "PASS: every other rank's process got the named error in time"
+                      : "FAIL: a rank's waits did not give up as they must (lines above)");
+    std::filesystem::remove_all(lostDir);
+    return named;
+  };
+  good &= lostRank("stalled", "MONODC_CHECK_STALLED_RANK", false);
+  good &= lostRank("killed", "MONODC_CHECK_KILLED_RANK", true);
   // A lone rank: its exchange gives up naming the others.
   const std::string lone = exchange + "-lone";
   std::filesystem::remove_all(lone);
