@@ -51,6 +51,7 @@ struct SimulateCommand {
   unsigned seed = 1;
   std::string testDropWaits; ///< test only: a stage whose waits are erased
   int64_t lostRank = -1;     ///< a rank that never runs (-1: none)
+  std::optional<int64_t> cachePages; ///< the KV caches' pages given at launch (else the config's)
   std::string dump;
   std::string trace;       ///< a Chrome/Perfetto trace of the schedules
   std::string memoryLimit; ///< empty: MemAvailable of /proc/meminfo
@@ -198,6 +199,16 @@ int runSimulate(const SimulateCommand &cmd) {
   auto config = monodc::stages::configByName(cmd.config);
   if (!config)
     fail(llvm::toString(config.takeError()), kUsageError);
+  // The caches' pages are given at launch: the kernels are the same for any
+  // count, and the simulation allocates and indexes this many.
+  if (cmd.cachePages) {
+    if (*cmd.cachePages < 1 || *cmd.cachePages > monodc::runtime::kMaxKvCachePages)
+      fail(fmt::format("--cache-pages must be in 1..{} (2^24 slots of {} tokens a page), got {}",
+                       monodc::runtime::kMaxKvCachePages, monodc::runtime::kKvPageTokens,
+                       *cmd.cachePages),
+           kUsageError);
+    config->kvCachePages = *cmd.cachePages;
+  }
   const std::vector<std::string> launches = monodc::stages::launchNames();
   if (std::find(launches.begin(), launches.end(), cmd.launch) == launches.end())
     fail(fmt::format("unknown launch '{}' (known: {})", cmd.launch, fmt::join(launches, ", ")),
@@ -451,6 +462,9 @@ void monodc::cli::addSimulateCommand(CLI::App &app) {
   sub->add_option("--test-drop-waits", cmd->testDropWaits,
                   "test only: erase the waits of this stage")
       ->group("");
+  sub->add_option("--cache-pages", cmd->cachePages,
+                  "the KV caches' pages, as a serving engine gives them at each launch "
+                  "(default: the config's)");
   sub->add_option("--dump", cmd->dump,
                   "write inputs, outputs, the sm_90 source and its manifest to this directory");
   sub->add_option("--memory-limit", cmd->memoryLimit,
