@@ -80,6 +80,44 @@ TEST(Dsl, ReadingAnUndeclaredRegionIsADiagnostic) {
                         "declare");
 }
 
+// A cache sized at launch: rowsOf reads the caller's count (mono.region_rows),
+// a fixed region's rows are a constant; misuse is named.
+TEST(Dsl, RegionsSizedAtLaunch) {
+  mlir::MLIRContext ctx;
+  Launch l(ctx, "k", {"gfx950", 4, 256, 1});
+  Region cache = l.input("cache", f32, {4, 8}, Rows::AtLaunch);
+  Region fixed = l.input("fixed", f32, {4, 8});
+  Region slots = l.indexInput("slots", {1, 1}, 8, i64);
+  l.indexesRowsOf(slots, cache);
+  Region y = l.output("y", f32, {1, 1});
+  EXPECT_TRUE(cache.rowsAtLaunch());
+  l.stage("s", 1, [&](Task &t) {
+    t.store(y, t.id(), 0, t.rowsOf(cache) + t.rowsOf(fixed) + t.load(slots, t.id(), 0, 1));
+  });
+  auto module = l.finish();
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  int rowsOps = 0;
+  (*module)->walk([&](monodc::mono::RegionRowsOp op) {
+    EXPECT_EQ(op.getRegion(), "cache");
+    ++rowsOps;
+  });
+  EXPECT_EQ(rowsOps, 1) << "the fixed region's rows are a constant";
+
+  Launch bad(ctx, "b", {"gfx950", 4, 256, 1});
+  Region flat = bad.input("flat", f32, {8}, Rows::AtLaunch);
+  Region table = bad.indexInput("table", {1, 4}, 6, i32);
+  Region pages = bad.input("pages", f32, {4, 8}, Rows::AtLaunch);
+  Region other = bad.input("other", f32, {4, 8});
+  bad.indexesRowsOf(table, pages);
+  bad.indexesRowsOf(table, other);
+  const std::string error = errorOf(bad);
+  EXPECT_NE(error.find("region 'flat' is sized at launch, which needs two extents"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("index input 'table' cannot count rows of 'pages'"), std::string::npos);
+  EXPECT_NE(error.find("index input 'table' cannot count rows of 'other'"), std::string::npos);
+}
+
 TEST(Dsl, StoringTheWrongFormatIsADiagnostic) {
   mlir::MLIRContext ctx;
   Launch l(ctx, "k", {"gfx950", 4, 256, 1});
