@@ -178,6 +178,7 @@ monodc_error *monodc_eligibility(const monodc_deployment *deployment, int64_t la
   facts.piecewiseCapture = step->piecewise_capture != 0;
   facts.causal = step->causal != 0;
   facts.metadata = step->metadata != 0;
+  facts.maxPosition = step->max_position;
   Result<Eligibility> e = eligibility(toDeployment(*deployment), layer, facts);
   if (!e)
     return toError(e.message());

@@ -81,6 +81,10 @@ Result<Eligibility> monodc::runtime::eligibility(const Deployment &d, int64_t la
     return notRun("a non-causal attention window");
   if (!step.metadata)
     return notRun("the step's positions, slot mapping, block tables or top-k lists are missing");
+  if (Result<int64_t> limit = positionLimit(d.model); step.maxPosition >= *limit)
+    return notRun("position " + std::to_string(step.maxPosition) + " is past the " +
+                  std::to_string(*limit) + " positions the kernels serve (" + d.model +
+                  "'s RoPE table and block tables)");
   const std::optional<int64_t> width = stepWidthFor(step.rows);
   if (!width)
     return notRun(std::to_string(step.rows) + " rows (the kernels serve 1.." +

@@ -40,11 +40,24 @@ std::string monodc::runtime::layerRanges(const std::vector<int64_t> &layers) {
     size_t j = i;
     while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1)
       ++j;
-    text += (text.empty() ? "" : ", ") + std::to_string(layers[i]) +
-            (j > i ? "-" + std::to_string(layers[j]) : "");
+    // Appended piece by piece: GCC 12 takes `"-" + std::to_string(...)` for
+    // an overlapping copy (-Wrestrict).
+    if (!text.empty())
+      text += ", ";
+    text += std::to_string(layers[i]);
+    if (j > i) {
+      text += '-';
+      text += std::to_string(layers[j]);
+    }
     i = j + 1;
   }
   return text;
+}
+
+Result<int64_t> monodc::runtime::positionLimit(std::string_view model) {
+  if (Result<std::vector<LayerPlan>> map = layerMap(model); !map)
+    return map.error();
+  return model == "tiny" ? int64_t(256) : int64_t(4096);
 }
 
 bool monodc::runtime::readsCompressedKeys(std::string_view launch) {

@@ -212,6 +212,10 @@ class Eligibility(unittest.TestCase):
         self.assertEqual(e.reason, "a piecewise graph capture, which may replay mixed batches")
         e = monodc.eligibility(self.deployment(), 3, monodc.StepFacts(49))
         self.assertEqual(e.reason, "49 rows (the kernels serve 1..48)")
+        self.assertTrue(monodc.eligibility(self.deployment(), 3, monodc.StepFacts(6, max_position=4095)).runs)
+        e = monodc.eligibility(self.deployment(), 3, monodc.StepFacts(6, max_position=4096))
+        self.assertEqual(e.reason, "position 4096 is past the 4096 positions the kernels serve "
+                                   "(dsv41's RoPE table and block tables)")
 
     def test_a_deployment_that_cannot_run_is_an_error(self):
         for changes, message in [({"tp": 8}, "TP 8 is not served"),

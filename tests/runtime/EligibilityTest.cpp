@@ -113,6 +113,12 @@ TEST(Eligibility, StepsThePathDoesNotServeFallBackWithTheReason) {
       {"piecewise capture", [](StepFacts &s) { s.piecewiseCapture = true; },
        "a piecewise graph capture, which may replay mixed batches", 0},
       {"non-causal", [](StepFacts &s) { s.causal = false; }, "a non-causal attention window", 0},
+      {"the last position served", [](StepFacts &s) { s.maxPosition = 4095; }, nullptr, 8},
+      {"a position past the RoPE table",
+       [](StepFacts &s) { s.maxPosition = 4096; },
+       "position 4096 is past the 4096 positions the kernels serve (dsv41's RoPE table and block "
+       "tables)",
+       0},
       {"no metadata", [](StepFacts &s) { s.metadata = false; },
        "the step's positions, slot mapping, block tables or top-k lists are missing", 0},
   };

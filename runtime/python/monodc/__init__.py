@@ -46,7 +46,7 @@ class _Deployment(ctypes.Structure):
 class _StepFacts(ctypes.Structure):
     _fields_ = [("rows", ctypes.c_int64), ("uniform_decode", ctypes.c_int),
                 ("piecewise_capture", ctypes.c_int), ("causal", ctypes.c_int),
-                ("metadata", ctypes.c_int)]
+                ("metadata", ctypes.c_int), ("max_position", ctypes.c_int64)]
 
 
 class _EligibilityResult(ctypes.Structure):
@@ -515,13 +515,14 @@ class StepFacts:
     """What the engine knows of a step before it launches it."""
 
     def __init__(self, rows, uniform_decode=True, piecewise_capture=False, causal=True,
-                 metadata=True):
+                 metadata=True, max_position=0):
         self.rows, self.uniform_decode, self.piecewise_capture = rows, uniform_decode, piecewise_capture
         self.causal, self.metadata = causal, metadata
+        self.max_position = max_position  # the step's largest position (0: not checked)
 
     def _raw(self):
         return _StepFacts(self.rows, int(self.uniform_decode), int(self.piecewise_capture),
-                          int(self.causal), int(self.metadata))
+                          int(self.causal), int(self.metadata), self.max_position)
 
 
 class Eligibility:

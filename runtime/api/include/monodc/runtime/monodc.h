@@ -65,6 +65,7 @@ typedef struct monodc_step_facts {
   int piecewise_capture; /* 1: a graph capture that may replay mixed batches */
   int causal;            /* 1: causal attention windows */
   int metadata;          /* 1: positions, slot mapping, block tables and top-k lists at hand */
+  int64_t max_position;  /* the step's largest position (0: the first, or not checked) */
 } monodc_step_facts;
 
 typedef struct monodc_eligibility_result {

@@ -56,6 +56,7 @@ struct StepFacts {
   bool piecewiseCapture = false; ///< a graph capture that may replay mixed batches
   bool causal = true;            ///< causal attention windows
   bool metadata = true;          ///< positions, slot mapping, block tables and top-k lists at hand
+  int64_t maxPosition = 0;       ///< the step's largest position (0: the first, or not checked)
 };
 
 struct Eligibility {

@@ -31,6 +31,11 @@ struct LayerPlan {
 /// (tiny, moe16) stand for; an error naming the known models otherwise.
 Result<std::vector<LayerPlan>> layerMap(std::string_view model);
 
+/// The positions `model`'s kernels serve, 0 .. limit - 1: the rows of its
+/// RoPE table and the reach of its block tables (limit / 32 pages a
+/// request). The stage library's configs agree (a unit test checks it).
+Result<int64_t> positionLimit(std::string_view model);
+
 /// Whether `launch`'s code depends on the compress ratio: K2 and the
 /// attention back read compressed keys; every other launch is one build key
 /// (ratio 0) at every ratio, and a request's ratio is not asked of it.

@@ -1,0 +1,25 @@
+// The stage library's model configs and the runtime's model facts (which a
+// runtime-only serving process reads without the compiler) say the same
+// thing: the positions the kernels serve and the KV caches' page tokens.
+#include "monodc/runtime/Eligibility.h"
+#include "monodc/runtime/LayerMap.h"
+#include "monodc/stages/ModelConfig.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+TEST(ModelFacts, TheRuntimeServesThePositionsOfEachConfig) {
+  for (const char *name : {"dsv41", "tiny", "moe16"}) {
+    SCOPED_TRACE(name);
+    auto config = monodc::stages::configByName(name);
+    ASSERT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
+    auto limit = monodc::runtime::positionLimit(name);
+    ASSERT_TRUE(limit.ok()) << limit.message();
+    EXPECT_EQ(*limit, config->ropePositions);
+    EXPECT_EQ(*limit, config->blockTablePages() * monodc::runtime::kKvPageTokens);
+  }
+  EXPECT_FALSE(monodc::runtime::positionLimit("llama").ok());
+}
+
+} // namespace
