@@ -3,7 +3,6 @@
 
 #include "monodc/device/epoch_shape.h"
 
-#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -160,21 +159,20 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       // `from INPUT KERNEL OUTPUT`, `result OUTPUT`: a step's memory flow;
       // `rows_at_launch REGION`: rows the caller gives at each launch. About
       // an argument the manifest declared before.
-      auto arg = std::find_if(result.arguments.begin(), result.arguments.end(),
-                              [&](const RegionSpec &r) { return w.size() > 1 && r.name == w[1]; });
+      RegionSpec *arg = w.size() > 1 ? result.argument(w[1]) : nullptr;
       if (tag == "from") {
-        ok = w.size() == 4 && arg != result.arguments.end() && arg->kind == "input";
+        ok = w.size() == 4 && arg && arg->kind == "input";
         if (ok) {
           arg->handedFromKernel = w[2];
           arg->handedFromRegion = w[3];
         }
       } else if (tag == "result") {
-        ok = w.size() == 2 && arg != result.arguments.end() && arg->kind == "output";
+        ok = w.size() == 2 && arg && arg->kind == "output";
         if (ok)
           arg->stepResult = true;
       } else {
-        ok = w.size() == 2 && arg != result.arguments.end() &&
-             (arg->kind == "input" || arg->kind == "output") && !arg->rowsAtLaunch;
+        ok = w.size() == 2 && arg && (arg->kind == "input" || arg->kind == "output") &&
+             !arg->rowsAtLaunch;
         if (ok)
           arg->rowsAtLaunch = true;
       }

@@ -105,13 +105,14 @@ Status Launcher::setRows(const std::string &region, int64_t rows) {
     return makeError("region '" + region + "' of kernel " + interface_.kernelName + " cannot have " +
                      std::to_string(rows) + " rows (1 .. " + std::to_string(kMaxLaunchRows) + ")");
   // The indices that count its rows stay exact in the kernels' f32.
-  for (const IndexSpec &index : interface_.indexBounds)
-    if (index.rowsOf == region && rows > kMaxLaunchRows / (index.bound / spec->rows))
+  for (const IndexSpec &index : interface_.indexBounds) {
+    const int64_t perRow = index.bound / spec->rows;
+    if (index.rowsOf == region && rows > kMaxLaunchRows / perRow)
       return makeError("region '" + region + "' of kernel " + interface_.kernelName +
                        " cannot have " + std::to_string(rows) + " rows: its index input '" +
-                       index.name + "' counts " + std::to_string(index.bound / spec->rows) +
-                       " a row, and " + std::to_string(rows * (index.bound / spec->rows)) +
-                       " is past 2^24");
+                       index.name + "' counts " + std::to_string(perRow) + " a row, and " +
+                       std::to_string(rows * perRow) + " is past 2^24");
+  }
   bound_[region + kRowsSuffix] = static_cast<uint64_t>(rows);
   return Status::success();
 }

@@ -3,6 +3,7 @@
 
 #include "monodc/runtime/BuildId.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -158,13 +159,18 @@ std::string testing::makeManifest(const std::string &kernelName,
 }
 
 TestKernel testing::makeKernelFor(const std::string &kernelName,
-                                  const std::vector<std::string> &argNames) {
+                                  const std::vector<std::string> &argNames,
+                                  const std::vector<std::string> &sizedAtLaunch) {
   TestKernel k;
   k.name = kernelName;
   int64_t offset = 0;
   for (const std::string &name : argNames) {
     k.args.push_back({"r_" + name + ".coerce", offset, 8});
     offset += 8;
+    if (std::find(sizedAtLaunch.begin(), sizedAtLaunch.end(), name) != sizedAtLaunch.end()) {
+      k.args.push_back({"r_" + name + "_rows", offset, 8, "by_value"});
+      offset += 8;
+    }
   }
   k.args.push_back({"mono_scratch.coerce", offset, 8});
   k.args.push_back({"mono_epoch.coerce", offset + 8, 8});
@@ -210,23 +216,14 @@ std::string testing::stepManifest(const StepLaunch &l) {
 }
 
 std::string testing::stepCodeObject(const StepLaunch &l) {
-  // A region sized at launch takes its rows (8 bytes, by value) after it.
-  TestKernel k;
-  k.name = l.kernel;
-  int64_t offset = 0;
+  std::vector<std::string> names, sizedAtLaunch;
   for (const std::string &arg : l.args) {
-    const std::string name = arg.substr(0, arg.find(' '));
-    k.args.push_back({"r_" + name + ".coerce", offset, 8});
-    offset += 8;
-    if (l.tail.find("rows_at_launch " + name + "\n") != std::string::npos) {
-      k.args.push_back({"r_" + name + "_rows", offset, 8, "by_value"});
-      offset += 8;
-    }
+    names.push_back(arg.substr(0, arg.find(' ')));
+    if (l.tail.find("rows_at_launch " + names.back() + "\n") != std::string::npos)
+      sizedAtLaunch.push_back(names.back());
   }
-  k.args.push_back({"mono_scratch.coerce", offset, 8});
-  k.args.push_back({"mono_epoch.coerce", offset + 8, 8});
-  k.kernarg = offset + 16;
-  return makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950", {k});
+  return makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950",
+                       {makeKernelFor(l.kernel, names, sizedAtLaunch)});
 }
 
 namespace {

@@ -60,10 +60,12 @@ std::string makeAmdgpuElf(const std::string &target, const std::vector<TestKerne
 /// scratch buffer of 512 bytes and an epoch buffer of 10 words.
 std::string makeManifest(const std::string &kernelName, const std::vector<std::string> &argNames);
 
-/// The TestKernel matching makeManifest(): pointers at 8-byte steps, then
+/// The TestKernel matching makeManifest(): pointers at 8-byte steps (each of
+/// `sizedAtLaunch` followed by its 8-byte row count, by value), then
 /// mono_scratch and mono_epoch.
 TestKernel makeKernelFor(const std::string &kernelName,
-                         const std::vector<std::string> &argNames);
+                         const std::vector<std::string> &argNames,
+                         const std::vector<std::string> &sizedAtLaunch = {});
 
 /// A stand-in launch of a layer step (grid 4, a 512-byte scratch buffer):
 /// `args` are manifest `arg` lines after the tag (`NAME KIND FORMAT ROWS

@@ -93,6 +93,9 @@ struct LaunchInterface {
   std::vector<RegionSpec> scratch;   ///< `scratch` lines: regions in the scratch buffer
 
   const RegionSpec *argument(std::string_view name) const;
+  RegionSpec *argument(std::string_view name) {
+    return const_cast<RegionSpec *>(std::as_const(*this).argument(name));
+  }
 
   /// The manifest text: the lines emit::kernelManifest prints, in a fixed
   /// order (arg lines, then scratch lines, then index, from, result and
