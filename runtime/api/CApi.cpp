@@ -294,6 +294,13 @@ monodc_error *monodc_launcher_bind(monodc_launcher *launcher, const char *region
   return check(launcher->launcher->bind(region, device_pointer));
 }
 
+monodc_error *monodc_launcher_bind_buffer(monodc_launcher *launcher, const char *region,
+                                          void *device_pointer, int64_t bytes) {
+  if (!launcher || !region)
+    return toError("monodc_launcher_bind_buffer: a null argument");
+  return check(launcher->launcher->bindBuffer(region, device_pointer, bytes));
+}
+
 monodc_error *monodc_launcher_bind_rank(monodc_launcher *launcher, int rank) {
   if (!launcher)
     return toError("monodc_launcher_bind_rank: a null launcher");
@@ -470,6 +477,13 @@ monodc_error *monodc_layer_step_bind(monodc_layer_step *step, const char *region
   if (!step || !region)
     return toError("monodc_layer_step_bind: a null argument");
   return check(step->step->bind(region, device_pointer));
+}
+
+monodc_error *monodc_layer_step_bind_buffer(monodc_layer_step *step, const char *region,
+                                            void *device_pointer, int64_t bytes) {
+  if (!step || !region)
+    return toError("monodc_layer_step_bind_buffer: a null argument");
+  return check(step->step->bindBuffer(region, device_pointer, bytes));
 }
 
 monodc_error *monodc_layer_step_bind_rank(monodc_layer_step *step, int rank) {

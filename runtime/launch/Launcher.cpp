@@ -66,6 +66,13 @@ Launcher::~Launcher() {
 }
 
 Status Launcher::bind(const std::string &region, void *devicePointer) {
+  if (Status s = checkBind(region, devicePointer); !s)
+    return s;
+  bound_[region] = reinterpret_cast<uint64_t>(devicePointer);
+  return Status::success();
+}
+
+Status Launcher::checkBind(const std::string &region, void *devicePointer) const {
   const ArgumentSlot *slot = layout_.slot(region);
   if (!slot)
     return makeError("kernel " + interface_.kernelName + " has no region '" + region + "'");
@@ -78,7 +85,42 @@ Status Launcher::bind(const std::string &region, void *devicePointer) {
                      "', a number, not memory: set it with setRows");
   if (!devicePointer)
     return makeError("region '" + region + "' cannot be bound to a null pointer");
+  return Status::success();
+}
+
+Result<int64_t> Launcher::rowsInBuffer(const std::string &region, int64_t bytes) const {
+  const ArgumentSlot *slot = layout_.slot(region);
+  if (!slot)
+    return makeError("kernel " + interface_.kernelName + " has no region '" + region + "'");
+  const RegionSpec *spec = interface_.argument(region);
+  if (spec && spec->rowsAtLaunch) {
+    const int64_t rowBytes = spec->rows > 0 ? spec->bytes / spec->rows : 0;
+    if (rowBytes <= 0 || bytes < rowBytes || bytes % rowBytes != 0)
+      return makeError("region '" + region + "' of kernel " + interface_.kernelName +
+                       " is sized at launch in rows of " + std::to_string(rowBytes) +
+                       " bytes; a buffer of " + std::to_string(bytes) +
+                       " bytes is not a whole number of them");
+    const int64_t rows = bytes / rowBytes;
+    if (Status s = checkRows(region, rows); !s)
+      return s.error();
+    return rows;
+  }
+  if (bytes < slot->bytes)
+    return makeError("region '" + region + "' of kernel " + interface_.kernelName + " needs " +
+                     std::to_string(slot->bytes) + " bytes; a buffer of " +
+                     std::to_string(bytes) + " bytes is too small");
+  return int64_t(0);
+}
+
+Status Launcher::bindBuffer(const std::string &region, void *devicePointer, int64_t bytes) {
+  if (Status s = checkBind(region, devicePointer); !s)
+    return s;
+  Result<int64_t> rows = rowsInBuffer(region, bytes);
+  if (!rows)
+    return rows.error();
   bound_[region] = reinterpret_cast<uint64_t>(devicePointer);
+  if (*rows > 0)
+    bound_[region + kRowsSuffix] = static_cast<uint64_t>(*rows);
   return Status::success();
 }
 
@@ -94,6 +136,13 @@ Status Launcher::bindRank(int rank) {
 }
 
 Status Launcher::setRows(const std::string &region, int64_t rows) {
+  if (Status s = checkRows(region, rows); !s)
+    return s;
+  bound_[region + kRowsSuffix] = static_cast<uint64_t>(rows);
+  return Status::success();
+}
+
+Status Launcher::checkRows(const std::string &region, int64_t rows) const {
   const RegionSpec *spec = interface_.argument(region);
   if (!spec)
     return makeError("kernel " + interface_.kernelName + " has no region '" + region + "'");
@@ -113,7 +162,6 @@ Status Launcher::setRows(const std::string &region, int64_t rows) {
                        index.name + "' counts " + std::to_string(perRow) + " a row, and " +
                        std::to_string(rows * perRow) + " is past 2^24");
   }
-  bound_[region + kRowsSuffix] = static_cast<uint64_t>(rows);
   return Status::success();
 }
 

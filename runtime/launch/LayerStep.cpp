@@ -213,6 +213,33 @@ Status LayerStep::setRows(const std::string &region, int64_t rows) {
   return Status::success();
 }
 
+Status LayerStep::bindBuffer(const std::string &region, void *devicePointer, int64_t bytes) {
+  // Every launch's check first, so that a refusal binds nothing.
+  if (!internal_.count(region))
+    for (Width &width : widths_)
+      for (auto &launcher : width.launches) {
+        std::vector<std::string> names;
+        if (launcher->layout().slot(region))
+          names.push_back(region);
+        for (const RegionSpec &input : launcher->interface().arguments)
+          if (input.handedFromRegion == region)
+            names.push_back(input.name);
+        for (const std::string &name : names)
+          if (Result<int64_t> rows = launcher->rowsInBuffer(name, bytes); !rows)
+            return rows.error();
+      }
+  if (Status s = bind(region, devicePointer); !s)
+    return s;
+  for (Width &width : widths_)
+    for (auto &launcher : width.launches) {
+      for (const RegionSpec &spec : launcher->interface().arguments)
+        if (spec.rowsAtLaunch && (spec.name == region || spec.handedFromRegion == region))
+          if (Status s = launcher->bindBuffer(spec.name, devicePointer, bytes); !s)
+            return s;
+    }
+  return Status::success();
+}
+
 Status LayerStep::bind(const std::string &region, void *devicePointer) {
   if (internal_.count(region))
     return makeError("region '" + region +

@@ -104,6 +104,8 @@ TEST_F(CApiErrors, NullOutPointers) {
   EXPECT_EQ(take(monodc_launcher_create(kernel, 0, nullptr)),
             "monodc_launcher_create: a null argument");
   EXPECT_EQ(take(monodc_launcher_bind(nullptr, "u", this)), "monodc_launcher_bind: a null argument");
+  EXPECT_EQ(take(monodc_launcher_bind_buffer(nullptr, "u", this, 64)),
+            "monodc_launcher_bind_buffer: a null argument");
   EXPECT_EQ(take(monodc_launcher_launch(nullptr, nullptr)),
             "monodc_launcher_launch: a null launcher");
   EXPECT_EQ(l, nullptr);
@@ -161,6 +163,8 @@ TEST_F(CApiErrors, LayerStepsRefuseWhatCannotFormAStep) {
             "step (K1 then K2, or the FFN launch)");
   EXPECT_EQ(step, nullptr);
   EXPECT_EQ(take(monodc_layer_step_bind(nullptr, "x", this)), "monodc_layer_step_bind: a null argument");
+  EXPECT_EQ(take(monodc_layer_step_bind_buffer(nullptr, "x", this, 64)),
+            "monodc_layer_step_bind_buffer: a null argument");
   EXPECT_EQ(take(monodc_layer_step_bind_rank(nullptr, 0)),
             "monodc_layer_step_bind_rank: a null layer step");
   EXPECT_EQ(take(monodc_layer_step_run(nullptr, 6, nullptr)), "monodc_layer_step_run: a null layer step");
@@ -292,9 +296,17 @@ TEST_F(CApiErrors, WrongBuffersForALauncher) {
             "kernel mono_attention_front uses no peer memory and takes no rank");
   EXPECT_EQ(take(monodc_launcher_bind_rank(l, -1)),
             "kernel mono_attention_front uses no peer memory and takes no rank");
+  // A buffer whose size the caller gives is checked against the argument;
+  // a refused one stays unbound.
+  EXPECT_EQ(take(monodc_launcher_bind_buffer(l, "u", buffer, 63)),
+            "region 'u' of kernel mono_attention_front needs 64 bytes; a buffer of 63 bytes is "
+            "too small");
+  EXPECT_EQ(take(monodc_launcher_bind_buffer(l, "u", nullptr, 64)),
+            "region 'u' cannot be bound to a null pointer");
+  EXPECT_EQ(take(monodc_launcher_launch(l, nullptr)), "region 'u' (input, 64 bytes) is not bound");
   // A launch once every caller-bound region has a pointer.
   char buffers[4][64];
-  EXPECT_EQ(take(monodc_launcher_bind(l, "u", buffers[0])), "(no error)");
+  EXPECT_EQ(take(monodc_launcher_bind_buffer(l, "u", buffers[0], 64)), "(no error)");
   EXPECT_EQ(take(monodc_launcher_bind(l, "w", buffers[1])), "(no error)");
   EXPECT_EQ(take(monodc_launcher_bind(l, "y", buffers[2])), "(no error)");
   EXPECT_EQ(take(monodc_launcher_launch(l, nullptr)),

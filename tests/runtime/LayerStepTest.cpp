@@ -121,6 +121,44 @@ TEST(LayerStep, RunsK1ThenK2WithWhatK1HandsOver) {
   EXPECT_EQ(s.bindRank(0).message(), "no launch of this layer step uses peer memory: it takes no rank");
 }
 
+TEST(LayerStep, BindsBuffersOfAKnownSizeCheckedAgainstEveryWidth) {
+  Rig rig;
+  auto step = rig.step({{sampleK1(6), sampleK2(6)}, {sampleK1(2), sampleK2(2)}});
+  ASSERT_TRUE(step.ok()) << step.message();
+  LayerStep &s = **step;
+  char x[6 * 64], w[64], cache[5 * 32], y[6 * 64];
+  // A row input holds the widest step's rows; a refused buffer stays unbound.
+  EXPECT_EQ(s.bindBuffer("x", x, 2 * 64).message(),
+            "region 'x' of kernel mono_k1 needs 384 bytes; a buffer of 128 bytes is too small");
+  EXPECT_EQ(s.bindBuffer("w1", w, 63).message(),
+            "region 'w1' of kernel mono_k1 needs 64 bytes; a buffer of 63 bytes is too small");
+  // The cache is a whole number of its rows, which the buffer then gives
+  // every launch (K2 too, handed it).
+  EXPECT_EQ(s.bindBuffer("cache", cache, 100).message(),
+            "region 'cache' of kernel mono_k1 is sized at launch in rows of 32 bytes; a buffer "
+            "of 100 bytes is not a whole number of them");
+  EXPECT_NE(s.bindBuffer("cache", cache, ((int64_t(1) << 24) + 1) * 32).message().find(
+                "cannot have 16777217 rows (1 .. 16777216)"),
+            std::string::npos);
+  EXPECT_NE(s.bindBuffer("q", x, 6 * 64).message().find("belongs to the layer step"),
+            std::string::npos);
+  EXPECT_EQ(s.run(6, nullptr).message(),
+            "kernel mono_k1 of the step of 6 rows has unbound arguments: x, w1, cache, cache.rows");
+  ASSERT_TRUE(s.bindBuffer("x", x, sizeof x).ok());
+  ASSERT_TRUE(s.bindBuffer("w1", w, sizeof w).ok());
+  ASSERT_TRUE(s.bindBuffer("w2", w, sizeof w).ok());
+  ASSERT_TRUE(s.bindBuffer("cache", cache, sizeof cache).ok());
+  ASSERT_TRUE(s.bindBuffer("y", y, sizeof y).ok());
+  ASSERT_TRUE(s.run(6, nullptr).ok());
+  ASSERT_TRUE(s.run(2, nullptr).ok());
+  ASSERT_EQ(rig.fake.launches(), 4);
+  for (int launch : {0, 2})
+    EXPECT_EQ(reinterpret_cast<intptr_t>(rig.fake.pointer(launch, 3)), 5) << "K1's rows";
+  for (int launch : {1, 3})
+    EXPECT_EQ(reinterpret_cast<intptr_t>(rig.fake.pointer(launch, 2)), 5) << "K2's rows";
+  EXPECT_EQ(rig.fake.pointer(1, 1), cache);
+}
+
 TEST(LayerStep, TheLayersOfARankShareTheEpochAndTheStepInternalBuffers) {
   Rig rig;
   auto first = rig.step({{sampleK1(6), sampleK2(6)}});

@@ -86,6 +86,7 @@ def library():
         "monodc_kernel_argument_get": ([_P, ctypes.c_size_t, ctypes.POINTER(_KernelArgument)], _P),
         "monodc_launcher_create_shared": ([_P, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_P)], _P),
         "monodc_launcher_bind": ([_P, ctypes.c_char_p, _P], _P),
+        "monodc_launcher_bind_buffer": ([_P, ctypes.c_char_p, _P, ctypes.c_int64], _P),
         "monodc_launcher_bind_rank": ([_P, ctypes.c_int], _P),
         "monodc_launcher_set_rows": ([_P, ctypes.c_char_p, ctypes.c_int64], _P),
         "monodc_launcher_launch": ([_P, _P], _P),
@@ -107,6 +108,7 @@ def library():
                                       ctypes.c_size_t, ctypes.c_int, ctypes.c_int, _P,
                                       ctypes.POINTER(_P)], _P),
         "monodc_layer_step_bind": ([_P, ctypes.c_char_p, _P], _P),
+        "monodc_layer_step_bind_buffer": ([_P, ctypes.c_char_p, _P, ctypes.c_int64], _P),
         "monodc_layer_step_bind_rank": ([_P, ctypes.c_int], _P),
         "monodc_layer_step_set_rows": ([_P, ctypes.c_char_p, ctypes.c_int64], _P),
         "monodc_layer_step_run": ([_P, ctypes.c_int64, _P], _P),
@@ -275,9 +277,16 @@ def _tensor_problem(argument, tensor):
     return None
 
 
-def _rows_of(argument, tensor):
-    """The rows a tensor bound to a region sized at launch holds."""
-    return tensor.numel() * tensor.element_size() // argument.row_bytes
+def _bind(bind, bind_buffer, handle, region, tensor, sized):
+    """Binds through the C ABI: a tensor with its size (a region sized at
+    launch then takes the rows it holds), the epoch buffer or peer table as
+    a bare pointer."""
+    pointer = ctypes.c_void_p(tensor.data_ptr())
+    if sized:
+        _check(bind_buffer(handle, region.encode(), pointer,
+                           tensor.numel() * tensor.element_size()))
+    else:
+        _check(bind(handle, region.encode(), pointer))
 
 
 def _stream_handle(stream):
@@ -316,11 +325,9 @@ class Launcher:
             problem = _tensor_problem(argument, tensor)
             if problem:
                 raise Error(f"bind '{region}' of {self._kernel.symbol}: {problem}")
-        _check(library().monodc_launcher_bind(self._handle, region.encode(),
-                                              ctypes.c_void_p(tensor.data_ptr())))
+        _bind(library().monodc_launcher_bind, library().monodc_launcher_bind_buffer,
+              self._handle, region, tensor, argument.kind not in ("epoch", "peers"))
         self._bound[region] = tensor  # keeps it alive while bound
-        if argument.rows_at_launch:
-            self.set_rows(region, _rows_of(argument, tensor))
 
     def set_rows(self, region, rows):
         """The rows of a region sized at launch (bind sets them from the
@@ -394,11 +401,9 @@ class LayerStep:
             problem = _tensor_problem(widest, tensor)
             if problem:
                 raise Error(f"bind '{region}' of a layer step: {problem}")
-        _check(library().monodc_layer_step_bind(self._handle, region.encode(),
-                                                ctypes.c_void_p(tensor.data_ptr())))
+        _bind(library().monodc_layer_step_bind, library().monodc_layer_step_bind_buffer,
+              self._handle, region, tensor, bool(arguments) and region != "mono_peers")
         self._bound[region] = tensor  # keeps it alive while bound
-        if arguments and arguments[0].rows_at_launch:
-            self.set_rows(region, _rows_of(arguments[0], tensor))
 
     def set_rows(self, region, rows):
         """The rows of a region sized at launch in every launch and width that

@@ -159,6 +159,11 @@ monodc_error *monodc_launcher_create_shared(const monodc_kernel *kernel, int dev
                                             monodc_launcher **launcher);
 monodc_error *monodc_launcher_bind(monodc_launcher *launcher, const char *region,
                                    void *device_pointer);
+/* The same for a buffer of `bytes` bytes: refused (nothing bound) when it is
+ * smaller than the argument's `bytes`, or for a region sized at launch when
+ * it is not a whole number of rows (row_bytes), whose count it then sets. */
+monodc_error *monodc_launcher_bind_buffer(monodc_launcher *launcher, const char *region,
+                                          void *device_pointer, int64_t bytes);
 /* A launch with peer memory: "mono_peers" is bound to a device array of
  * every rank's peer buffer (monodc_kernel_peer_buffer_bytes each, zeroed
  * once, in rank order), and this is its rank. */
@@ -224,6 +229,10 @@ monodc_error *monodc_layer_step_create(const monodc_kernel *const *kernels, cons
  * inputs (a row input sized for the widest step), weights, step results. */
 monodc_error *monodc_layer_step_bind(monodc_layer_step *step, const char *region,
                                      void *device_pointer);
+/* The same for a buffer of `bytes` bytes, checked against every launch and
+ * width (monodc_launcher_bind_buffer); a cache's rows are set from it. */
+monodc_error *monodc_layer_step_bind_buffer(monodc_layer_step *step, const char *region,
+                                            void *device_pointer, int64_t bytes);
 monodc_error *monodc_layer_step_bind_rank(monodc_layer_step *step, int rank);
 /* The rows of a region sized at launch in every launch and width of the
  * step that has it or is handed it (the KV cache's pages). */

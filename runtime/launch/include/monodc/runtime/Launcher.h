@@ -43,6 +43,15 @@ public:
 
   /// Binds an argument region, kEpochArgument or kPeersArgument to device memory.
   Status bind(const std::string &region, void *devicePointer);
+  /// bind() of a buffer whose size the caller knows: refuses one smaller
+  /// than the argument needs (naming both sizes), and for a region sized at
+  /// launch, one that is not a whole number of its rows, whose count it then
+  /// sets (setRows). A refused call changes nothing.
+  Status bindBuffer(const std::string &region, void *devicePointer, int64_t bytes);
+  /// The rows a buffer of `bytes` gives `region`: its count for a region
+  /// sized at launch, 0 for any other argument the buffer is large enough
+  /// for; an error naming the sizes otherwise (bindBuffer's check).
+  Result<int64_t> rowsInBuffer(const std::string &region, int64_t bytes) const;
   /// This launch's rank, for a launch with peer memory (0 .. ranks - 1).
   Status bindRank(int rank);
   /// The row count of a region sized at launch (RegionSpec::rowsAtLaunch:
@@ -86,6 +95,10 @@ public:
   std::vector<std::string> unbound() const;
 
 private:
+  /// bind()'s and setRows()'s refusals, without binding.
+  Status checkBind(const std::string &region, void *devicePointer) const;
+  Status checkRows(const std::string &region, int64_t rows) const;
+
   Launcher(std::shared_ptr<DeviceRuntime> runtime, LaunchInterface interface,
            ArgumentLayout layout, int device)
       : runtime_(std::move(runtime)), interface_(std::move(interface)), layout_(std::move(layout)),

@@ -46,6 +46,11 @@ public:
   /// it. Refuses a region no launch has and one the step binds itself
   /// (handed over, step-internal, the epoch buffer).
   Status bind(const std::string &region, void *devicePointer);
+  /// bind() of a buffer of `bytes` bytes, checked against every launch and
+  /// width it binds (Launcher::bindBuffer: a row input must hold the widest
+  /// step's rows; a region sized at launch gets the rows the buffer holds).
+  /// A refused call changes nothing.
+  Status bindBuffer(const std::string &region, void *devicePointer, int64_t bytes);
   /// The row count of a region sized at launch (a KV cache's pages) in
   /// every launch and width that has it or is handed it.
   Status setRows(const std::string &region, int64_t rows);
