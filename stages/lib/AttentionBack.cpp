@@ -158,7 +158,7 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
   // those blocks) and wo_b waits for wo_a alone, not for a quantizing stage
   // after it.
   const int64_t grid = launch.options().grid;
-  const int64_t woARowsPerTask = scaledGemvTasks(rows, c.groupRank, grid, groups).rowsPerTask;
+  const int64_t woARowsPerTask = scaledGemvRowsPerTask(c.groupRank, grid, groups);
   const int64_t tasksPerGroup = rowBlockTasks(c.groupRank, woARowsPerTask);
   launch.stage("back.wo_a", groups * tasksPerGroup, [&](Task &t) {
     requireWholeRowBlocks(t, r.woA, c.groupRank, woARowsPerTask, "rows a group");
@@ -172,7 +172,7 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
     t.storeRows(r.zCodes, t.index(0), first, rows, z.codes);
     t.storeRows(r.zScales, t.index(0), t.id() * (woARowsPerTask / 32), rows, z.scales);
   });
-  const int64_t woBRowsPerTask = scaledGemvTasks(rows, c.hidden, grid).rowsPerTask;
+  const int64_t woBRowsPerTask = scaledGemvRowsPerTask(c.hidden, grid);
   launch.stage("back.wo_b", rowBlockTasks(c.hidden, woBRowsPerTask), [&](Task &t) {
     requireWholeRowBlocks(t, r.woB, c.hidden, woBRowsPerTask);
     Index first = t.id() * woBRowsPerTask;

@@ -29,18 +29,17 @@ void monodc::stages::addSeamNorm(Launch &launch, const ModelConfig &config,
 }
 
 GemvStage monodc::stages::wqkvGemvStage(const Launch &launch, const WqkvRegions &r) {
-  // Up to 8 tokens, one task per block of weight rows and token group: on a
-  // grid of 66, 1792 rows give 56 tasks of 32 rows a group (scaledGemvTasks).
-  // Wider steps size wqkv for half the grid: K1 runs the seam's mixes (24 a
+  // A task a block of weight rows, every token: on a grid of 66, 1792 rows
+  // give 56 tasks of 32 rows (scaledGemvRowsPerTask). Steps wider than a
+  // token tile size wqkv for half the grid: K1 runs the seam's mixes (24 a
   // token group: 192 tasks at rows 48) on the CTAs wqkv leaves idle when it
   // leaves half of them (Launches.cpp); before the norm they would hold
   // the norm up.
   const int64_t rows = launch.options().rows, grid = launch.options().grid;
-  const ScaledGemvTasks tasks =
-      scaledGemvTasks(rows, r.weight.rows(), rows > kGemvTokenTile ? grid / 2 : grid,
-                      /*weightGroups=*/1, /*tokenGroups=*/true);
+  const int64_t rowsPerTask =
+      scaledGemvRowsPerTask(r.weight.rows(), rows > kGemvTokenTile ? grid / 2 : grid);
   return {"front.wqkv", r.weight, r.weightScales, r.codes, r.scales, r.qkv,
-          tasks.rowsPerTask, bf16, tasks.everyToken};
+          rowsPerTask, bf16, /*everyToken=*/true};
 }
 
 void monodc::stages::addWqkvGemv(Launch &launch, const ModelConfig &, const WqkvRegions &r) {
@@ -114,7 +113,7 @@ void monodc::stages::addKvInsert(Launch &launch, const ModelConfig &config,
 void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t heads,
                               const QueryRegions &r, bool qnQuantized) {
   const int64_t tokens = launch.options().rows, width = heads * config.headDim;
-  const int64_t rowsPerTask = scaledGemvTasks(tokens, width, launch.options().grid).rowsPerTask;
+  const int64_t rowsPerTask = scaledGemvRowsPerTask(width, launch.options().grid);
   if (!qnQuantized)
     addMxfp8Rows(launch, "front.q_quant", r.qn, r.codes, r.scales);
   launch.stage("front.wq_b", rowBlockTasks(width, rowsPerTask), [&](Task &t) {

@@ -14,24 +14,20 @@ int64_t monodc::stages::gemvTokenGroup(int64_t rows) {
   return std::max<int64_t>(group, 1);
 }
 
-monodc::stages::ScaledGemvTasks
-monodc::stages::scaledGemvTasks(int64_t tokens, int64_t weightRows, int64_t grid,
-                                int64_t weightGroups, bool tokenGroups) {
-  const bool everyToken = tokens > kGemvTokenTile;
-  const int64_t tasksPerRowBlock =
-      weightGroups * (tokenGroups && !everyToken ? tokens / gemvTokenGroup(tokens) : 1);
+int64_t monodc::stages::scaledGemvRowsPerTask(int64_t weightRows, int64_t grid,
+                                              int64_t weightGroups) {
   // The smallest task whose tasks all start at once: more CTAs stream the
   // weight, each fewer bytes.
   for (int64_t rowsPerTask : {32, 64, 128})
-    if (weightRows % rowsPerTask == 0 && tasksPerRowBlock * (weightRows / rowsPerTask) <= grid)
-      return {rowsPerTask, everyToken};
+    if (weightRows % rowsPerTask == 0 && weightGroups * (weightRows / rowsPerTask) <= grid)
+      return rowsPerTask;
   // Too many even at 128: the largest task that cuts the weight into whole
   // tasks, each paying its fixed cost once for the most rows; a weight whose
   // rows are not whole 16-row tiles gets 16, which the stage refuses.
   for (int64_t rowsPerTask : {128, 64, 32})
     if (weightRows % rowsPerTask == 0)
-      return {rowsPerTask, everyToken};
-  return {16, everyToken};
+      return rowsPerTask;
+  return 16;
 }
 
 void monodc::stages::requireWholeRowBlocks(Task &t, const Region &weight, int64_t rows,

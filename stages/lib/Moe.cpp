@@ -11,7 +11,7 @@ using namespace monodc::stages;
 
 namespace {
 /// The router's weight rows a task (bf16: CUDA cores, token groups; the e4m3
-/// GEMVs take scaledGemvTasks).
+/// GEMVs take scaledGemvRowsPerTask).
 constexpr int64_t kRouterRowsPerTask = 16;
 } // namespace
 
@@ -42,12 +42,9 @@ void monodc::stages::addRouter(Launch &l, const ModelConfig &c, const RouterRegi
 
 void monodc::stages::addSharedExpertGateUp(Launch &l, const SharedExpertRegions &r) {
   // gs, us = bf16(MXFP8(x) . W1s^T), bf16(MXFP8(x) . W3s^T).
-  const int64_t rows = l.options().rows;
-  const ScaledGemvTasks tasks =
-      scaledGemvTasks(rows, r.gateUp.rows(), l.options().grid, /*weightGroups=*/1,
-                      /*tokenGroups=*/true);
   addGemvStage(l, {"shared.gate_up", r.gateUp, r.gateUpScale, r.codes, r.scales, r.gateUpOut,
-                   tasks.rowsPerTask, bf16, tasks.everyToken});
+                   scaledGemvRowsPerTask(r.gateUp.rows(), l.options().grid), bf16,
+                   /*everyToken=*/true});
 }
 
 void monodc::stages::addSharedExpertAct(Launch &l, const ModelConfig &c, int64_t intermediate,
@@ -70,7 +67,7 @@ void monodc::stages::addSharedExpertDown(Launch &l, const ModelConfig &c,
                                          const SharedExpertRegions &r) {
   const int64_t tokens = l.options().rows;
   // ds = bf16(MXFP8(h) . W2s^T).
-  const int64_t rowsPerTask = scaledGemvTasks(tokens, c.hidden, l.options().grid).rowsPerTask;
+  const int64_t rowsPerTask = scaledGemvRowsPerTask(c.hidden, l.options().grid);
   l.stage("shared.down", rowBlockTasks(c.hidden, rowsPerTask), [&](Task &t) {
     requireWholeRowBlocks(t, r.down, c.hidden, rowsPerTask);
     Index first = t.id() * rowsPerTask;

@@ -439,7 +439,7 @@ TEST(DeviceGemvMma, MatchesTheExactSumsOfTheLaunchShapes) {
                 chunks(64, 4096, 48, 0) == 8);
   const Weight wideRows = e4m3Weight(64, 4096, rng);
   EXPECT_LT((mmaError<64, 4096, 48, 0>(wideRows, many)), kBound);
-  // 128-row tasks (scaledGemvTasks: wo_b, wq_b and the shared down on a grid
+  // 128-row tasks (scaledGemvRowsPerTask: wo_b, wq_b and the shared down on a grid
   // of 66), of 6 tokens and of 48.
   const Weight wideTask = e4m3Weight(128, 4096, rng), query = e4m3Weight(128, 1280, rng),
                downTask = e4m3Weight(128, 1152, rng);

@@ -145,10 +145,10 @@ TEST(Emitter, WidthsChangeTheTaskTables) {
   auto r1 = emit::emitHip(*tinyFront(ctx, 1));
   auto r48 = emit::emitHip(*tinyFront(ctx, 48));
   ASSERT_TRUE(succeeded(r1) && succeeded(r48));
-  // The norms have a task per token; wqkv (scaledGemvTasks) a task per
+  // The norms have a task per token; wqkv (scaledGemvRowsPerTask) a task per
   // 32-row weight slice (tiny: 384 / 32 = 12 tasks, fewer than gfx950's 256
-  // CTAs) of a step of up to 8 tokens, or of all of a wider step's tokens
-  // (48 rows: 12 tasks of 48 tokens), on gfx950's scaled MFMA.
+  // CTAs) of all of the step's tokens (48 rows: 12 tasks of 48 tokens), on
+  // gfx950's scaled MFMA.
   EXPECT_NE(r1->find("task < 1;"), std::string::npos);
   EXPECT_NE(r48->find("task < 48;"), std::string::npos);
   EXPECT_NE(r1->find("task < 12;"), std::string::npos);

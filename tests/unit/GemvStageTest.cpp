@@ -12,7 +12,7 @@
 using namespace monodc::dsl;
 using monodc::stages::addGemvStage;
 using monodc::stages::gemvTokenGroup;
-using monodc::stages::scaledGemvTasks;
+using monodc::stages::scaledGemvRowsPerTask;
 
 namespace {
 
@@ -33,44 +33,25 @@ TEST(GemvTokenGroup, WiderStepsSplitEvenly) {
 // e4m3 GEMVs: the smallest task of 32, 64 or 128 rows whose tasks cut the
 // weight whole and fit the grid in one round (the sizes the H200 ran
 // quickest on a grid of 66, GemvStage.h).
-TEST(ScaledGemvTasks, TheSmallestTaskWhoseTasksFitTheGrid) {
-  for (int64_t tokens : {1, 6, 12, 48}) {
-    EXPECT_EQ(scaledGemvTasks(tokens, 1792, 66, 1, true).rowsPerTask, 32) << tokens; // wqkv: 56
-    EXPECT_EQ(scaledGemvTasks(tokens, 1024, 66, 4).rowsPerTask, 64) << tokens;  // wo_a: 4 x 16
-    EXPECT_EQ(scaledGemvTasks(tokens, 2304, 66, 1, true).rowsPerTask, 64) << tokens; // gate_up
-    EXPECT_EQ(scaledGemvTasks(tokens, 5120, 66).rowsPerTask, 128) << tokens;    // wo_b: 40
-    EXPECT_EQ(scaledGemvTasks(tokens, 5120, 132).rowsPerTask, 64) << tokens;    // 80 on 132
-  }
+TEST(ScaledGemvRowsPerTask, TheSmallestTaskWhoseTasksFitTheGrid) {
+  EXPECT_EQ(scaledGemvRowsPerTask(1792, 66), 32);     // wqkv: 56
+  EXPECT_EQ(scaledGemvRowsPerTask(1024, 66, 4), 64);  // wo_a: 4 x 16
+  EXPECT_EQ(scaledGemvRowsPerTask(2304, 66), 64);     // gate_up: 36
+  EXPECT_EQ(scaledGemvRowsPerTask(5120, 66), 128);    // wo_b: 40
+  EXPECT_EQ(scaledGemvRowsPerTask(5120, 132), 64);    // 80 on 132
   // A task count exactly the grid fits; one more does not.
-  EXPECT_EQ(scaledGemvTasks(6, 2048, 64).rowsPerTask, 32);
-  EXPECT_EQ(scaledGemvTasks(6, 2048, 63).rowsPerTask, 64);
-}
-
-// Up to a token tile, a stage that splits the step into token groups has a
-// task a group for each block: eight tokens are two groups of four, seven
-// (a prime) seven of one. Past a token tile every token is in one task.
-TEST(ScaledGemvTasks, TokenGroupsCountAsTasksUpToATokenTile) {
-  EXPECT_EQ(scaledGemvTasks(6, 1792, 66, 1, true).rowsPerTask, 32); // one group: 56 tasks
-  EXPECT_EQ(scaledGemvTasks(8, 1792, 66, 1, true).rowsPerTask, 64); // two: 2 x 28
-  EXPECT_EQ(scaledGemvTasks(8, 1792, 66).rowsPerTask, 32);          // not split: 56
-  EXPECT_EQ(scaledGemvTasks(7, 1792, 66, 1, true).rowsPerTask, 128); // 7 x 14 > 66: largest
-  EXPECT_EQ(scaledGemvTasks(12, 1792, 66, 1, true).rowsPerTask, 32); // every token: 56
-  for (int64_t tokens : {1, 6, 8})
-    EXPECT_FALSE(scaledGemvTasks(tokens, 1792, 66, 1, true).everyToken) << tokens;
-  for (int64_t tokens : {9, 12, 48})
-    EXPECT_TRUE(scaledGemvTasks(tokens, 1792, 66, 1, true).everyToken) << tokens;
+  EXPECT_EQ(scaledGemvRowsPerTask(2048, 64), 32);
+  EXPECT_EQ(scaledGemvRowsPerTask(2048, 63), 64);
 }
 
 // More tasks than CTAs even at 128 rows: the largest task that cuts the
 // weight whole, each task's fixed cost paid for the most rows (wq_b).
-TEST(ScaledGemvTasks, TooManyTasksTakeTheLargestWholeTask) {
-  for (int64_t tokens : {6, 48}) {
-    EXPECT_EQ(scaledGemvTasks(tokens, 16384, 66).rowsPerTask, 128) << tokens; // wq_b: 128 tasks
-    EXPECT_EQ(scaledGemvTasks(tokens, 576, 4).rowsPerTask, 64) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 96, 2).rowsPerTask, 32) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 48, 66).rowsPerTask, 16) << tokens;
-    EXPECT_EQ(scaledGemvTasks(tokens, 40, 66).rowsPerTask, 16) << tokens; // refused by the stage
-  }
+TEST(ScaledGemvRowsPerTask, TooManyTasksTakeTheLargestWholeTask) {
+  EXPECT_EQ(scaledGemvRowsPerTask(16384, 66), 128); // wq_b: 128 tasks
+  EXPECT_EQ(scaledGemvRowsPerTask(576, 4), 64);
+  EXPECT_EQ(scaledGemvRowsPerTask(96, 2), 32);
+  EXPECT_EQ(scaledGemvRowsPerTask(48, 66), 16);
+  EXPECT_EQ(scaledGemvRowsPerTask(40, 66), 16); // refused by the stage
 }
 
 /// A launch of `rows` tokens with one GEMV stage against a bf16 weight of

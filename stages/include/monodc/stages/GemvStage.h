@@ -1,11 +1,13 @@
 //===- GemvStage.h - a GEMV stage over weight row blocks and token groups -===//
 //
 // Many stages are one GEMV of the step's tokens against a weight, a task a
-// block of weight rows. Where those blocks are few (the seam mixes, the
-// router, wqkv, the shared expert's gate/up), a wide step would leave most
-// of the grid idle while a few CTAs stream every token, so the tokens split
-// into groups and a task is a (token group, row block). Each token's sums
-// are the same whatever its group.
+// block of weight rows. Where those blocks are few and each token costs its
+// own FMAs (the bf16 and f32 GEMVs of the seam mixes and the router), a
+// wide step would leave most of the grid idle while a few CTAs stream every
+// token, so the tokens split into groups and a task is a (token group, row
+// block); the e4m3 GEMVs, on the matrix cores, take every token
+// (scaledGemvRowsPerTask). Each token's sums are the same whatever its
+// group.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MONODC_STAGES_GEMVSTAGE_H
@@ -21,17 +23,18 @@ namespace monodc::stages {
 /// request), else the largest divisor of `rows` not above 6.
 int64_t gemvTokenGroup(int64_t rows);
 
-/// Tokens a tile of the GEMVs' tensor-core products takes (the 8 columns of
-/// an m16n8k16 mma, arch_cuda.h); an e4m3 GEMV of more takes every token of
-/// the step in each task (scaledGemvTasks).
+/// Tokens a tile of sm_90's tensor-core products takes (the 8 columns of an
+/// m16n8k16 mma, arch_cuda.h; gfx950's scaled MFMA takes 16).
 constexpr int64_t kGemvTokenTile = 8;
 
-/// How an e4m3 GEMV of `weightRows` rows over a step's `tokens` is cut into
-/// tasks, for a launch of `grid` CTAs. A task takes a block of weight rows
-/// and, up to one token tile (8), a token group (stages whose `tokenGroups`
-/// split the step: gemvTokenGroup) or every token, and past a token tile
-/// every token. A stage of `weightGroups` (wo_a's output groups) has that
-/// many tasks a block. The block is the smallest of 32, 64 or 128 rows whose
+/// Weight rows a task of an e4m3 GEMV of `weightRows` rows takes, for a
+/// launch of `grid` CTAs. A task takes a block of weight rows and every
+/// token of the step: on the matrix cores tokens are a tile's columns, so
+/// the tokens of a step up to a tile cost what one token costs, and a split
+/// into token groups would only read each block again (a step of 8 as two
+/// groups of 4 measured slower than one task of 8 on an H100). A stage of
+/// `weightGroups` (wo_a's output groups) has that many tasks a block. The
+/// block is the smallest of 32, 64 or 128 rows whose
 /// tasks cut the weight whole and all start at once (at most `grid`), so
 /// that as many CTAs as can stream the weight, each the fewest bytes; where
 /// even 128 gives more tasks than CTAs, the largest that cuts it whole (128,
@@ -45,12 +48,7 @@ constexpr int64_t kGemvTokenTile = 8;
 /// weights once for all of them (sm_90's tensor cores, device-library.md),
 /// so small tasks of many tokens would stage more token bytes than weight
 /// bytes and read their weights once a pass of a few tokens.
-struct ScaledGemvTasks {
-  int64_t rowsPerTask;
-  bool everyToken; ///< every token of the step in one task
-};
-ScaledGemvTasks scaledGemvTasks(int64_t tokens, int64_t weightRows, int64_t grid,
-                                int64_t weightGroups = 1, bool tokenGroups = false);
+int64_t scaledGemvRowsPerTask(int64_t weightRows, int64_t grid, int64_t weightGroups = 1);
 
 /// Fails the task (naming the weight) when `rows` of it (all its rows, or
 /// `what` says which: e.g. "rows a group") are not whole blocks of
