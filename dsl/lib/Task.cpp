@@ -428,7 +428,7 @@ void Task::skipUnless(Index count, SkipScope scope) {
   }
   skips = true;
   mono::SkipUnlessOp::create(builder, locOf(*this), count.get(),
-                             scope == SkipScope::ThisAndLaterTasks);
+                             scope == SkipScope::ThisAndLaterTasks, scope == SkipScope::PadRow);
 }
 
 void Task::storeIf(Index guard, const Region &region, Index row, Index col, const Tile &value) {

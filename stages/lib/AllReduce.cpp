@@ -1,6 +1,8 @@
 //===- AllReduce.cpp - the exact tensor-parallel all-reduce ---------------===//
 #include "monodc/stages/AllReduce.h"
 
+#include "monodc/stages/PadRows.h"
+
 using namespace monodc::dsl;
 using namespace monodc::stages;
 
@@ -13,6 +15,8 @@ void monodc::stages::addAllReduce(Launch &l, const std::string &prefix,
       t.storePeer(r.peer, rank, t.id(), 0, partial);
   });
   l.stage(prefix + ".reduce", l.options().rows, [&](Task &t) {
+    if (!r.slotMapping.name().empty())
+      skipPadRow(t, r.slotMapping, t.id());
     Tile sum = t.loadPeer(r.peer, 0, t.id(), 0, width).to(f32);
     for (int64_t rank = 1; rank < ranks; ++rank)
       sum = sum + t.loadPeer(r.peer, rank, t.id(), 0, width).to(f32);

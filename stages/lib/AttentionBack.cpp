@@ -108,11 +108,12 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
             r.compressedState);
 
   // Combine, one task a (token, head): the sink joins the denominator only.
-  // Every load comes first, as mono-hoist-loads would place them anyway: a
-  // load after a block barrier (every tile operation through shared memory
-  // has one) could not start before it.
+  // A pad row's tasks skip. Every load comes first, as mono-hoist-loads
+  // would place them anyway: a load after a block barrier (every tile
+  // operation through shared memory has one) could not start before it.
   launch.stage("back.combine", rows * heads, [&](Task &t) {
     Index token = t.id() / heads, head = t.id() % heads;
+    skipPadRow(t, r.slotMapping, token);
     const ChunkStateRegions *sources[] = {&r.windowState, &r.compressedState};
     Tile sink = t.load(r.sinks, t.index(0), head, 1) * kLog2e;
     Index position = tableRow(t, r.positions, token);

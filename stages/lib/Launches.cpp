@@ -99,6 +99,7 @@ monodc::stages::buildAttentionSeam(mlir::MLIRContext &context, const ModelConfig
   if (withFront) {
     front = declareFront(launch, c, xq, xs);
     query = declareQuery(launch, c, heads, front.qn, front.positions, front.cosSin);
+    seam.slotMapping = front.slots;
   }
   // Every CTA walks the stages in this order. Nothing in K1 waits for the
   // seam's mixes. When wqkv leaves at least half the CTAs without a task
@@ -249,15 +250,16 @@ monodc::stages::buildLayerBack(mlir::MLIRContext &context, const ModelConfig &c,
     slotMapping = declareSlotMapping(launch, c);
   }
   AllReduceRegions attnReduce{partial, launch.peer("attn_partials", bf16, {rows, h}),
-                              launch.output("attn_out", bf16, {rows, h})};
+                              launch.output("attn_out", bf16, {rows, h}), slotMapping};
   SeamRegions seam = declareSeamRegions(launch, c, "ffn_", &attnReduce.out);
+  seam.slotMapping = slotMapping;
   Region normWeight = launch.weight("ffn_norm", bf16, {h});
   Region y = launch.output("ffn_y", bf16, {rows, h});
   Region yq = launch.scratch("ffn_yq", e4m3, {rows, h});
   Region ys = launch.scratch("ffn_ys", e8m0, {rows, h / 32});
   MoeRegions moe = declareMoe(launch, c, params.tp, y, yq, ys, slotMapping, /*withRouted=*/true);
   AllReduceRegions moeReduce{moe.routed.out, launch.peer("moe_partials", bf16, {rows, h}),
-                             launch.output("x_out", bf16, {rows, h})};
+                             launch.output("x_out", bf16, {rows, h}), slotMapping};
   // The step's results: the next layer's streams. K2 takes the query, the
   // cache K1 wrote and the attention seam's streams from K1 of its step.
   for (const Region &result :

@@ -2,6 +2,7 @@
 #include "monodc/stages/MhcSeam.h"
 
 #include "monodc/stages/GemvStage.h"
+#include "monodc/stages/PadRows.h"
 
 using namespace monodc::dsl;
 using namespace monodc::stages;
@@ -38,6 +39,8 @@ void addFold(Launch &l, const ModelConfig &c, const std::string &name, const Sea
   const int64_t slices = c.seamSlices(), width = c.seamSlice, h = c.hidden;
   l.stage(name, l.options().rows * slices, [&](Task &t) {
     Index token = t.id() / slices;
+    if (!r.slotMapping.name().empty())
+      skipPadRow(t, r.slotMapping, token);
     Index col = (t.id() % slices) * width;
     Tile post = t.load(r.postIn, token, 0, 4), comb = t.load(r.combIn, token, 0, 16);
     Tile pre = t.load(r.preIn, token, 0, 4);
@@ -80,6 +83,8 @@ void addGate(Launch &l, const ModelConfig &c, const std::string &name, const Sea
   const float eps = ModelConfig::kHcEps;
   l.stage(name, l.options().rows, [&](Task &t) {
     Index token = t.id();
+    if (!r.slotMapping.name().empty())
+      skipPadRow(t, r.slotMapping, token);
     Tile ss = sum(t.load(r.sumsOfSquares, token, 0, c.seamSlices()));
     Tile v = t.load(r.mixes, token, 0, ModelConfig::kMixes) * rsqrt(ss / flat + c.normEps);
     Tile scale = t.load(r.scale, t.index(0), 0, 3);

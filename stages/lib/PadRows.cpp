@@ -19,6 +19,12 @@ Index monodc::stages::tableRow(Task &t, const Region &positions, Index token) {
   return t.toIndex(min(max(t.load(positions, token, 0, 1), t.constant(0.0f)), t.constant(last)));
 }
 
+void monodc::stages::skipPadRow(Task &t, const Region &slotMapping, Index token) {
+  // 1 for a slot (>= 0), 0 for -1.
+  Tile real = min(max(t.load(slotMapping, token, 0, 1) + 1.0f, t.constant(0.0f)), t.constant(1.0f));
+  t.skipUnless(t.toIndex(real), SkipScope::PadRow);
+}
+
 Tile monodc::stages::unlessPad(const Tile &slot, const Tile &values, float padValue) {
   Task &t = *slot.owner();
   return selectLess(slot, t.constant(0.0f), t.constant(padValue), values);

@@ -94,18 +94,31 @@ TEST(PadRows, RealRowsOfALayerAreThoseOfTheStepWithoutThem) {
       SCOPED_TRACE("pad rows hold " + std::to_string(garbage));
       const std::vector<int> padAt = {1, 7};
       LayerRig rig8(c, 8, tp, "k2", &epochs8);
+      // What the outputs held before the step: a pad row's per-row stages
+      // (the attention combine, the all-reduces' sums) skip and leave it.
+      constexpr float kBefore = 7.0f;
+      for (const auto &memory : rig8.backMemory)
+        for (const char *name : {"o", "x_out"})
+          ASSERT_FALSE(memory->setValues(name, std::vector<float>(memory->values(name).size(),
+                                                                  kBefore)));
       const ref::LayerOutputs got = simulateLayer(rig8, layer, ref::padStep(real, padAt, garbage));
       expectRealRowsIdentical(got, want, 8, padAt);
 
       const sim::LaunchMemory &k2 = *rig8.backMemory[0];
       const std::vector<float> indices = k2.values("topk_indices");
       const std::vector<float> weights = k2.values("topk_weights");
-      const std::vector<float> o = k2.values("o");
       for (int pad : padAt) {
         EXPECT_EQ(rowOf(indices, 8, pad), std::vector<float>(c.topK, -1.0f)) << "row " << pad;
         EXPECT_EQ(rowOf(weights, 8, pad), std::vector<float>(c.topK, 0.0f)) << "row " << pad;
-        // Every key masked: the sink alone, so o is exactly 0.
-        EXPECT_EQ(rowOf(o, 8, pad), std::vector<float>(o.size() / 8, 0.0f)) << "row " << pad;
+      }
+      for (const char *name : {"o", "x_out"}) {
+        const std::vector<float> values = k2.values(name);
+        const std::vector<float> untouched(values.size() / 8, kBefore);
+        for (int row = 0; row < 8; ++row)
+          if (std::find(padAt.begin(), padAt.end(), row) != padAt.end())
+            EXPECT_EQ(rowOf(values, 8, row), untouched) << name << " of pad row " << row;
+          else
+            EXPECT_NE(rowOf(values, 8, row), untouched) << name << " of real row " << row;
       }
       EXPECT_EQ(plannedExperts(k2), pickedExperts(*rig6.backMemory[0]));
     }

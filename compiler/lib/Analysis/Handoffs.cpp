@@ -194,7 +194,8 @@ private:
   /// Regions written by counted stores: which of a window's rows hold data
   /// is known at run time only, so reads must come at rows given by data.
   llvm::DenseSet<Operation *> counted;
-  /// Regions written only by tasks that may skip (mono.skip_unless), with
+  /// Regions written only by tasks that may skip (mono.skip_unless, other
+  /// than a pad row's: what a pad row holds is unspecified anyway), with
   /// each row's writers' count words (none: not traceable to one word).
   /// Such a region may also be read at fixed rows by a counted gemv_rows
   /// whose count is the same word as the writers': when a writer skips,
@@ -249,7 +250,7 @@ LogicalResult Analysis::recordWrites(StageOp stage) {
       int64_t row = values->lookup(rowValue), col = values->lookup(colValue);
       if (store && store.getCount())
         counted.insert(region);
-      else if (skip && skip->isBeforeInBlock(&op))
+      else if (skip && !skip.getPad() && skip->isBeforeInBlock(&op))
         for (int64_t r = 0; r < rows; ++r)
           skippable[region][row + r].push_back(skipWord);
       // A counted store's window is its whole R rows: tasks still own

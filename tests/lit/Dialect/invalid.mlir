@@ -548,6 +548,18 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
 
 // -----
 
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @y output : f32 [4, 16]
+  mono.stage @s tasks 4 {
+  ^bb0(%t: index):
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{'mono.skip_unless' op is both `rest` and `pad`; a pad row's task promises nothing of later tasks (pad rows need not be the last)}}
+    mono.skip_unless %c1 rest pad
+  }
+}
+
+// -----
+
 mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64, ranks = 2 : i64} {
   mono.region @p peer : bf16 [2, 16]
   mono.stage @s tasks 1 {

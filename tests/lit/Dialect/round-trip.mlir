@@ -128,3 +128,20 @@ mono.launch @skipping_rest attributes {arch = "gfx950", grid = 4 : i64, block = 
     mono.store %v, @y[%t, %c0] : !mono.tile<16, f32>
   }
 }
+
+// A pad row's task: its rows hold nothing anyone reads.
+// CHECK-LABEL: mono.launch @skipping_pad
+// CHECK: mono.skip_unless %{{.*}} pad
+mono.launch @skipping_pad attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 4 : i64} {
+  mono.region @slot_mapping input : f32 [4, 1]
+  mono.region @y output : f32 [4, 16]
+  mono.stage @s tasks 4 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %n = mono.load @slot_mapping[%t, %c0] : !mono.tile<1, f32>
+    %count = mono.to_index %n : !mono.tile<1, f32>
+    mono.skip_unless %count pad
+    %v = mono.constant 1.0 : !mono.tile<16, f32>
+    mono.store %v, @y[%t, %c0] : !mono.tile<16, f32>
+  }
+}

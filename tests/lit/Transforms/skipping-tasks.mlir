@@ -114,3 +114,34 @@ mono.launch @otherword attributes {arch = "gfx950", grid = 4 : i64, block = 256 
     mono.store %first, @y[%t, %c0] : !mono.tile<16, f32>
   }
 }
+
+// -----
+
+// A pad row's task (skip_unless pad) leaves rows nobody reads for a real
+// row: a later stage reads them at fixed rows, as it would any row. The
+// same stages without `pad` are refused above (@fixed).
+// CHECK-LABEL: mono.launch @pad_rows
+// CHECK: mono.skip_unless %{{.*}} pad
+// CHECK: mono.stage @next
+// CHECK: mono.wait @norm.flags
+// CHECK: mono.load @u
+mono.launch @pad_rows attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 4 : i64} {
+  mono.region @slot_mapping input : f32 [4, 1]
+  mono.region @u scratch : f32 [4, 16]
+  mono.region @y output : f32 [4, 16]
+  mono.stage @norm tasks 4 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %n = mono.load @slot_mapping[%t, %c0] : !mono.tile<1, f32>
+    %count = mono.to_index %n : !mono.tile<1, f32>
+    mono.skip_unless %count pad
+    %v = mono.constant 1.0 : !mono.tile<16, f32>
+    mono.store %v, @u[%t, %c0] : !mono.tile<16, f32>
+  }
+  mono.stage @next tasks 4 {
+  ^bb0(%t: index):
+    %c0 = arith.constant 0 : index
+    %v = mono.load @u[%t, %c0] : !mono.tile<16, f32>
+    mono.store %v, @y[%t, %c0] : !mono.tile<16, f32>
+  }
+}

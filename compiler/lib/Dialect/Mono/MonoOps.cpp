@@ -229,6 +229,9 @@ LogicalResult PublishOp::verify() {
 }
 
 LogicalResult SkipUnlessOp::verify() {
+  if (getRest() && getPad())
+    return emitOpError() << "is both `rest` and `pad`; a pad row's task promises nothing of "
+                            "later tasks (pad rows need not be the last)";
   for (Operation *op = (*this)->getNextNode(); op; op = op->getNextNode()) {
     if (isa<SkipUnlessOp>(op))
       return emitOpError() << "is the stage's second; a task skips once";

@@ -149,8 +149,10 @@ enum class Mxfp8Flavour { Standard, Routed, KvRecord };
 
 /// What a task whose count is 0 skips (Task::skipUnless): its own work, or
 /// its own and that of every later task of the stage (higher ids), which
-/// then need not be taken one at a time.
-enum class SkipScope { ThisTask, ThisAndLaterTasks };
+/// then need not be taken one at a time; PadRow: its own work, which is a
+/// pad row's (count 0 where slot_mapping is -1), whose rows no real row
+/// reads, so later stages may read what it stores at any rows.
+enum class SkipScope { ThisTask, ThisAndLaterTasks, PadRow };
 
 /// An MXFP8 row: e4m3 codes and one e8m0 scale per 32 values.
 struct Mxfp8Tile {

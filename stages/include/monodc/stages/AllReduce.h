@@ -16,6 +16,9 @@ struct AllReduceRegions {
   dsl::Region partial; ///< bf16 [rows, width], this rank's
   dsl::Region peer;    ///< bf16 [rows, width] peer region
   dsl::Region out;     ///< bf16 [rows, width], the same on every rank
+  /// The step's slot_mapping, where the launch has one: a pad row's sum is
+  /// skipped (its push still runs: no peer store may follow a skip).
+  dsl::Region slotMapping = {};
 };
 
 /// Stages `<prefix>.push` and `<prefix>.reduce`, one task per token.

@@ -24,6 +24,9 @@ struct SeamRegions {
   dsl::Region residualOut, preOut, postOut, combOut;
   // Scratch: u [rows, H] (bf16), sums of squares [rows, slices], mixes [rows, 24].
   dsl::Region u, sumsOfSquares, mixes;
+  // The step's slot_mapping, where the launch has one: a pad row's fold and
+  // gate are skipped (its streams and gates are then what they were).
+  dsl::Region slotMapping = {};
 };
 
 /// Declares the seam's regions in `launch` with the names the tests use, each

@@ -26,6 +26,13 @@ dsl::Region declareSlotMapping(dsl::Launch &launch, const ModelConfig &config);
 /// inside the table.
 dsl::Index tableRow(dsl::Task &task, const dsl::Region &positions, dsl::Index token);
 
+/// The rest of the task runs only for a real row (slot_mapping[token] >= 0):
+/// a pad row's task of a per-row stage skips its work (Task::skipUnless,
+/// SkipScope::PadRow) and leaves its rows as they were. Give it before the
+/// task's loads of what earlier stages hand over, so that a pad row's task
+/// waits for none of them.
+void skipPadRow(dsl::Task &task, const dsl::Region &slotMapping, dsl::Index token);
+
 /// `values` where `slot` (a row's slot_mapping, loaded) is a real slot, else
 /// `padValue`.
 dsl::Tile unlessPad(const dsl::Tile &slot, const dsl::Tile &values, float padValue);

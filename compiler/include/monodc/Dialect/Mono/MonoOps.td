@@ -171,9 +171,16 @@ def Mono_SkipUnlessOp : Mono_Op<"skip_unless", [HasParent<"StageOp">]> {
     first: the CTA publishes the flags of those of them it would run and
     leaves the stage, instead of taking them one at a time. The simulator
     still runs every task, and fails a stage that breaks the promise.
+
+    With `pad`, the task is a pad row's (its count is 0 where the row's
+    slot_mapping is -1): what it would store after the skip belongs to the
+    pad row, whose contents are unspecified and which no real row reads
+    (docs/numerics.md section 7), so its stores are not counted ones and
+    later stages read them at any rows. Not with `rest` (pad rows need not
+    be the last).
   }];
-  let arguments = (ins Index:$count, UnitAttr:$rest);
-  let assemblyFormat = "$count (`rest` $rest^)? attr-dict";
+  let arguments = (ins Index:$count, UnitAttr:$rest, UnitAttr:$pad);
+  let assemblyFormat = "$count (`rest` $rest^)? (`pad` $pad^)? attr-dict";
   let hasVerifier = 1;
 }
 
