@@ -2,10 +2,10 @@
 //
 // A padded step (a graph captured for more rows than the step has) marks its
 // pad rows with slot_mapping -1. A pad row reads no KV cache and picks no
-// routed expert; dense per-row work (norms, the seam, the GEMVs' token
-// columns) runs on whatever the row holds, since it streams no extra weight
-// bytes and stays in the row. Its outputs are unspecified and no real row
-// reads them (docs/numerics.md section 7).
+// routed expert; per-row stages whose tasks are a row's alone skip it
+// (skipPadRow); other dense per-row work (norms, the GEMVs' token columns)
+// runs on whatever the row holds and stays in the row. Its outputs are
+// unspecified and no real row reads them (docs/numerics.md section 7).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MONODC_STAGES_PADROWS_H
