@@ -214,7 +214,9 @@ Status LayerStep::setRows(const std::string &region, int64_t rows) {
 }
 
 Status LayerStep::bindBuffer(const std::string &region, void *devicePointer, int64_t bytes) {
-  // Every launch's check first, so that a refusal binds nothing.
+  // Every launch's check first, so that a refusal binds nothing; a region
+  // sized at launch gets the rows the buffer holds.
+  int64_t rows = 0;
   if (!internal_.count(region))
     for (Width &width : widths_)
       for (auto &launcher : width.launches) {
@@ -224,20 +226,16 @@ Status LayerStep::bindBuffer(const std::string &region, void *devicePointer, int
         for (const RegionSpec &input : launcher->interface().arguments)
           if (input.handedFromRegion == region)
             names.push_back(input.name);
-        for (const std::string &name : names)
-          if (Result<int64_t> rows = launcher->rowsInBuffer(name, bytes); !rows)
-            return rows.error();
+        for (const std::string &name : names) {
+          Result<int64_t> held = launcher->rowsInBuffer(name, bytes);
+          if (!held)
+            return held.error();
+          rows = std::max(rows, *held);
+        }
       }
   if (Status s = bind(region, devicePointer); !s)
     return s;
-  for (Width &width : widths_)
-    for (auto &launcher : width.launches) {
-      for (const RegionSpec &spec : launcher->interface().arguments)
-        if (spec.rowsAtLaunch && (spec.name == region || spec.handedFromRegion == region))
-          if (Status s = launcher->bindBuffer(spec.name, devicePointer, bytes); !s)
-            return s;
-    }
-  return Status::success();
+  return rows > 0 ? setRows(region, rows) : Status::success();
 }
 
 Status LayerStep::bind(const std::string &region, void *devicePointer) {
