@@ -114,7 +114,7 @@ std::string attentionBackError(int64_t groupRank, int64_t rows) {
 // The e4m3 stages that cut their own tasks refuse ragged blocks too: wo_a's
 // groups of 40 rows are no whole number of 16-row tasks, at either width;
 // groups of 96 are whole 32-row tasks.
-TEST(ScaledGemvTasks, AGroupThatIsNotWholeTasksIsRefused) {
+TEST(ScaledGemvStages, AGroupThatIsNotWholeTasksIsRefused) {
   for (int64_t rows : {6, 12}) {
     EXPECT_EQ(attentionBackError(96, rows), "") << rows;
     const std::string error = attentionBackError(40, rows);
@@ -127,7 +127,7 @@ TEST(ScaledGemvTasks, AGroupThatIsNotWholeTasksIsRefused) {
 
 // A weight smaller than one task is refused by name too, not as a stage of
 // no tasks: wo_a's groups of 8 rows (16-row tasks).
-TEST(ScaledGemvTasks, AGroupSmallerThanATaskIsRefusedByName) {
+TEST(ScaledGemvStages, AGroupSmallerThanATaskIsRefusedByName) {
   const std::string error = attentionBackError(8, 12);
   EXPECT_NE(error.find("weight 'wo_a' has 8 rows a group, not a multiple of the 16 a task takes"),
             std::string::npos)
@@ -136,7 +136,7 @@ TEST(ScaledGemvTasks, AGroupSmallerThanATaskIsRefusedByName) {
 
 // wo_a quantizes its own z, so a task must hold whole 32-value blocks of
 // it: groups of 48 rows are whole 16-row tasks, and refused by name.
-TEST(ScaledGemvTasks, WoATasksOfPartBlocksAreRefusedByName) {
+TEST(ScaledGemvStages, WoATasksOfPartBlocksAreRefusedByName) {
   const std::string error = attentionBackError(48, 6);
   EXPECT_NE(error.find("wo_a tasks of 16 rows: MXFP8(z) needs whole 32-value blocks a task"),
             std::string::npos)
