@@ -252,7 +252,7 @@ monodc_error *monodc_kernel_argument_get(const monodc_kernel *kernel, size_t ind
                (region ? region->handedFromRegion : none).c_str(),
                region && region->stepResult ? 1 : 0,
                region && region->rowsAtLaunch ? 1 : 0,
-               region && region->rows > 0 ? region->bytes / region->rows : 0};
+               region ? region->rowBytes() : 0};
   return nullptr;
 }
 

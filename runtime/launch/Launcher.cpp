@@ -94,7 +94,7 @@ Result<int64_t> Launcher::rowsInBuffer(const std::string &region, int64_t bytes)
     return makeError("kernel " + interface_.kernelName + " has no region '" + region + "'");
   const RegionSpec *spec = interface_.argument(region);
   if (spec && spec->rowsAtLaunch) {
-    const int64_t rowBytes = spec->rows > 0 ? spec->bytes / spec->rows : 0;
+    const int64_t rowBytes = spec->rowBytes();
     if (rowBytes <= 0 || bytes < rowBytes || bytes % rowBytes != 0)
       return makeError("region '" + region + "' of kernel " + interface_.kernelName +
                        " is sized at launch in rows of " + std::to_string(rowBytes) +

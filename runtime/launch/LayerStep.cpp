@@ -213,26 +213,33 @@ Status LayerStep::setRows(const std::string &region, int64_t rows) {
   return Status::success();
 }
 
+std::vector<std::pair<Launcher *, std::string>>
+LayerStep::bindingsOf(const std::string &region) const {
+  std::vector<std::pair<Launcher *, std::string>> bindings;
+  for (const Width &width : widths_)
+    for (const auto &launcher : width.launches) {
+      if (launcher->layout().slot(region))
+        bindings.emplace_back(launcher.get(), region);
+      // Inputs handed from a step result the caller binds take its tensor
+      // (a name the caller binds is nowhere step-internal: prepare).
+      for (const RegionSpec &input : launcher->interface().arguments)
+        if (input.handedFromRegion == region)
+          bindings.emplace_back(launcher.get(), input.name);
+    }
+  return bindings;
+}
+
 Status LayerStep::bindBuffer(const std::string &region, void *devicePointer, int64_t bytes) {
   // Every launch's check first, so that a refusal binds nothing; a region
   // sized at launch gets the rows the buffer holds.
   int64_t rows = 0;
   if (!internal_.count(region))
-    for (Width &width : widths_)
-      for (auto &launcher : width.launches) {
-        std::vector<std::string> names;
-        if (launcher->layout().slot(region))
-          names.push_back(region);
-        for (const RegionSpec &input : launcher->interface().arguments)
-          if (input.handedFromRegion == region)
-            names.push_back(input.name);
-        for (const std::string &name : names) {
-          Result<int64_t> held = launcher->rowsInBuffer(name, bytes);
-          if (!held)
-            return held.error();
-          rows = std::max(rows, *held);
-        }
-      }
+    for (const auto &[launcher, name] : bindingsOf(region)) {
+      Result<int64_t> held = launcher->rowsInBuffer(name, bytes);
+      if (!held)
+        return held.error();
+      rows = std::max(rows, *held);
+    }
   if (Status s = bind(region, devicePointer); !s)
     return s;
   return rows > 0 ? setRows(region, rows) : Status::success();
@@ -244,21 +251,11 @@ Status LayerStep::bind(const std::string &region, void *devicePointer) {
                      "' belongs to the layer step (the epoch buffer, a hand-over between its "
                      "launches or an output that lives only inside the step): it cannot be bound");
   bool found = false;
-  for (Width &width : widths_)
-    for (auto &launcher : width.launches) {
-      const LaunchInterface &launch = launcher->interface();
-      if (launcher->layout().slot(region)) {
-        if (Status s = launcher->bind(region, devicePointer); !s)
-          return s;
-        found = true;
-      }
-      // Inputs handed from a step result the caller binds take its tensor
-      // (a name the caller binds is nowhere step-internal: prepare).
-      for (const RegionSpec &input : launch.arguments)
-        if (input.handedFromRegion == region)
-          if (Status s = launcher->bind(input.name, devicePointer); !s)
-            return s;
-    }
+  for (const auto &[launcher, name] : bindingsOf(region)) {
+    if (Status s = launcher->bind(name, devicePointer); !s)
+      return s;
+    found = found || name == region;
+  }
   if (!found) {
     std::vector<std::string> kernels;
     for (auto &launcher : widths_.front().launches)

@@ -40,6 +40,9 @@ struct RegionSpec {
   /// build's nominal size, and the kernel takes the count as an 8-byte
   /// argument after the region's pointer.
   bool rowsAtLaunch = false;
+
+  /// Bytes of one row (0 for a region of no rows).
+  int64_t rowBytes() const { return rows > 0 ? bytes / rows : 0; }
 };
 
 /// An input that holds indices (an `index` line): whole numbers in

@@ -25,6 +25,8 @@
 
 #include <memory>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace monodc::runtime {
@@ -82,6 +84,9 @@ private:
   LayerStep(std::shared_ptr<StepMemory> memory, std::vector<Width> widths)
       : memory_(std::move(memory)), widths_(std::move(widths)) {}
   Status prepare();
+  /// Every (launch, argument) that binding `region` binds: the region where
+  /// a launch has it, and each input handed from it.
+  std::vector<std::pair<Launcher *, std::string>> bindingsOf(const std::string &region) const;
 
   std::shared_ptr<StepMemory> memory_;
   std::vector<Width> widths_;
