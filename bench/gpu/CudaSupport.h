@@ -262,6 +262,9 @@ argumentValues(const Manifest &m, const std::function<CUdeviceptr(const Region &
     // harnesses allocate the manifest's (nominal) rows.
     if (reg.rowsAtLaunch)
       values.push_back(CUdeviceptr(reg.rows));
+    // One whose columns are given at launch (the block tables): its own.
+    if (reg.colsAtLaunch)
+      values.push_back(CUdeviceptr(reg.cols));
   }
   values.push_back(scratch);
   values.push_back(epoch);

@@ -67,7 +67,7 @@ inline Manifest loadManifest(const std::string &path) {
     throw std::runtime_error(path + ": " + manifest.message());
   if (const int64_t pages = cachePagesOverride())
     for (Region &r : manifest->arguments)
-      if (r.rowsAtLaunch) {
+      if (r.rowsAtLaunch && r.format == "byte") { // the KV caches
         for (monodc::runtime::IndexSpec &index : manifest->indexBounds)
           if (index.rowsOf == r.name)
             index.bound = index.bound / r.rows * pages;

@@ -35,7 +35,7 @@ void Launch::report(const std::string &stage, const std::string &message) {
 }
 
 dsl::Region Launch::declare(const std::string &name, int kind, DType type,
-                       std::vector<int64_t> shape, int64_t indexBound, Rows rows) {
+                       std::vector<int64_t> shape, int64_t indexBound, Rows rows, Cols cols) {
   dsl::Region region;
   region.owner = this;
   region.regionName = name;
@@ -43,6 +43,7 @@ dsl::Region Launch::declare(const std::string &name, int kind, DType type,
   region.extents = shape;
   region.bound = indexBound;
   region.launchRows = rows == Rows::AtLaunch;
+  region.launchCols = cols == Cols::AtLaunch;
   auto regionKind = static_cast<mono::MemoryKind>(kind);
   region.isWritable = regionKind != mono::MemoryKind::Input &&
                       regionKind != mono::MemoryKind::Weight;
@@ -67,6 +68,12 @@ dsl::Region Launch::declare(const std::string &name, int kind, DType type,
                           "' is sized at launch, which needs two extents (rows, columns)");
     return region;
   }
+  if (region.launchCols && (shape.size() != 2 || indexBound == 0 || region.launchRows)) {
+    diagnostics.push_back("launch '" + launchName + "': region '" + name +
+                          "' has its columns given at launch, which only a 2-D index input with "
+                          "fixed rows may have");
+    return region;
+  }
   regionNames.push_back(name);
   auto launch = cast<mono::LaunchOp>(launchOp);
   OpBuilder builder = OpBuilder::atBlockEnd(&launch.getBodyBlock());
@@ -76,6 +83,7 @@ dsl::Region Launch::declare(const std::string &name, int kind, DType type,
       indexBound > 0 ? builder.getI64IntegerAttr(indexBound) : IntegerAttr(), FlatSymbolRefAttr(),
       SymbolRefAttr());
   op.setRowsAtLaunch(region.launchRows);
+  op.setColsAtLaunch(region.launchCols);
   return region;
 }
 
@@ -85,7 +93,7 @@ dsl::Region Launch::input(const std::string &name, DType type, std::vector<int64
                  rows);
 }
 dsl::Region Launch::indexInput(const std::string &name, std::vector<int64_t> shape,
-                               int64_t bound, DType type) {
+                               int64_t bound, DType type, Cols cols) {
   if (bound < 1 || bound > mono::kMaxIndexBound) {
     diagnostics.push_back("launch '" + launchName + "': index input '" + name +
                           "' needs a bound in [1, 2^24] (its values load as f32), got " +
@@ -97,15 +105,18 @@ dsl::Region Launch::indexInput(const std::string &name, std::vector<int64_t> sha
                           "' holds " + dtypeName(type) + "; an index input holds f32, i32 or i64");
     return {};
   }
-  return declare(name, static_cast<int>(mono::MemoryKind::Input), type, std::move(shape), bound);
+  return declare(name, static_cast<int>(mono::MemoryKind::Input), type, std::move(shape), bound,
+                 Rows::Fixed, cols);
 }
 dsl::Region Launch::output(const std::string &name, DType type, std::vector<int64_t> shape,
                            Rows rows) {
   return declare(name, static_cast<int>(mono::MemoryKind::Output), type, std::move(shape), 0,
                  rows);
 }
-dsl::Region Launch::weight(const std::string &name, DType type, std::vector<int64_t> shape) {
-  return declare(name, static_cast<int>(mono::MemoryKind::Weight), type, std::move(shape));
+dsl::Region Launch::weight(const std::string &name, DType type, std::vector<int64_t> shape,
+                           Rows rows) {
+  return declare(name, static_cast<int>(mono::MemoryKind::Weight), type, std::move(shape), 0,
+                 rows);
 }
 dsl::Region Launch::peer(const std::string &name, DType type, std::vector<int64_t> shape) {
   return declare(name, static_cast<int>(mono::MemoryKind::Peer), type, std::move(shape));

@@ -393,6 +393,11 @@ Tile Task::load(const Region &region, Index row, Index col, int64_t size) {
          "' without a format; use loadBytes with the format stored there");
     return {};
   }
+  if (region.colsAtLaunch()) {
+    fail("loads from region '" + region.name() +
+         "', whose columns are given at launch; use loadAt");
+    return {};
+  }
   // An index input (f32, i32 or i64) loads as f32 whole numbers.
   const bool index = region.dtype() == DType::I32 || region.dtype() == DType::I64;
   return Tile(this, mono::LoadOp::create(builder, locOf(*this),
@@ -571,6 +576,29 @@ Tile Task::rowsOf(const Region &region) {
     return constant(float(region.rows()));
   return Tile(this, mono::RegionRowsOp::create(builder, locOf(*this),
                                                tileType(*this, 1, DType::F32), region.name()));
+}
+
+Tile Task::colsOf(const Region &region) {
+  if (!checkRegion(region, "reads the columns of"))
+    return {};
+  if (!region.colsAtLaunch())
+    return constant(float(region.cols()));
+  return Tile(this, mono::RegionColsOp::create(builder, locOf(*this),
+                                               tileType(*this, 1, DType::F32), region.name()));
+}
+
+Tile Task::loadAt(const Region &region, Index row, const Tile &cols) {
+  Tile at = asF32Operand(cols, "loadAt");
+  if (!at.valid() || !checkRegion(region, "reads"))
+    return {};
+  if (region.indexBound() == 0 || region.shape().size() != 2) {
+    fail("loads region '" + region.name() +
+         "' at columns given by data, which only a 2-D index input allows");
+    return {};
+  }
+  return Tile(this, mono::LoadAtOp::create(builder, locOf(*this),
+                                           tileType(*this, at.size(), DType::F32), region.name(),
+                                           row.get(), at.get()));
 }
 
 Tile Task::iota(Index start, int64_t size) {

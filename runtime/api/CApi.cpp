@@ -87,6 +87,7 @@ Deployment toDeployment(const monodc_deployment &d) {
   out.computeUnits = d.compute_units;
   out.grid = d.grid;
   out.kvCachePages = d.kv_cache_pages;
+  out.maxPositions = d.max_positions;
   return out;
 }
 
@@ -252,7 +253,8 @@ monodc_error *monodc_kernel_argument_get(const monodc_kernel *kernel, size_t ind
                (region ? region->handedFromRegion : none).c_str(),
                region && region->stepResult ? 1 : 0,
                region && region->rowsAtLaunch ? 1 : 0,
-               region ? region->rowBytes() : 0};
+               region ? region->rowBytes() : 0,
+               region && region->colsAtLaunch ? 1 : 0};
   return nullptr;
 }
 
@@ -312,6 +314,13 @@ monodc_error *monodc_launcher_set_rows(monodc_launcher *launcher, const char *re
   if (!launcher || !region)
     return toError("monodc_launcher_set_rows: a null argument");
   return check(launcher->launcher->setRows(region, rows));
+}
+
+monodc_error *monodc_launcher_set_cols(monodc_launcher *launcher, const char *region,
+                                       int64_t cols) {
+  if (!launcher || !region)
+    return toError("monodc_launcher_set_cols: a null argument");
+  return check(launcher->launcher->setCols(region, cols));
 }
 
 monodc_error *monodc_launcher_launch(monodc_launcher *launcher, void *stream) {
@@ -497,6 +506,13 @@ monodc_error *monodc_layer_step_set_rows(monodc_layer_step *step, const char *re
   if (!step || !region)
     return toError("monodc_layer_step_set_rows: a null argument");
   return check(step->step->setRows(region, rows));
+}
+
+monodc_error *monodc_layer_step_set_cols(monodc_layer_step *step, const char *region,
+                                         int64_t cols) {
+  if (!step || !region)
+    return toError("monodc_layer_step_set_cols: a null argument");
+  return check(step->step->setCols(region, cols));
 }
 
 monodc_error *monodc_layer_step_run(monodc_layer_step *step, int64_t rows, void *stream) {

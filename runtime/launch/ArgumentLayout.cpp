@@ -27,10 +27,12 @@ Status applyNotes(const KernelInfo &notes, ArgumentLayout &layout) {
       slot.offset = arg.offset;
       continue;
     }
-    if (slot.kind == "rows") {
+    if (slot.kind == "rows" || slot.kind == "cols") {
       if (arg.size != 8 || arg.valueKind != "by_value")
         return makeError("argument " + std::to_string(i) + " (" + arg.name + ") of kernel " +
-                         notes.name + " is not the 8-byte row count of region " + slot.region);
+                         notes.name + " is not the 8-byte " +
+                         (slot.kind == "rows" ? "row" : "column") + " count of region " +
+                         slot.region);
       slot.offset = arg.offset;
       continue;
     }
@@ -73,6 +75,8 @@ Result<ArgumentLayout> monodc::runtime::layoutArguments(const LaunchInterface &i
     add({region.name, region.kind, "", 0, 8, region.bytes, false, region.format});
     if (region.rowsAtLaunch)
       add({region.name + kRowsSuffix, "rows", region.name, 0, 8, 0, false, ""});
+    if (region.colsAtLaunch)
+      add({region.name + kColsSuffix, "cols", region.name, 0, 8, 0, false, ""});
   }
   add({kScratchArgument, "scratch", "", 0, 8, interface.scratchBytes, true, ""});
   add({kEpochArgument, "epoch", "", 0, 8, interface.epochWords * 4, false, ""});

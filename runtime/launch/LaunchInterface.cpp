@@ -86,6 +86,9 @@ std::string LaunchInterface::text() const {
   for (const RegionSpec &r : arguments)
     if (r.rowsAtLaunch)
       out << "rows_at_launch " << r.name << "\n";
+  for (const RegionSpec &r : arguments)
+    if (r.colsAtLaunch)
+      out << "cols_at_launch " << r.name << "\n";
   return out.str();
 }
 
@@ -155,10 +158,12 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
       site.stage = ok ? w[2] : "";
       site.flags = ok ? w[3] : "";
       result.waits.push_back(std::move(site));
-    } else if (tag == "from" || tag == "result" || tag == "rows_at_launch") {
+    } else if (tag == "from" || tag == "result" || tag == "rows_at_launch" ||
+               tag == "cols_at_launch") {
       // `from INPUT KERNEL OUTPUT`, `result OUTPUT`: a step's memory flow;
-      // `rows_at_launch REGION`: rows the caller gives at each launch. About
-      // an argument the manifest declared before.
+      // `rows_at_launch REGION`, `cols_at_launch REGION`: rows or columns the
+      // caller gives at each launch. About an argument the manifest declared
+      // before.
       RegionSpec *arg = w.size() > 1 ? result.argument(w[1]) : nullptr;
       if (tag == "from") {
         ok = w.size() == 4 && arg && arg->kind == "input";
@@ -170,11 +175,17 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
         ok = w.size() == 2 && arg && arg->kind == "output";
         if (ok)
           arg->stepResult = true;
-      } else {
-        ok = w.size() == 2 && arg && (arg->kind == "input" || arg->kind == "output") &&
-             !arg->rowsAtLaunch;
+      } else if (tag == "rows_at_launch") {
+        ok = w.size() == 2 && arg &&
+             (arg->kind == "input" || arg->kind == "output" || arg->kind == "weight") &&
+             !arg->rowsAtLaunch && !arg->colsAtLaunch;
         if (ok)
           arg->rowsAtLaunch = true;
+      } else {
+        ok = w.size() == 2 && arg && arg->kind == "input" && !arg->rowsAtLaunch &&
+             !arg->colsAtLaunch;
+        if (ok)
+          arg->colsAtLaunch = true;
       }
     } else if (tag == "arg" || tag == "scratch") {
       RegionSpec r;
@@ -185,7 +196,7 @@ Result<LaunchInterface> LaunchInterface::parse(std::string_view text) {
                        ": unknown line '" + line +
                        "' (known: kernel, grid, block, rows, scratch_bytes, epoch_words, "
                        "step_tag, ends_step, dynamic_shared_bytes, ranks, peer_slot_bytes, stage, wait, "
-                       "arg, index, scratch, from, result, rows_at_launch)");
+                       "arg, index, scratch, from, result, rows_at_launch, cols_at_launch)");
     }
     if (!ok)
       return makeError("bad kernel manifest, line " + std::to_string(lineNumber) +

@@ -25,6 +25,10 @@ Result<std::unique_ptr<Launcher>> Launcher::create(std::shared_ptr<DeviceRuntime
   if (!function)
     return function.error();
   launcher->function_ = *function;
+  // A region whose columns are given at launch has the build's until set.
+  for (const RegionSpec &region : interface.arguments)
+    if (region.colsAtLaunch)
+      launcher->bound_[region.name + kColsSuffix] = static_cast<uint64_t>(region.cols);
   if (Status s = runtime->allowDynamicShared(*function, interface.dynamicSharedBytes); !s)
     return s.error();
 
@@ -69,6 +73,7 @@ Status Launcher::bind(const std::string &region, void *devicePointer) {
   if (Status s = checkBind(region, devicePointer); !s)
     return s;
   bound_[region] = reinterpret_cast<uint64_t>(devicePointer);
+  boundBytes_.erase(region); // a size not known: setCols trusts the caller
   return Status::success();
 }
 
@@ -83,6 +88,9 @@ Status Launcher::checkBind(const std::string &region, void *devicePointer) const
   if (slot->kind == "rows")
     return makeError("'" + region + "' is the row count of region '" + slot->region +
                      "', a number, not memory: set it with setRows");
+  if (slot->kind == "cols")
+    return makeError("'" + region + "' is the column count of region '" + slot->region +
+                     "', a number, not memory: set it with setCols");
   if (!devicePointer)
     return makeError("region '" + region + "' cannot be bound to a null pointer");
   return Status::success();
@@ -105,11 +113,56 @@ Result<int64_t> Launcher::rowsInBuffer(const std::string &region, int64_t bytes)
       return s.error();
     return rows;
   }
-  if (bytes < slot->bytes)
+  int64_t needed = slot->bytes;
+  if (spec && spec->colsAtLaunch) {
+    Result<int64_t> atCols = bytesAtCols(*spec, int64_t(bound_.at(region + kColsSuffix)));
+    if (!atCols)
+      return atCols.error();
+    needed = *atCols;
+  }
+  if (bytes < needed)
     return makeError("region '" + region + "' of kernel " + interface_.kernelName + " needs " +
-                     std::to_string(slot->bytes) + " bytes; a buffer of " +
-                     std::to_string(bytes) + " bytes is too small");
+                     std::to_string(needed) + " bytes" +
+                     (spec && spec->colsAtLaunch
+                          ? " (" + std::to_string(spec->rows) + " rows of " +
+                                std::to_string(bound_.at(region + kColsSuffix)) + " columns)"
+                          : std::string()) +
+                     "; a buffer of " + std::to_string(bytes) + " bytes is too small");
   return int64_t(0);
+}
+
+Result<int64_t> Launcher::bytesAtCols(const RegionSpec &spec, int64_t cols) const {
+  if (cols < 1 || cols > kMaxLaunchRows)
+    return makeError("region '" + spec.name + "' of kernel " + interface_.kernelName +
+                     " cannot have " + std::to_string(cols) + " columns (1 .. " +
+                     std::to_string(kMaxLaunchRows) + ")");
+  const int64_t elementBytes = spec.rows * spec.cols > 0 ? spec.bytes / (spec.rows * spec.cols) : 0;
+  return spec.rows * cols * elementBytes;
+}
+
+Status Launcher::setCols(const std::string &region, int64_t cols) {
+  if (Status s = checkCols(region, cols); !s)
+    return s;
+  bound_[region + kColsSuffix] = static_cast<uint64_t>(cols);
+  return Status::success();
+}
+
+Status Launcher::checkCols(const std::string &region, int64_t cols) const {
+  const RegionSpec *spec = interface_.argument(region);
+  if (!spec)
+    return makeError("kernel " + interface_.kernelName + " has no region '" + region + "'");
+  if (!spec->colsAtLaunch)
+    return makeError("region '" + region + "' of kernel " + interface_.kernelName + " has " +
+                     std::to_string(spec->cols) + " columns fixed when it was built; only a "
+                     "region whose columns are given at launch takes them from the caller");
+  Result<int64_t> needed = bytesAtCols(*spec, cols);
+  if (!needed)
+    return needed.error();
+  if (auto known = boundBytes_.find(region); known != boundBytes_.end() && known->second < *needed)
+    return makeError("region '" + region + "' of kernel " + interface_.kernelName + " at " +
+                     std::to_string(cols) + " columns needs " + std::to_string(*needed) +
+                     " bytes; its bound buffer holds " + std::to_string(known->second));
+  return Status::success();
 }
 
 Status Launcher::bindBuffer(const std::string &region, void *devicePointer, int64_t bytes) {
@@ -119,6 +172,7 @@ Status Launcher::bindBuffer(const std::string &region, void *devicePointer, int6
   if (!rows)
     return rows.error();
   bound_[region] = reinterpret_cast<uint64_t>(devicePointer);
+  boundBytes_[region] = bytes;
   if (*rows > 0)
     bound_[region + kRowsSuffix] = static_cast<uint64_t>(*rows);
   return Status::success();

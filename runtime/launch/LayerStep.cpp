@@ -213,6 +213,24 @@ Status LayerStep::setRows(const std::string &region, int64_t rows) {
   return Status::success();
 }
 
+Status LayerStep::setCols(const std::string &region, int64_t cols) {
+  // Every launch's check first, so that a refusal changes nothing.
+  std::vector<Launcher *> takers;
+  for (Width &width : widths_)
+    for (auto &launcher : width.launches)
+      if (launcher->interface().argument(region))
+        takers.push_back(launcher.get());
+  if (takers.empty())
+    return makeError("no launch of this layer step has a region '" + region + "'");
+  for (Launcher *launcher : takers)
+    if (Status s = launcher->checkCols(region, cols); !s)
+      return s;
+  for (Launcher *launcher : takers)
+    if (Status s = launcher->setCols(region, cols); !s)
+      return s;
+  return Status::success();
+}
+
 std::vector<std::pair<Launcher *, std::string>>
 LayerStep::bindingsOf(const std::string &region) const {
   std::vector<std::pair<Launcher *, std::string>> bindings;
@@ -242,6 +260,11 @@ Status LayerStep::bindBuffer(const std::string &region, void *devicePointer, int
     }
   if (Status s = bind(region, devicePointer); !s)
     return s;
+  // Each launcher keeps the size too (setCols checks against it).
+  if (!internal_.count(region))
+    for (const auto &[launcher, name] : bindingsOf(region))
+      if (Status s = launcher->bindBuffer(name, devicePointer, bytes); !s)
+        return s;
   return rows > 0 ? setRows(region, rows) : Status::success();
 }
 

@@ -46,6 +46,11 @@ Status checkDeploymentFacts(const Deployment &d) {
     return makeError("KV caches of " + std::to_string(d.kvCachePages) + " pages are not served " +
                      "(the kernels address at most " + std::to_string(kMaxKvCachePages) +
                      " pages of " + std::to_string(kKvPageTokens) + " tokens: 2^24 slots)");
+  if (Result<int64_t> limit = positionLimit(d.model);
+      limit && (d.maxPositions < 0 || d.maxPositions > *limit))
+    return makeError(std::to_string(d.maxPositions) + " positions are not served (the kernels " +
+                     "take a RoPE table of at most " + std::to_string(*limit) +
+                     " rows: positions stay exact in f32)");
   return Status::success();
 }
 
@@ -83,8 +88,11 @@ Result<Eligibility> monodc::runtime::eligibility(const Deployment &d, int64_t la
     return notRun("the step's positions, slot mapping, block tables or top-k lists are missing");
   if (Result<int64_t> limit = positionLimit(d.model); step.maxPosition >= *limit)
     return notRun("position " + std::to_string(step.maxPosition) + " is past the " +
-                  std::to_string(*limit) + " positions the kernels serve (" + d.model +
-                  "'s RoPE table and block tables)");
+                  std::to_string(*limit) + " positions the kernels serve");
+  if (d.maxPositions > 0 && step.maxPosition >= d.maxPositions)
+    return notRun("position " + std::to_string(step.maxPosition) + " is past the " +
+                  std::to_string(d.maxPositions) + " positions the deployment serves (the " +
+                  "RoPE table and block tables it binds)");
   const std::optional<int64_t> width = stepWidthFor(step.rows);
   if (!width)
     return notRun(std::to_string(step.rows) + " rows (the kernels serve 1.." +

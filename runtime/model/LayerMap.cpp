@@ -57,7 +57,7 @@ std::string monodc::runtime::layerRanges(const std::vector<int64_t> &layers) {
 Result<int64_t> monodc::runtime::positionLimit(std::string_view model) {
   if (Result<std::vector<LayerPlan>> map = layerMap(model); !map)
     return map.error();
-  return model == "tiny" ? int64_t(256) : int64_t(4096);
+  return int64_t(1) << 24;
 }
 
 bool monodc::runtime::readsCompressedKeys(std::string_view launch) {

@@ -35,12 +35,12 @@ AttentionBackRegions monodc::stages::declareAttentionBack(Launch &launch, const 
   const int64_t groups = heads / c.headsPerGroup, width = c.headsPerGroup * dim;
   AttentionBackRegions r;
   r.q = launch.input("q", bf16, {rows, heads * dim});
-  r.positions = declarePositions(launch, c);
+  r.cosSin = declareRopeTable(launch, c);
+  r.positions = declarePositions(launch, c, r.cosSin);
   r.slotMapping = declareSlotMapping(launch, c);
-  r.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
   r.windowCache = declareCache(launch, c, "kv_cache", CacheUse::Read);
   r.compressedCache = declareCache(launch, c, "compressed_cache", CacheUse::Read);
-  r.keyTables = declareKeyTables(launch, c, r.windowCache, r.compressedCache);
+  r.keyTables = declareKeyTables(launch, c, r.windowCache, r.compressedCache, r.cosSin);
   launch.indexesRowsOf(r.slotMapping, r.windowCache);
   r.sinks = launch.weight("attn_sink", f32, {heads});
   r.windowState = declareChunkState(launch, c, heads, "window", c.windowKeys);
@@ -116,7 +116,7 @@ void monodc::stages::addAttentionBack(Launch &launch, const ModelConfig &c, int6
     skipPadRow(t, r.slotMapping, token);
     const ChunkStateRegions *sources[] = {&r.windowState, &r.compressedState};
     Tile sink = t.load(r.sinks, t.index(0), head, 1) * kLog2e;
-    Index position = tableRow(t, r.positions, token);
+    Index position = tableRow(t, r.positions, r.cosSin, token);
     Tile cs = t.load(r.cosSin, position, 0, pairs), sn = t.load(r.cosSin, position, pairs, pairs);
     struct Loaded {
       int64_t chunks;

@@ -82,7 +82,7 @@ void storeRotated(Task &t, const ModelConfig &config, const Tile &row, Index pos
 void monodc::stages::addKeyRope(Launch &launch, const ModelConfig &config,
                                 const KeyRopeRegions &r) {
   launch.stage("front.k_rope", launch.options().rows, [&](Task &t) {
-    storeRotated(t, config, t.loadRow(r.kn, t.id()), tableRow(t, r.positions, t.id()), r.cosSin, r.k, t.id(),
+    storeRotated(t, config, t.loadRow(r.kn, t.id()), tableRow(t, r.positions, r.cosSin, t.id()), r.cosSin, r.k, t.id(),
                  t.index(0));
   });
 }
@@ -127,7 +127,7 @@ void monodc::stages::addQuery(Launch &launch, const ModelConfig &config, int64_t
     Index token = t.id() / heads;
     Index col = (t.id() % heads) * config.headDim;
     storeRotated(t, config, t.load(r.unrotated, token, col, config.headDim),
-                 tableRow(t, r.positions, token), r.cosSin,
+                 tableRow(t, r.positions, r.cosSin, token), r.cosSin,
                  r.q, token, col);
   });
 }

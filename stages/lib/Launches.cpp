@@ -41,8 +41,8 @@ FrontRegions declareFront(Launch &launch, const ModelConfig &c, const Region &xq
   f.kvNorm = launch.weight("kv_norm", bf16, {c.kvDim});
   f.qn = launch.output("qn", bf16, {rows, c.qRank});
   f.kn = launch.output("kn", bf16, {rows, c.kvDim});
-  f.positions = declarePositions(launch, c);
-  f.cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
+  f.cosSin = declareRopeTable(launch, c);
+  f.positions = declarePositions(launch, c, f.cosSin);
   f.k = launch.output("k", bf16, {rows, c.kvDim});
   f.slots = declareSlotMapping(launch, c);
   f.cache = declareCache(launch, c, "kv_cache", CacheUse::Written);
@@ -291,8 +291,8 @@ monodc::stages::buildAttentionQuery(mlir::MLIRContext &context, const ModelConfi
                 {params.arch, params.grid, params.block, params.rows});
   const int64_t rows = params.rows, heads = c.heads / params.tp;
   Region qn = launch.input("qn", bf16, {rows, c.qRank});
-  Region positions = declarePositions(launch, c);
-  Region cosSin = launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim});
+  Region cosSin = declareRopeTable(launch, c);
+  Region positions = declarePositions(launch, c, cosSin);
   QueryRegions r = declareQuery(launch, c, heads, qn, positions, cosSin);
   addQuery(launch, c, heads, r);
   return launch.finish();

@@ -10,13 +10,14 @@ Region monodc::stages::declareSlotMapping(Launch &launch, const ModelConfig &c) 
                            c.kvCachePages * c.kKvPageTokens, i64);
 }
 
-Index monodc::stages::tableRow(Task &t, const Region &positions, Index token) {
-  // A position past the table (beyond its index bound) reads its last row,
-  // not outside it.
+Index monodc::stages::tableRow(Task &t, const Region &positions, const Region &table,
+                               Index token) {
+  // A position past the table (its rows as given at launch) reads its last
+  // row, not outside it.
   if (positions.indexBound() < 1)
     t.fail("a table row from '" + positions.name() + "', which is not an index input");
-  const float last = float(std::max<int64_t>(positions.indexBound() - 1, 0));
-  return t.toIndex(min(max(t.load(positions, token, 0, 1), t.constant(0.0f)), t.constant(last)));
+  Tile last = t.rowsOf(table) - 1.0f;
+  return t.toIndex(min(max(t.load(positions, token, 0, 1), t.constant(0.0f)), last));
 }
 
 void monodc::stages::skipPadRow(Task &t, const Region &slotMapping, Index token) {

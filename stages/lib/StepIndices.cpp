@@ -11,18 +11,18 @@ namespace {
 /// The cache slot of `place` (a key position or a compressed row, a whole
 /// number >= 0) through a row's block table: entry floor(place / B) names
 /// its page, place mod B its record. -1 where the entry is not a page of the
-/// cache (the pages given at launch) or the place is past the table (a
-/// position beyond its bound): a slot is never outside the cache.
+/// cache (the pages given at launch) or the place is past the table (its
+/// pages a row given at launch): a slot is never outside the cache.
 Tile slotThroughTable(Task &t, const Region &table, const Region &cache, Index token,
                       const Tile &place) {
   const float pageTokens = float(ModelConfig::kKvPageTokens);
-  const float lastPlace = float(table.cols()) * pageTokens - 1.0f;
-  Tile page = min(floor(place * (1.0f / pageTokens)), t.constant(float(table.cols() - 1)));
-  Tile block = gather(t.loadRow(table, token), page);
+  Tile page = floor(place * (1.0f / pageTokens));
+  // One entry a place, at a column from data (loadAt keeps it in the row).
+  Tile block = t.loadAt(table, token, page);
   Tile slot = fma(block, t.constant(pageTokens), place - page * pageTokens);
   slot = selectLess(block, t.constant(0.0f), t.constant(-1.0f), slot);
   slot = selectLess(block, t.rowsOf(cache), slot, t.constant(-1.0f));
-  return selectGreater(place, t.constant(lastPlace), t.constant(-1.0f), slot);
+  return selectLess(page, t.colsOf(table), slot, t.constant(-1.0f));
 }
 
 /// A row's position (0 for a pad row's -1: its keys are masked anyway).
@@ -32,8 +32,16 @@ Tile positionOf(Task &t, const Region &positions, Index token) {
 
 } // namespace
 
-Region monodc::stages::declarePositions(Launch &launch, const ModelConfig &c) {
-  return launch.indexInput("positions", {launch.options().rows, 1}, c.ropePositions, i64);
+Region monodc::stages::declareRopeTable(Launch &launch, const ModelConfig &c) {
+  return launch.weight("cos_sin", f32, {c.ropePositions, c.ropeDim}, Rows::AtLaunch);
+}
+
+Region monodc::stages::declarePositions(Launch &launch, const ModelConfig &c,
+                                        const Region &ropeTable) {
+  Region positions =
+      launch.indexInput("positions", {launch.options().rows, 1}, c.ropePositions, i64);
+  launch.indexesRowsOf(positions, ropeTable);
+  return positions;
 }
 
 Region monodc::stages::declareCache(Launch &launch, const ModelConfig &c, const std::string &name,
@@ -45,15 +53,18 @@ Region monodc::stages::declareCache(Launch &launch, const ModelConfig &c, const 
 
 KeyTableRegions monodc::stages::declareKeyTables(Launch &launch, const ModelConfig &c,
                                                   const Region &windowCache,
-                                                  const Region &compressedCache) {
+                                                  const Region &compressedCache,
+                                                  const Region &ropeTable) {
   const int64_t rows = launch.options().rows;
   KeyTableRegions r{
-      launch.indexInput("block_table", {rows, c.blockTablePages()}, c.kvCachePages, i32),
+      launch.indexInput("block_table", {rows, c.blockTablePages()}, c.kvCachePages, i32,
+                        Cols::AtLaunch),
       launch.indexInput("compressed_block_table", {rows, c.blockTablePages()}, c.kvCachePages,
-                        i32),
+                        i32, Cols::AtLaunch),
       launch.indexInput("index_topk", {rows, c.compressedKeys}, c.ropePositions, i32)};
   launch.indexesRowsOf(r.blockTable, windowCache);
   launch.indexesRowsOf(r.compressedBlockTable, compressedCache);
+  launch.indexesRowsOf(r.topk, ropeTable);
   return r;
 }
 

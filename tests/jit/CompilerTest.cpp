@@ -86,9 +86,11 @@ TEST(Compiler, BuildsAKernelThatAgreesWithItsManifest) {
   EXPECT_EQ(kernel->resources->wavefrontSize, 64);
   // Every argument of the manifest, then scratch and epoch, at the offsets
   // the code object's metadata gives.
-  // A region sized at launch (the KV cache) is followed by its rows.
+  // A region sized at launch (the KV cache, the RoPE table) is followed by
+  // its rows.
   const ArgumentLayout &layout = kernel->arguments;
-  ASSERT_EQ(layout.slots.size(), kernel->interface.arguments.size() + 3);
+  ASSERT_EQ(layout.slots.size(), kernel->interface.arguments.size() + 4);
+  EXPECT_TRUE(kernel->interface.argument("cos_sin")->rowsAtLaunch);
   const ArgumentSlot *cache = layout.slot("kv_cache"), *pages = layout.slot("kv_cache.rows");
   ASSERT_TRUE(cache && pages);
   EXPECT_TRUE(kernel->interface.argument("kv_cache")->rowsAtLaunch);
@@ -176,7 +178,7 @@ TEST(RtcBackends, HiprtcBuildsTheGenericPathForGfx90a) {
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->target.rfind("amdgcn-amd-amdhsa--gfx90a", 0), 0u) << info->target;
   EXPECT_EQ((*kernel)->resources->scratchBytes, 0);
-  EXPECT_EQ((*kernel)->arguments.slots.size(), (*kernel)->interface.arguments.size() + 3);
+  EXPECT_EQ((*kernel)->arguments.slots.size(), (*kernel)->interface.arguments.size() + 4);
 
   request.arch = "gfx950";
   auto refused = session->kernel(request);

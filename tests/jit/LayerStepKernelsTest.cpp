@@ -94,12 +94,23 @@ TEST(LayerStepKernels, K1AndK2FormAStepAndTheFfnLaunchAnother) {
   EXPECT_NE((*layer)->setRows("pages", 8).message().find("no launch"), std::string::npos);
   ASSERT_TRUE((*layer)->setRows("kv_cache", 5000).ok());
   ASSERT_TRUE((*layer)->setRows("compressed_cache", 7000).ok());
+  // The positions are the engine's too: the RoPE table's rows, and the
+  // block tables' pages a row (the build's 8 until set).
+  EXPECT_NE((*layer)->run(6, nullptr).message().find("cos_sin.rows"), std::string::npos);
+  ASSERT_TRUE((*layer)->setRows("cos_sin", 131072).ok());
+  EXPECT_NE((*layer)->setCols("kv_cache", 8).message().find("fixed when it was built"),
+            std::string::npos);
+  ASSERT_TRUE((*layer)->setCols("block_table", 4096).ok());
   ASSERT_TRUE((*layer)->run(6, nullptr).ok());
   ASSERT_EQ(fake.launches(), 2);
   // K1 writes the cache K2 reads: both take its pages.
   EXPECT_EQ(fake.value(0, k1, "kv_cache.rows"), 5000);
   EXPECT_EQ(fake.value(1, k2, "kv_cache.rows"), 5000);
   EXPECT_EQ(fake.value(1, k2, "compressed_cache.rows"), 7000);
+  EXPECT_EQ(fake.value(0, k1, "cos_sin.rows"), 131072);
+  EXPECT_EQ(fake.value(1, k2, "cos_sin.rows"), 131072);
+  EXPECT_EQ(fake.value(1, k2, "block_table.cols"), 4096);
+  EXPECT_EQ(fake.value(1, k2, "compressed_block_table.cols"), 8) << "the build's, not set";
   EXPECT_EQ(fake.kernel(0), "mono_k1");
   EXPECT_EQ(fake.kernel(1), "mono_k2");
   for (auto [input, output] : std::vector<std::pair<std::string, std::string>>{

@@ -212,17 +212,19 @@ class Eligibility(unittest.TestCase):
         self.assertEqual(e.reason, "a piecewise graph capture, which may replay mixed batches")
         e = monodc.eligibility(self.deployment(), 3, monodc.StepFacts(49))
         self.assertEqual(e.reason, "49 rows (the kernels serve 1..48)")
-        self.assertTrue(monodc.eligibility(self.deployment(), 3, monodc.StepFacts(6, max_position=4095)).runs)
-        e = monodc.eligibility(self.deployment(), 3, monodc.StepFacts(6, max_position=4096))
-        self.assertEqual(e.reason, "position 4096 is past the 4096 positions the kernels serve "
-                                   "(dsv41's RoPE table and block tables)")
+        long_context = self.deployment(max_positions=131072)
+        self.assertTrue(monodc.eligibility(long_context, 3, monodc.StepFacts(6, max_position=131071)).runs)
+        e = monodc.eligibility(long_context, 3, monodc.StepFacts(6, max_position=131072))
+        self.assertEqual(e.reason, "position 131072 is past the 131072 positions the deployment "
+                                   "serves (the RoPE table and block tables it binds)")
 
     def test_a_deployment_that_cannot_run_is_an_error(self):
         for changes, message in [({"tp": 8}, "TP 8 is not served"),
                                  ({"compute_units": 64}, "the device offers 64 compute units"),
                                  ({"arch": "gfx942"}, "arch 'gfx942' has no kernels in this deployment"),
                                  ({"expert_parallel": 2}, "expert parallelism 2 is not served"),
-                                 ({"kv_cache_pages": 1 << 20}, "KV caches of 1048576 pages are not served")]:
+                                 ({"kv_cache_pages": 1 << 20}, "KV caches of 1048576 pages are not served"),
+                                 ({"max_positions": (1 << 24) + 1}, "16777217 positions are not served")]:
             with self.assertRaisesRegex(monodc.Error, message):
                 monodc.check_deployment(self.deployment(**changes))
             with self.assertRaisesRegex(monodc.Error, message):

@@ -73,6 +73,9 @@ TEST(Eligibility, ADeploymentThatCannotRunIsAnErrorNamingWhy) {
       {"a KV cache past 2^24 slots", [](Deployment &d) { d.kvCachePages = 524289; },
        "KV caches of 524289 pages are not served (the kernels address at most 524288 pages of "
        "32 tokens: 2^24 slots)"},
+      {"2^24 positions", [](Deployment &d) { d.maxPositions = int64_t(1) << 24; }, nullptr},
+      {"more positions than f32 counts", [](Deployment &d) { d.maxPositions = (int64_t(1) << 24) + 1; },
+       "16777217 positions are not served (the kernels take a RoPE table of at most 16777216 rows"},
       {"another model", [](Deployment &d) { d.model = "llama"; },
        "no layer map for model 'llama'"},
   };
@@ -113,12 +116,14 @@ TEST(Eligibility, StepsThePathDoesNotServeFallBackWithTheReason) {
       {"piecewise capture", [](StepFacts &s) { s.piecewiseCapture = true; },
        "a piecewise graph capture, which may replay mixed batches", 0},
       {"non-causal", [](StepFacts &s) { s.causal = false; }, "a non-causal attention window", 0},
-      {"the last position served", [](StepFacts &s) { s.maxPosition = 4095; }, nullptr, 8},
-      {"a position past the RoPE table",
-       [](StepFacts &s) { s.maxPosition = 4096; },
-       "position 4096 is past the 4096 positions the kernels serve (dsv41's RoPE table and block "
-       "tables)",
+      {"the last position served", [](StepFacts &s) { s.maxPosition = 131071; }, nullptr, 8},
+      {"a position past the deployment's RoPE table",
+       [](StepFacts &s) { s.maxPosition = 131072; },
+       "position 131072 is past the 131072 positions the deployment serves (the RoPE table and "
+       "block tables it binds)",
        0},
+      {"a position past 2^24", [](StepFacts &s) { s.maxPosition = int64_t(1) << 24; },
+       "position 16777216 is past the 16777216 positions the kernels serve", 0},
       {"no metadata", [](StepFacts &s) { s.metadata = false; },
        "the step's positions, slot mapping, block tables or top-k lists are missing", 0},
   };
@@ -126,7 +131,9 @@ TEST(Eligibility, StepsThePathDoesNotServeFallBackWithTheReason) {
     SCOPED_TRACE(row.what);
     StepFacts step = decode(6);
     row.change(step);
-    const Result<Eligibility> e = eligibility(mi355x(), 3, step);
+    Deployment d = mi355x();
+    d.maxPositions = 131072; // a 128K context: tables given at launch
+    const Result<Eligibility> e = eligibility(d, 3, step);
     ASSERT_TRUE(e) << e.message();
     EXPECT_EQ(e->runs, row.reason == nullptr);
     EXPECT_EQ(e->reason, row.reason ? row.reason : "");

@@ -59,6 +59,16 @@ struct Rig {
   }
 };
 
+// K2 with a block table whose columns are given at launch, after w2: its
+// arguments q 0, cache 1, its rows 2, x 3, w2 4, table 5, its columns 6, y 7.
+StepLaunch k2WithTable(int64_t rows) {
+  StepLaunch k2 = sampleK2(rows);
+  k2.args.insert(k2.args.begin() + 4, "table input i32 " + std::to_string(rows) + " 8 " +
+                                          std::to_string(rows * 8 * 4));
+  k2.tail += "index table 4\ncols_at_launch table\n";
+  return k2;
+}
+
 // Argument indices (8 bytes each, in manifest order): K1 x 0, w1 1, cache 2,
 // its rows 3, q 4, h 5, scratch 6, epoch 7; K2 q 0, cache 1, its rows 2, x 3,
 // w2 4, y 5, t 6, scratch 7, epoch 8.
@@ -250,3 +260,42 @@ TEST(LayerStep, NamesTheLaunchWhoseWaitGaveUp) {
 }
 
 } // namespace
+
+// A block table as long as the engine's longest sequence: its columns are
+// given at launch (8 when built), to every launch and width that has it; a
+// buffer is checked against the columns set, the columns against a buffer
+// bound with its size, and a refusal changes nothing.
+TEST(LayerStep, TakesABlockTablesColumnsAtLaunch) {
+  Rig rig;
+  auto step = rig.step({{sampleK1(6), k2WithTable(6)}, {sampleK1(2), k2WithTable(2)}});
+  ASSERT_TRUE(step.ok()) << step.message();
+  LayerStep &s = **step;
+  char x[6 * 64], w1[64], w2[64], cache[128], y[6 * 64];
+  std::vector<int32_t> table(6 * 40);
+  for (auto [name, buffer] : {std::pair<const char *, char *>{"x", x}, {"w1", w1}, {"w2", w2},
+                              {"cache", cache}, {"y", y}})
+    ASSERT_TRUE(s.bind(name, buffer).ok()) << name;
+  ASSERT_TRUE(s.setRows("cache", 4).ok());
+  EXPECT_NE(s.bindBuffer("table", table.data(), 6 * 8 * 4 - 4)
+                .message()
+                .find("needs 192 bytes (6 rows of 8 columns)"),
+            std::string::npos);
+  EXPECT_NE(s.setCols("x", 4).message().find("columns fixed when it was built"),
+            std::string::npos);
+  EXPECT_NE(s.setCols("table", 0).message().find("cannot have 0 columns"), std::string::npos);
+  EXPECT_NE(s.bind("table.cols", table.data()).message().find("set it with setCols"),
+            std::string::npos);
+  ASSERT_TRUE(s.setCols("table", 40).ok());
+  ASSERT_TRUE(s.bindBuffer("table", table.data(), 6 * 40 * 4).ok());
+  EXPECT_NE(s.setCols("table", 41).message().find("at 41 columns needs 984 bytes; its bound "
+                                                  "buffer holds 960"),
+            std::string::npos);
+  for (int64_t rows : {6, 2}) {
+    ASSERT_TRUE(s.run(rows, nullptr).ok()) << rows;
+    const int k2 = rig.fake.launches() - 1;
+    EXPECT_EQ(rig.fake.kernel(k2), "mono_k2");
+    EXPECT_EQ(rig.fake.pointer(k2, 5), table.data());
+    EXPECT_EQ(reinterpret_cast<intptr_t>(rig.fake.pointer(k2, 6)), 40)
+        << "the columns set, not the refused 41, at width " << rows;
+  }
+}

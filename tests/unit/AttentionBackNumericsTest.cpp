@@ -73,10 +73,12 @@ struct BackOutputs {
 /// The attention back built for compress ratio `ratio` (the step's unless
 /// given) on the simulator.
 /// `pagesAtLaunch` (> 0): the caches' pages given at launch, the first
-/// that many of the step's; else the step's own.
+/// that many of the step's; else the step's own. The RoPE table's rows and
+/// the block tables' pages a row are the step's (its dims'), or with
+/// `tablePagesAtLaunch` (> 0) the first that many pages of each row.
 BackOutputs simulateBack(const stages::ModelConfig &c, int tp, const BackInputs &in,
                          const sim::Schedule &schedule = {}, int ratio = -1,
-                         int pagesAtLaunch = 0) {
+                         int pagesAtLaunch = 0, int tablePagesAtLaunch = 0) {
   mlir::MLIRContext ctx;
   auto module = monodc::testing::buildFusedLaunch(ctx, "attention_back", c, in.rows, tp,
                                                   /*grid=*/32,
@@ -90,6 +92,19 @@ BackOutputs simulateBack(const stages::ModelConfig &c, int tp, const BackInputs 
   const size_t cacheBytes = size_t(pages) * c.kvPageBytes();
   for (const char *cache : {"kv_cache", "compressed_cache"})
     EXPECT_FALSE(static_cast<bool>(memory.setRows(cache, pages)));
+  // The engine's tables: as long as the positions it serves.
+  const int stepPages = in.dims.tablePages();
+  const int tablePages = tablePagesAtLaunch > 0 ? tablePagesAtLaunch : stepPages;
+  EXPECT_FALSE(static_cast<bool>(memory.setRows("cos_sin", in.dims.ropePositions)));
+  auto firstColumns = [&](const std::vector<float> &table) {
+    std::vector<float> out;
+    for (int t = 0; t < in.rows; ++t)
+      out.insert(out.end(), table.begin() + size_t(t) * stepPages,
+                 table.begin() + size_t(t) * stepPages + tablePages);
+    return out;
+  };
+  for (const char *table : {"block_table", "compressed_block_table"})
+    EXPECT_FALSE(static_cast<bool>(memory.setCols(table, tablePages)));
   setValues(memory, "q", in.q);
   setValues(memory, "positions", in.step.positions);
   setValues(memory, "slot_mapping", in.step.slots);
@@ -99,8 +114,8 @@ BackOutputs simulateBack(const stages::ModelConfig &c, int tp, const BackInputs 
   };
   setBytes(memory, "kv_cache", firstPages(in.step.window.bytes));
   setBytes(memory, "compressed_cache", firstPages(in.step.compressed.bytes));
-  setValues(memory, "block_table", in.step.blockTables);
-  setValues(memory, "compressed_block_table", in.step.compressedBlockTables);
+  setValues(memory, "block_table", firstColumns(in.step.blockTables));
+  setValues(memory, "compressed_block_table", firstColumns(in.step.compressedBlockTables));
   setValues(memory, "index_topk", in.step.topk);
   setValues(memory, "attn_sink", in.sinks);
   setBytes(memory, "wo_a", in.woA.codes);
@@ -208,6 +223,28 @@ TEST(AttentionBackNumerics, ACacheSizedAtLaunchServesPagesPastTheBuildsCount) {
   expectWithinBounds(got.partial, want.partial, "wo_b partial");
   const BackOutputs fewer = simulateBack(c, 2, in, {}, -1, /*pagesAtLaunch=*/150);
   EXPECT_FALSE(ref::withinStageBounds(ref::compare(fewer.o, want.o)));
+}
+
+// The positions are the engine's too: a launch built for the config's 256
+// positions (8 pages a block-table row) serves a step at positions up to
+// 4 x 256 when given a RoPE table of that many rows and block tables of 32
+// pages a row, within bounds of the reference; given only the build's 8
+// pages of each row, the keys past them are masked and o moves out of bounds.
+TEST(AttentionBackNumerics, TablesSizedAtLaunchServePositionsPastTheBuilds) {
+  const auto c = stages::tinyConfig();
+  stages::ModelConfig engine = c;
+  engine.ropePositions = 4 * c.ropePositions;
+  BackInputs in = makeBackInputs(engine, 6, 2, 401u);
+  ASSERT_EQ(in.dims.tablePages(), 4 * c.blockTablePages());
+  const float latest = *std::max_element(in.step.positions.begin(), in.step.positions.end());
+  ASSERT_GE(latest, float(2 * c.ropePositions)) << "the step reaches past the build's positions";
+  const BackOutputs want = referenceBack(c, in);
+  const BackOutputs got = simulateBack(c, 2, in);
+  expectWithinBounds(got.o, want.o, "attention o");
+  expectWithinBounds(got.partial, want.partial, "wo_b partial");
+  const BackOutputs shortTables =
+      simulateBack(c, 2, in, {}, -1, 0, /*tablePagesAtLaunch=*/int(c.blockTablePages()));
+  EXPECT_FALSE(ref::withinStageBounds(ref::compare(shortTables.o, want.o)));
 }
 
 TEST(AttentionBackNumerics, SchedulesGiveBitIdenticalOutputs) {

@@ -1,6 +1,6 @@
 // The stage library's model configs and the runtime's model facts (which a
 // runtime-only serving process reads without the compiler) say the same
-// thing: the positions the kernels serve and the KV caches' page tokens.
+// thing: the most positions the kernels serve.
 #include "monodc/runtime/Eligibility.h"
 #include "monodc/runtime/LayerMap.h"
 #include "monodc/stages/ModelConfig.h"
@@ -16,8 +16,9 @@ TEST(ModelFacts, TheRuntimeServesThePositionsOfEachConfig) {
     ASSERT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
     auto limit = monodc::runtime::positionLimit(name);
     ASSERT_TRUE(limit.ok()) << limit.message();
-    EXPECT_EQ(*limit, config->ropePositions);
-    EXPECT_EQ(*limit, config->blockTablePages() * monodc::runtime::kKvPageTokens);
+    // The build's tables are only nominal sizes: the engine gives its own.
+    EXPECT_LE(config->ropePositions, *limit);
+    EXPECT_EQ(*limit, int64_t(1) << 24);
   }
   EXPECT_FALSE(monodc::runtime::positionLimit("llama").ok());
 }

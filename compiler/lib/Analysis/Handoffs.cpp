@@ -78,6 +78,10 @@ SmallVector<Read> readsOf(Operation &op) {
   if (auto load = dyn_cast<LoadOp>(op)) {
     if (RegionOp r = lookupRegion(load, load.getRegionAttr()))
       reads.push_back({r, load.getRow(), load.getCol(), 1, tileSize(load.getResult())});
+  } else if (auto load = dyn_cast<LoadAtOp>(op)) {
+    // Columns from data: the whole row.
+    if (RegionOp r = lookupRegion(load, load.getRegionAttr()))
+      reads.push_back({r, load.getRow(), Value(), 1, r.getCols()});
   } else if (auto load = dyn_cast<LoadPeerOp>(op)) {
     if (RegionOp r = lookupRegion(load, load.getRegionAttr()))
       reads.push_back({r, load.getRow(), load.getCol(), 1, tileSize(load.getResult()),

@@ -398,6 +398,11 @@ private:
   static std::string rowsArgumentName(llvm::StringRef name) {
     return argumentName(name) + "_rows";
   }
+  /// The column count of a region whose columns are given at launch: an
+  /// argument after its pointer (and row count).
+  static std::string colsArgumentName(llvm::StringRef name) {
+    return argumentName(name) + "_cols";
+  }
   void declareTile(Value v, llvm::StringRef name) {
     os << "    float " << name << "[" << slotsOf(v) << "] = {};\n";
   }
@@ -541,6 +546,8 @@ void LaunchPrinter::printKernelParameters(llvm::function_ref<bool(RegionOp)> pas
        << argumentName(region.getSymName()) << ", ";
     if (region.getRowsAtLaunch())
       os << "const mono_i64 " << rowsArgumentName(region.getSymName()) << ", ";
+    if (region.getColsAtLaunch())
+      os << "const mono_i64 " << colsArgumentName(region.getSymName()) << ", ";
   }
   os << "mono_u8 *mono_scratch, mono_u32 *mono_epoch";
   if (peerSlotBytes() > 0)
@@ -586,6 +593,8 @@ LogicalResult LaunchPrinter::printStageFunction(StageOp stage, int index, std::s
     args << argumentName(region.getSymName()) << ", ";
     if (region.getRowsAtLaunch())
       args << rowsArgumentName(region.getSymName()) << ", ";
+    if (region.getColsAtLaunch())
+      args << colsArgumentName(region.getSymName()) << ", ";
   }
   args << "mono_scratch, mono_epoch";
   if (peerSlotBytes() > 0)
@@ -766,6 +775,33 @@ LogicalResult LaunchPrinter::printOp(Operation &op) {
         usedArguments.insert(rows.getRegion());
         os << "      " << name << "[s] = (float)" << rowsArgumentName(rows.getRegion())
            << ";\n    }\n";
+        return success();
+      })
+      .Case<RegionColsOp>([&](RegionColsOp cols) {
+        std::string name = define(cols.getResult(), "t");
+        declareTile(cols.getResult(), name);
+        openSlotLoop(cols.getResult());
+        usedArguments.insert(cols.getRegion());
+        os << "      " << name << "[s] = (float)" << colsArgumentName(cols.getRegion())
+           << ";\n    }\n";
+        return success();
+      })
+      .Case<LoadAtOp>([&](LoadAtOp load) {
+        RegionOp region = lookupRegion(load, load.getRegionAttr());
+        // The row stride: the columns given at launch, or the region's own.
+        const std::string cols = region.getColsAtLaunch()
+                                     ? colsArgumentName(region.getSymName())
+                                     : std::to_string(region.getCols()) + "LL";
+        const std::string pointer = regionPointer(region.getSymName());
+        std::string name = define(load.getResult(), "t");
+        declareTile(load.getResult(), name);
+        openSlotLoop(load.getResult());
+        os << "      if (i < " << sizeOf(load.getResult()) << ") {\n"
+           << "        mono_i64 c = (mono_i64)" << slot(load.getCols()) << ";\n"
+           << "        c = c < 0 ? 0 : (c >= " << cols << " ? " << cols << " - 1 : c);\n"
+           << "        " << name << "[s] = mono_load_" << storageSuffix(region.getElementType())
+           << "(" << pointer << ", " << nameOf(load.getRow()) << " * " << cols << " + c);\n"
+           << "      }\n    }\n";
         return success();
       })
       .Case<IotaOp>([&](IotaOp iota) {
@@ -1216,6 +1252,7 @@ std::string emit::kernelManifest(LaunchOp launch) {
     }
     spec.stepResult = region.getStepResult();
     spec.rowsAtLaunch = region.getRowsAtLaunch();
+    spec.colsAtLaunch = region.getColsAtLaunch();
     m.arguments.push_back(std::move(spec));
   }
   return m.text();

@@ -120,6 +120,8 @@ LaunchMemory::LaunchMemory(mono::LaunchOp launch) {
       scratchRegions.push_back(name);
     if (region.getRowsAtLaunch())
       launchSized.push_back(name);
+    if (region.getColsAtLaunch())
+      launchCols.push_back(name);
     if (!region.isWritable())
       readOnlyRegions.push_back(name);
     else
@@ -154,8 +156,10 @@ llvm::Error LaunchMemory::share(const std::string &name,
   if (!has(name))
     return llvm::createStringError("the launch has no region '%s'", name.c_str());
   const bool sizedAtLaunch = llvm::is_contained(launchSized, name);
-  if (sizedAtLaunch ? shared->cols != region(name).cols
-                    : shared->bytes.size() != region(name).bytes.size())
+  const bool colsAtLaunch = llvm::is_contained(launchCols, name);
+  if (sizedAtLaunch  ? shared->cols != region(name).cols
+      : colsAtLaunch ? shared->rows != region(name).rows
+                     : shared->bytes.size() != region(name).bytes.size())
     return llvm::createStringError("region '%s' holds %zu bytes, the shared one %zu",
                                    name.c_str(), region(name).bytes.size(),
                                    shared->bytes.size());
@@ -172,6 +176,17 @@ llvm::Error LaunchMemory::setRows(const std::string &name, int64_t rows) {
                                    static_cast<long long>(rows));
   const RegionStorage &old = region(name);
   return share(name, std::make_shared<RegionStorage>(old.elementType, rows, old.cols));
+}
+
+llvm::Error LaunchMemory::setCols(const std::string &name, int64_t cols) {
+  if (!llvm::is_contained(launchCols, name))
+    return llvm::createStringError("region '%s' does not take its columns at launch",
+                                   name.c_str());
+  if (cols < 1 || cols > mono::kMaxIndexBound)
+    return llvm::createStringError("region '%s' cannot have %lld columns", name.c_str(),
+                                   static_cast<long long>(cols));
+  const RegionStorage &old = region(name);
+  return share(name, std::make_shared<RegionStorage>(old.elementType, old.rows, cols));
 }
 
 void LaunchMemory::zeroWritable() {

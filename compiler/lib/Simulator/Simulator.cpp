@@ -233,6 +233,8 @@ struct monodc::sim::PreparedLaunch::Plan {
     StringRef name;
     /// Its rows are the memory's (the caller's count), not `rows`.
     bool rowsAtLaunch = false;
+    /// Its columns are the memory's (the caller's count), not `cols`.
+    bool colsAtLaunch = false;
   };
 
   LaunchOp launch;
@@ -316,6 +318,10 @@ private:
   /// A region's rows at this launch.
   int64_t rowsOf(const RegionInfo &region) const {
     return region.rowsAtLaunch ? memory.region(region.index).rows : region.rows;
+  }
+  /// A region's columns at this launch.
+  int64_t colsOf(const RegionInfo &region) const {
+    return region.colsAtLaunch ? memory.region(region.index).cols : region.cols;
   }
   FailureOr<int64_t> window(Operation *op, const RegionInfo &region, Value row, Value col,
                             int64_t size);
@@ -998,6 +1004,28 @@ LogicalResult TaskInterpreter::compute(Operation &op) {
             TileValues(1, float(rowsOf(plan.region(rows.getRegionAttr()))));
         return success();
       })
+      .Case<RegionColsOp>([&](RegionColsOp cols) {
+        tiles[cols.getResult()] =
+            TileValues(1, float(colsOf(plan.region(cols.getRegionAttr()))));
+        return success();
+      })
+      .Case<LoadAtOp>([&](LoadAtOp load) -> LogicalResult {
+        const RegionInfo &region = plan.region(load.getRegionAttr());
+        const int64_t row = indices.lookup(load.getRow()), cols = colsOf(region);
+        if (row < 0 || row >= rowsOf(region))
+          return load.emitOpError() << "reads row " << row << " outside region '" << region.name
+                                    << "' (" << rowsOf(region) << " rows)";
+        const RegionStorage &r = memory.region(region.index);
+        View at = view(load.getCols());
+        TileValues out(sizeOf(load.getResult()));
+        for (size_t i = 0; i < out.size(); ++i) {
+          // Clamped into the row, as the device does (C++ truncation).
+          const int64_t c = std::clamp<int64_t>(static_cast<int64_t>(at[i]), 0, cols - 1);
+          out[i] = r.get(row * cols + c);
+        }
+        tiles[load.getResult()] = std::move(out);
+        return success();
+      })
       .Case<IotaOp>([&](IotaOp iota) {
         TileValues out(sizeOf(iota.getResult()));
         const int64_t start = indices.lookup(iota.getStart());
@@ -1450,7 +1478,8 @@ FailureOr<std::unique_ptr<PreparedLaunch>> PreparedLaunch::prepare(LaunchOp laun
     plan->regions[region.getSymName()] = {region,           index++,
                                           region.getRows(), region.getCols(),
                                           region.holdsBytes(), region.isWritable(),
-                                          region.getSymName(), region.getRowsAtLaunch()};
+                                          region.getSymName(), region.getRowsAtLaunch(),
+                                          region.getColsAtLaunch()};
   for (RegionOp region : launch.getBodyBlock().getOps<RegionOp>())
     if (region.getKind() == MemoryKind::Output)
       plan->outputs.push_back(&plan->region(region.getSymName()));

@@ -32,7 +32,7 @@ class _KernelArgument(ctypes.Structure):
                 ("launcher_owned", ctypes.c_int), ("format", ctypes.c_char_p),
                 ("handed_from_kernel", ctypes.c_char_p), ("handed_from_region", ctypes.c_char_p),
                 ("step_result", ctypes.c_int), ("rows_at_launch", ctypes.c_int),
-                ("row_bytes", ctypes.c_int64)]
+                ("row_bytes", ctypes.c_int64), ("cols_at_launch", ctypes.c_int)]
 
 
 class _Deployment(ctypes.Structure):
@@ -40,7 +40,8 @@ class _Deployment(ctypes.Structure):
                 ("built_archs", ctypes.c_char_p), ("tp", ctypes.c_int64),
                 ("expert_parallel", ctypes.c_int64), ("data_parallel", ctypes.c_int64),
                 ("routed_weights", ctypes.c_char_p), ("compute_units", ctypes.c_int64),
-                ("grid", ctypes.c_int64), ("kv_cache_pages", ctypes.c_int64)]
+                ("grid", ctypes.c_int64), ("kv_cache_pages", ctypes.c_int64),
+                ("max_positions", ctypes.c_int64)]
 
 
 class _StepFacts(ctypes.Structure):
@@ -89,6 +90,7 @@ def library():
         "monodc_launcher_bind_buffer": ([_P, ctypes.c_char_p, _P, ctypes.c_int64], _P),
         "monodc_launcher_bind_rank": ([_P, ctypes.c_int], _P),
         "monodc_launcher_set_rows": ([_P, ctypes.c_char_p, ctypes.c_int64], _P),
+        "monodc_launcher_set_cols": ([_P, ctypes.c_char_p, ctypes.c_int64], _P),
         "monodc_launcher_launch": ([_P, _P], _P),
         "monodc_launcher_set_wait_budget": ([_P, ctypes.c_uint32], _P),
         "monodc_launcher_check_waits": ([_P, _P], _P),
@@ -111,6 +113,7 @@ def library():
         "monodc_layer_step_bind_buffer": ([_P, ctypes.c_char_p, _P, ctypes.c_int64], _P),
         "monodc_layer_step_bind_rank": ([_P, ctypes.c_int], _P),
         "monodc_layer_step_set_rows": ([_P, ctypes.c_char_p, ctypes.c_int64], _P),
+        "monodc_layer_step_set_cols": ([_P, ctypes.c_char_p, ctypes.c_int64], _P),
         "monodc_layer_step_run": ([_P, ctypes.c_int64, _P], _P),
         "monodc_layer_step_set_wait_budget": ([_P, ctypes.c_uint32], _P),
         "monodc_layer_step_check_waits": ([_P, _P], _P),
@@ -162,13 +165,16 @@ class Argument:
         # row_bytes; binding a tensor gives the kernel its rows.
         self.rows_at_launch = bool(raw.rows_at_launch)
         self.row_bytes = raw.row_bytes
+        # A region whose columns are given at launch (a block table, its
+        # pages a row): binding a 2-D tensor gives the kernel its columns.
+        self.cols_at_launch = bool(raw.cols_at_launch)
 
     @property
     def caller_binds_in_step(self):
         """Whether a LayerStep's caller binds it (inputs, weights, step
         results, the peers); the step binds hand-overs, outputs that live
         only inside the step, its scratch and the epoch buffer."""
-        if self.launcher_owned or self.kind in ("epoch", "rank", "rows") or self.handed_from:
+        if self.launcher_owned or self.kind in ("epoch", "rank", "rows", "cols") or self.handed_from:
             return False
         return self.kind != "output" or self.step_result
 
@@ -271,6 +277,11 @@ def _tensor_problem(argument, tensor):
             return (f"a tensor of {nbytes} bytes (shape {tuple(tensor.shape)}) for a region of "
                     f"rows of {argument.row_bytes} bytes (as many as the engine sizes)")
         return None
+    if argument.cols_at_launch:
+        if len(tensor.shape) != 2:
+            return (f"a tensor of shape {tuple(tensor.shape)} for a region of rows whose columns "
+                    f"are given at launch (it takes [rows, columns])")
+        return None  # its size against the rows at those columns: checked in C++
     if nbytes != argument.bytes:
         return (f"a tensor of {nbytes} bytes (shape {tuple(tensor.shape)}) for a region of "
                 f"{argument.bytes} bytes")
@@ -325,6 +336,8 @@ class Launcher:
             problem = _tensor_problem(argument, tensor)
             if problem:
                 raise Error(f"bind '{region}' of {self._kernel.symbol}: {problem}")
+        if argument.cols_at_launch:
+            self.set_cols(region, tensor.shape[1])
         _bind(library().monodc_launcher_bind, library().monodc_launcher_bind_buffer,
               self._handle, region, tensor, argument.kind not in ("epoch", "peers"))
         self._bound[region] = tensor  # keeps it alive while bound
@@ -333,6 +346,11 @@ class Launcher:
         """The rows of a region sized at launch (bind sets them from the
         tensor); every later launch takes them."""
         _check(library().monodc_launcher_set_rows(self._handle, region.encode(), int(rows)))
+
+    def set_cols(self, region, cols):
+        """The columns of a region whose columns are given at launch (bind
+        sets them from a 2-D tensor's shape); every later launch takes them."""
+        _check(library().monodc_launcher_set_cols(self._handle, region.encode(), int(cols)))
 
     def bind_rank(self, rank):
         _check(library().monodc_launcher_bind_rank(self._handle, int(rank)))
@@ -401,6 +419,8 @@ class LayerStep:
             problem = _tensor_problem(widest, tensor)
             if problem:
                 raise Error(f"bind '{region}' of a layer step: {problem}")
+            if widest.cols_at_launch:
+                self.set_cols(region, tensor.shape[1])
         _bind(library().monodc_layer_step_bind, library().monodc_layer_step_bind_buffer,
               self._handle, region, tensor, bool(arguments) and region != "mono_peers")
         self._bound[region] = tensor  # keeps it alive while bound
@@ -409,6 +429,12 @@ class LayerStep:
         """The rows of a region sized at launch in every launch and width that
         has it or is handed it (bind sets them from the tensor)."""
         _check(library().monodc_layer_step_set_rows(self._handle, region.encode(), int(rows)))
+
+    def set_cols(self, region, cols):
+        """The columns of a region whose columns are given at launch in every
+        launch and width that has it (bind sets them from a 2-D tensor's
+        shape)."""
+        _check(library().monodc_layer_step_set_cols(self._handle, region.encode(), int(cols)))
 
     def bind_rank(self, rank):
         _check(library().monodc_layer_step_bind_rank(self._handle, int(rank)))
@@ -498,22 +524,23 @@ class PeerGroup:
 class Deployment:
     """What a deployment is (Eligibility.h): model, the device's arch, the
     arches it has kernels for, TP, parallelism, routed weights, compute units,
-    the KV caches' pages."""
+    the KV caches' pages, the positions served."""
 
     def __init__(self, arch, tp, compute_units, model="dsv41", built_archs=(),
                  expert_parallel=1, data_parallel=1, routed_weights="mxfp4_aiter", grid=0,
-                 kv_cache_pages=0):
+                 kv_cache_pages=0, max_positions=0):
         self.model, self.arch, self.tp = model, arch, tp
         self.built_archs = list(built_archs)
         self.expert_parallel, self.data_parallel = expert_parallel, data_parallel
         self.routed_weights, self.compute_units, self.grid = routed_weights, compute_units, grid
         self.kv_cache_pages = kv_cache_pages  # the engine's KV caches, 32 tokens a page
+        self.max_positions = max_positions  # the engine's RoPE table rows (max_model_len)
 
     def _raw(self):
         return _Deployment(self.model.encode(), self.arch.encode(),
                            ",".join(self.built_archs).encode(), self.tp, self.expert_parallel,
                            self.data_parallel, self.routed_weights.encode(), self.compute_units,
-                           self.grid, self.kv_cache_pages)
+                           self.grid, self.kv_cache_pages, self.max_positions)
 
 
 class StepFacts:

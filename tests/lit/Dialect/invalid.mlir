@@ -253,14 +253,14 @@ mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, r
 // -----
 
 mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
-  // expected-error @+1 {{'mono.region' op region 'w' is sized at launch, which only a 2-D input or output may be}}
-  mono.region @w weight : bf16 [4, 8] {rows_at_launch}
+  // expected-error @+1 {{'mono.region' op region 'w' is sized at launch, which only a 2-D input, output or weight may be}}
+  mono.region @w scratch : bf16 [4, 8] {rows_at_launch}
 }
 
 // -----
 
 mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
-  // expected-error @+1 {{'mono.region' op region 'v' is sized at launch, which only a 2-D input or output may be}}
+  // expected-error @+1 {{'mono.region' op region 'v' is sized at launch, which only a 2-D input, output or weight may be}}
   mono.region @v input : bf16 [8] {rows_at_launch}
 }
 
@@ -615,5 +615,81 @@ mono.launch @wholevia attributes {arch = "gfx950", grid = 4 : i64, block = 256 :
     %x = mono.constant 1.0 : !mono.tile<64, f32>
     // expected-error @+1 {{'mono.reduce' op reduces the whole tile in a library call; `via` belongs on axis reductions}}
     %s = mono.reduce sum %x via shared : !mono.tile<64, f32> -> !mono.tile<1, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.region' op region 't' has its columns given at launch, which only a 2-D index input with fixed rows may have}}
+  mono.region @t input : f32 [2, 8] {cols_at_launch}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  // expected-error @+1 {{'mono.region' op region 't' has its columns given at launch, which only a 2-D index input with fixed rows may have}}
+  mono.region @t input : i32 [2, 8] {index_bound = 4 : i64, cols_at_launch, rows_at_launch}
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @t input : i32 [2, 8] {index_bound = 4 : i64, cols_at_launch}
+  mono.stage @s tasks 1 {
+  ^bb0(%i: index):
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'mono.load' op addresses region 't', whose columns are given at launch; read it with mono.load_at}}
+    %v = mono.load @t[%c0, %c0] : !mono.tile<8, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @x input : f32 [2, 8]
+  mono.stage @s tasks 1 {
+  ^bb0(%i: index):
+    %c0 = arith.constant 0 : index
+    %c = mono.constant 1.0 : !mono.tile<4, f32>
+    // expected-error @+1 {{'mono.load_at' op reads region 'x' at columns given by data, which only a 2-D index input allows}}
+    %v = mono.load_at @x[%c0] cols %c : !mono.tile<4, f32> -> !mono.tile<4, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @t input : i32 [2, 8] {index_bound = 4 : i64}
+  mono.stage @s tasks 1 {
+  ^bb0(%i: index):
+    %c2 = arith.constant 2 : index
+    %c = mono.constant 1.0 : !mono.tile<4, f32>
+    // expected-error @+1 {{'mono.load_at' op row 2 is outside region 't' (2 rows)}}
+    %v = mono.load_at @t[%c2] cols %c : !mono.tile<4, f32> -> !mono.tile<4, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @t input : i32 [2, 8] {index_bound = 4 : i64}
+  mono.stage @s tasks 1 {
+  ^bb0(%i: index):
+    %c0 = arith.constant 0 : index
+    %c = mono.constant 1.0 : !mono.tile<4, f32>
+    // expected-error @+1 {{'mono.load_at' op takes an f32 tile of columns and gives an f32 tile of as many entries}}
+    %v = mono.load_at @t[%c0] cols %c : !mono.tile<4, f32> -> !mono.tile<8, f32>
+  }
+}
+
+// -----
+
+mono.launch @l attributes {arch = "gfx950", grid = 4 : i64, block = 256 : i64, rows = 1 : i64} {
+  mono.region @t input : i32 [2, 8] {index_bound = 4 : i64}
+  mono.stage @s tasks 1 {
+  ^bb0(%i: index):
+    // expected-error @+1 {{'mono.region_cols' op reads the columns of region 't', which are not given at launch (it has 8)}}
+    %n = mono.region_cols @t : !mono.tile<1, f32>
   }
 }

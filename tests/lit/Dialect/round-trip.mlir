@@ -28,6 +28,12 @@ mono.launch @front attributes {arch = "gfx950", grid = 256 : i64, block = 256 : 
   // Its pages through a block table: the bound grows with them.
   // CHECK: mono.region @cache_pages input : i32 [2, 8] {index_bound = 4 : i64, indexes = @cache}
   mono.region @cache_pages input : i32 [2, 8] {index_bound = 4 : i64, indexes = @cache}
+  // A block table whose pages a row the caller gives at each launch.
+  // CHECK: mono.region @long_table input : i32 [2, 8] {cols_at_launch, index_bound = 4 : i64}
+  mono.region @long_table input : i32 [2, 8] {index_bound = 4 : i64, cols_at_launch}
+  // A RoPE table as long as the positions the caller serves.
+  // CHECK: mono.region @rope weight : f32 [16, 64] {rows_at_launch}
+  mono.region @rope weight : f32 [16, 64] {rows_at_launch}
   // CHECK: mono.stage @s tasks 2
   mono.stage @s tasks 2 {
   ^bb0(%t: index):
@@ -36,6 +42,10 @@ mono.launch @front attributes {arch = "gfx950", grid = 256 : i64, block = 256 : 
     %pages = mono.load @table[%t, %c0] : !mono.tile<8, f32>
     // CHECK: mono.region_rows @cache : <1, f32>
     %cache_pages = mono.region_rows @cache : !mono.tile<1, f32>
+    // CHECK: mono.region_cols @long_table : <1, f32>
+    %table_cols = mono.region_cols @long_table : !mono.tile<1, f32>
+    // CHECK: mono.load_at @long_table[%{{.*}}] cols %{{.*}} : <8, f32> -> <8, f32>
+    %long_pages = mono.load_at @long_table[%t] cols %pages : !mono.tile<8, f32> -> !mono.tile<8, f32>
     // CHECK: mono.iota %{{.*}} : <64, f32>
     %keys = mono.iota %c0 : !mono.tile<64, f32>
     // CHECK: mono.floor %{{.*}} : <8, f32>

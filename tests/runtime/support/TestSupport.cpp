@@ -219,7 +219,9 @@ std::string testing::stepCodeObject(const StepLaunch &l) {
   std::vector<std::string> names, sizedAtLaunch;
   for (const std::string &arg : l.args) {
     names.push_back(arg.substr(0, arg.find(' ')));
-    if (l.tail.find("rows_at_launch " + names.back() + "\n") != std::string::npos)
+    // A count given at launch (rows or columns) is an 8-byte argument after it.
+    if (l.tail.find("rows_at_launch " + names.back() + "\n") != std::string::npos ||
+        l.tail.find("cols_at_launch " + names.back() + "\n") != std::string::npos)
       sizedAtLaunch.push_back(names.back());
   }
   return makeAmdgpuElf("amdgcn-amd-amdhsa--gfx950",

@@ -153,6 +153,10 @@ public:
   /// rows, zero-filled, as a caller sizes it at each launch; the stages
   /// that read mono.region_rows see them. Refuses any other region.
   llvm::Error setRows(const std::string &name, int64_t rows);
+  /// Gives a region whose columns are given at launch (cols_at_launch: a
+  /// block table) `cols` columns, zero-filled; mono.load_at and
+  /// mono.region_cols see them. Refuses any other region.
+  llvm::Error setCols(const std::string &name, int64_t cols);
   /// Makes every input and weight region use the storage `from` holds:
   /// they are read-only (the verifier refuses stores to them), so the
   /// schedules of one run can share them instead of each encoding them.
@@ -184,6 +188,7 @@ private:
   std::vector<std::string> readOnlyRegions; ///< inputs and weights
   std::vector<size_t> writableIndices;      ///< every other region
   std::vector<std::string> launchSized;     ///< regions sized at launch
+  std::vector<std::string> launchCols;      ///< regions whose columns are given at launch
 };
 
 } // namespace monodc::sim

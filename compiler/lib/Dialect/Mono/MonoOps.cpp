@@ -181,10 +181,15 @@ LogicalResult RegionOp::verify() {
                            << ", which needs an index_bound that is a multiple of the rows of a "
                               "region of the launch sized at launch";
   }
-  if (getRowsAtLaunch() && ((getKind() != MemoryKind::Input && getKind() != MemoryKind::Output) ||
+  if (getRowsAtLaunch() && ((getKind() != MemoryKind::Input && getKind() != MemoryKind::Output &&
+                             getKind() != MemoryKind::Weight) ||
                             getShape().size() != 2))
     return emitOpError() << "region '" << getSymName()
-                         << "' is sized at launch, which only a 2-D input or output may be";
+                         << "' is sized at launch, which only a 2-D input, output or weight may be";
+  if (getColsAtLaunch() && (!getIndexBound() || getShape().size() != 2 || getRowsAtLaunch()))
+    return emitOpError() << "region '" << getSymName()
+                         << "' has its columns given at launch, which only a 2-D index input "
+                            "with fixed rows may have";
   return success();
 }
 
@@ -256,11 +261,23 @@ LogicalResult WaitOp::verify() {
   return success();
 }
 
+/// Refuses a load or store other than mono.load_at of a region whose
+/// columns are given at launch: its row stride is not known when it is built.
+LogicalResult checkFixedColumns(Operation *op, RegionOp region) {
+  if (region.getColsAtLaunch())
+    return op->emitOpError() << "addresses region '" << region.getSymName()
+                             << "', whose columns are given at launch; read it with "
+                                "mono.load_at";
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   RegionOp region = lookupRegion(*this, getRegionAttr());
   if (!region)
     return emitOpError() << "reads region '" << getRegion()
                          << "' which the launch does not declare";
+  if (failed(checkFixedColumns(*this, region)))
+    return failure();
   TileType tile = tileOf(getResult());
   if (region.holdsBytes())
     return checkByteWindow(*this, region, getRow(), getCol(), tile);
@@ -278,6 +295,8 @@ LogicalResult StoreOp::verify() {
   if (!region)
     return emitOpError() << "writes region '" << getRegion()
                          << "' which the launch does not declare";
+  if (failed(checkFixedColumns(*this, region)))
+    return failure();
   if (!region.isWritable())
     return emitOpError() << "writes " << stringifyMemoryKind(region.getKind())
                          << " region '" << region.getSymName()
@@ -327,6 +346,41 @@ LogicalResult RegionRowsOp::verify() {
     return emitOpError() << "reads the rows of region '" << getRegion()
                          << "', which is not sized at launch (its rows are "
                          << region.getRows() << ")";
+  TileType tile = tileOf(getResult());
+  if (!tile.getElementType().isF32() || tile.getSize() != 1)
+    return emitOpError() << "gives a one-value f32 tile";
+  return success();
+}
+
+LogicalResult LoadAtOp::verify() {
+  RegionOp region = lookupRegion(*this, getRegionAttr());
+  if (!region)
+    return emitOpError() << "reads region '" << getRegion()
+                         << "' which the launch does not declare";
+  if (!region.getIndexBound() || region.getShape().size() != 2)
+    return emitOpError() << "reads region '" << getRegion()
+                         << "' at columns given by data, which only a 2-D index input allows";
+  TileType cols = tileOf(getCols()), result = tileOf(getResult());
+  if (!cols.getElementType().isF32() || !result.getElementType().isF32() ||
+      cols.getSize() != result.getSize())
+    return emitOpError() << "takes an f32 tile of columns and gives an f32 tile of as many "
+                            "entries";
+  const int64_t rows = region.getRowsAtLaunch() ? 1 : region.getRows();
+  if (auto r = constantIndex(getRow()); r && (*r < 0 || *r >= rows))
+    return emitOpError() << "row " << *r << " is outside region '" << region.getSymName()
+                         << "' (" << rows << " rows)";
+  return success();
+}
+
+LogicalResult RegionColsOp::verify() {
+  RegionOp region = lookupRegion(*this, getRegionAttr());
+  if (!region)
+    return emitOpError() << "reads the columns of region '" << getRegion()
+                         << "' which the launch does not declare";
+  if (!region.getColsAtLaunch())
+    return emitOpError() << "reads the columns of region '" << getRegion()
+                         << "', which are not given at launch (it has "
+                         << region.getCols() << ")";
   TileType tile = tileOf(getResult());
   if (!tile.getElementType().isF32() || tile.getSize() != 1)
     return emitOpError() << "gives a one-value f32 tile";

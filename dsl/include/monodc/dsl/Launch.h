@@ -33,6 +33,10 @@ struct LaunchOptions {
 /// Whether a region's row count is fixed when the launch is built or given
 /// by the caller at each launch (a KV cache's pages, sized by the engine).
 enum class Rows { Fixed, AtLaunch };
+/// An index input whose column count (its row stride) the caller gives at
+/// each launch, as a serving engine sizes a block table by the longest
+/// sequence it serves (read with Task::loadAt, counted with Task::colsOf).
+enum class Cols { Fixed, AtLaunch };
 
 /// Builds one mono.launch. Mistakes (dtype or shape mismatch, writing a
 /// weight, reading a region this launch does not declare) are collected as
@@ -53,10 +57,13 @@ public:
   /// block table. It holds them as `type` (f32, or i32 or i64 as a serving
   /// engine does); loads give them as f32 tiles, exactly (bound <= 2^24).
   Region indexInput(const std::string &name, std::vector<int64_t> shape, int64_t bound,
-                    DType type = DType::F32);
+                    DType type = DType::F32, Cols cols = Cols::Fixed);
   Region output(const std::string &name, DType type, std::vector<int64_t> shape,
                 Rows rows = Rows::Fixed);
-  Region weight(const std::string &name, DType type, std::vector<int64_t> shape);
+  /// With Rows::AtLaunch, a table the caller sizes (the RoPE table's
+  /// positions), as for an input.
+  Region weight(const std::string &name, DType type, std::vector<int64_t> shape,
+                Rows rows = Rows::Fixed);
   Region scratch(const std::string &name, DType type, std::vector<int64_t> shape);
   /// Memory every rank writes into for every other: one slot of `shape` per
   /// source rank in each rank's peer buffer.
@@ -97,7 +104,8 @@ public:
 
 private:
   Region declare(const std::string &name, int kind, DType type,
-                 std::vector<int64_t> shape, int64_t indexBound = 0, Rows rows = Rows::Fixed);
+                 std::vector<int64_t> shape, int64_t indexBound = 0, Rows rows = Rows::Fixed,
+                 Cols cols = Cols::Fixed);
   /// The region op this launch declared for `region`, or null with a diagnostic.
   mlir::Operation *declaredRegion(const Region &region, const char *what);
 

@@ -30,6 +30,10 @@ public:
   /// The caller gives the row count at each launch (a KV cache's pages);
   /// rows() is then the count a simulation allocates unless told otherwise.
   bool rowsAtLaunch() const { return launchRows; }
+  /// The caller gives the column count at each launch (a block table's
+  /// pages a row); cols() is then the count a simulation allocates unless
+  /// told otherwise.
+  bool colsAtLaunch() const { return launchCols; }
 
 private:
   friend class Launch;
@@ -40,6 +44,7 @@ private:
   bool isWritable = false;
   int64_t bound = 0;
   bool launchRows = false;
+  bool launchCols = false;
 };
 
 /// An index value inside a task (the task id and arithmetic on it).
@@ -214,6 +219,14 @@ public:
   /// The row count of `region` as a one-value tile: the count the caller
   /// gave at this launch for a region sized at launch, its fixed rows else.
   Tile rowsOf(const Region &region);
+  /// The column count of `region` as a one-value tile: the count the caller
+  /// gave at this launch for a region whose columns are given at launch,
+  /// its fixed columns else.
+  Tile colsOf(const Region &region);
+  /// result[i] = region[row][cols[i]]: an index input's entries at columns
+  /// given by data (whole numbers; one outside the row is clamped into it).
+  /// The only read of a region whose columns are given at launch.
+  Tile loadAt(const Region &region, Index row, const Tile &cols);
   /// start, start + 1, ..., start + size - 1 (the places of a chunk's keys).
   Tile iota(Index start, int64_t size);
   /// A whole number held in a size-1 tile (a position), as an index for

@@ -21,10 +21,12 @@ namespace monodc::stages {
 /// -1 for a pad row.
 dsl::Region declareSlotMapping(dsl::Launch &launch, const ModelConfig &config);
 
-/// Row `token` of an index input [rows, 1] as a row of a table (positions
-/// into the RoPE table): a pad row's -1 becomes row 0, so that its reads stay
+/// Row `token` of an index input [rows, 1] as a row of `table` (positions
+/// into the RoPE table): a pad row's -1 becomes row 0 and a position past
+/// the table's rows (as given at launch) its last, so that its reads stay
 /// inside the table.
-dsl::Index tableRow(dsl::Task &task, const dsl::Region &positions, dsl::Index token);
+dsl::Index tableRow(dsl::Task &task, const dsl::Region &positions, const dsl::Region &table,
+                    dsl::Index token);
 
 /// The rest of the task runs only for a real row (slot_mapping[token] >= 0):
 /// a pad row's task of a per-row stage skips its work (Task::skipUnless,

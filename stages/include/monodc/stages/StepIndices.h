@@ -14,8 +14,15 @@
 
 namespace monodc::stages {
 
-/// Each row's position, i64 [rows, 1] (a pad row's may be -1).
-dsl::Region declarePositions(dsl::Launch &launch, const ModelConfig &config);
+/// The RoPE table, f32 [positions, ropeDim], as long as the positions the
+/// serving engine serves: its rows are given at launch
+/// (config.ropePositions is only what a simulation allocates).
+dsl::Region declareRopeTable(dsl::Launch &launch, const ModelConfig &config);
+
+/// Each row's position, i64 [rows, 1] (a pad row's may be -1), a row of
+/// `ropeTable`: its bound grows with the table's rows given at launch.
+dsl::Region declarePositions(dsl::Launch &launch, const ModelConfig &config,
+                             const dsl::Region &ropeTable);
 
 /// A KV cache (`fp8_ds_mla` pages, byte [pages, kvPageBytes]) whose page
 /// count the serving engine gives at each launch (config.kvCachePages is only
@@ -25,23 +32,25 @@ dsl::Region declareCache(dsl::Launch &launch, const ModelConfig &config, const s
                          CacheUse use);
 
 /// What a row's keys are found through: the request's window-cache and
-/// compressed-cache block tables, i32 [rows, tablePages] (logical page ->
-/// cache page; an entry outside the cache, as sized at launch, masks its
-/// keys), and the index
-/// source's top-k list of compressed rows, i32 [rows, compressedKeys] (-1
-/// masked).
+/// compressed-cache block tables, i32 [rows, pages] (logical page -> cache
+/// page; an entry outside the cache, as sized at launch, masks its keys),
+/// whose pages a row (config.blockTablePages() only what a simulation
+/// allocates) the serving engine gives at launch, and the index source's
+/// top-k list of compressed rows, i32 [rows, compressedKeys] (-1 masked).
 struct KeyTableRegions {
   dsl::Region blockTable, compressedBlockTable, topk;
 };
-/// The block tables count pages of `windowCache` and `compressedCache`.
+/// The block tables count pages of `windowCache` and `compressedCache`; the
+/// top-k lists' rows grow with `ropeTable`'s positions.
 KeyTableRegions declareKeyTables(dsl::Launch &launch, const ModelConfig &config,
                                  const dsl::Region &windowCache,
-                                 const dsl::Region &compressedCache);
+                                 const dsl::Region &compressedCache,
+                                 const dsl::Region &ropeTable);
 
 /// The cache slots of window keys [first, first + count) of row `token`
 /// (the window of position p is positions max(0, p - windowKeys + 1) .. p,
 /// key j at position max(0, p - windowKeys + 1) + j): -1 past p, for a pad
-/// row, and where the block table names no page of `cache`.
+/// row, past the block table's pages, and where it names no page of `cache`.
 dsl::Tile windowKeySlots(dsl::Task &task, const ModelConfig &config,
                          const dsl::Region &positions, const dsl::Region &slotMapping,
                          const KeyTableRegions &tables, const dsl::Region &cache,

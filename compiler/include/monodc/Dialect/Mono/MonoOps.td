@@ -64,21 +64,30 @@ def Mono_RegionOp : Mono_Op<"region", [Symbol, HasParent<"LaunchOp">]> {
     (the layer's streams, a cache written in place). The step's other
     outputs live only inside the step.
 
-    `rows_at_launch` marks a 2-D input or output whose row count the caller
-    gives at each launch, as a serving engine sizes its KV cache: `shape`'s
+    `rows_at_launch` marks a 2-D input, output or weight whose row count the
+    caller gives at each launch, as a serving engine sizes its KV cache (or
+    the RoPE table, by the positions it serves): `shape`'s
     rows are then only the count a simulation allocates unless told
     otherwise, the kernel takes the count as an argument and a stage reads
     it through `mono.region_rows` (to keep its slots inside the region).
     An index input with `indexes = @cache` counts rows of such a region
     (pages of a block table, or slots, `index_bound` / rows of them a row):
     its bound grows with the rows given at launch.
+
+    `cols_at_launch` marks a 2-D index input whose column count (its row
+    stride) the caller gives at each launch, as a serving engine sizes its
+    block tables by the longest sequence it serves: `shape`'s columns are
+    then only what a simulation allocates unless told otherwise. Only
+    `mono.load_at` reads it, and a stage reads the count through
+    `mono.region_cols`.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Mono_RegionKind:$kind,
                        TypeAttr:$elementType, DenseI64ArrayAttr:$shape,
                        OptionalAttr<I64Attr>:$index_bound,
                        OptionalAttr<FlatSymbolRefAttr>:$indexes,
                        OptionalAttr<SymbolRefAttr>:$handed_from,
-                       UnitAttr:$step_result, UnitAttr:$rows_at_launch);
+                       UnitAttr:$step_result, UnitAttr:$rows_at_launch,
+                       UnitAttr:$cols_at_launch);
   let assemblyFormat = "$sym_name $kind `:` $elementType $shape attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -123,6 +132,21 @@ def Mono_LoadOp : Mono_Op<"load"> {
   let arguments = (ins FlatSymbolRefAttr:$region, Index:$row, Index:$col);
   let results = (outs Mono_AnyTile:$result);
   let assemblyFormat = "$region `[` $row `,` $col `]` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_LoadAtOp : Mono_Op<"load_at"> {
+  let summary = "result[i] = region[row][cols[i]]: an index input's entries at columns given by data";
+  let description = [{
+    Each value of the f32 tile `cols` (a whole number) names a column of row
+    `row` of an index input; a column outside the row's [0, columns) is
+    clamped into it, so the load never leaves the row (a block table's page
+    of a key position: the caller masks what lies past the table). The only
+    read of a region whose columns are given at launch.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$region, Index:$row, Mono_AnyTile:$cols);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$region `[` $row `]` `cols` $cols attr-dict `:` type($cols) `->` type($result)";
   let hasVerifier = 1;
 }
 
@@ -227,6 +251,19 @@ def Mono_RegionRowsOp : Mono_Op<"region_rows", [Pure]> {
   let description = [{
     The rows the caller gave for a `rows_at_launch` region at this launch
     (the pages of a KV cache): a whole number up to 2^24, exact in f32.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$region);
+  let results = (outs Mono_AnyTile:$result);
+  let assemblyFormat = "$region attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mono_RegionColsOp : Mono_Op<"region_cols", [Pure]> {
+  let summary = "the column count of a region whose columns are given at launch, as a one-value f32 tile";
+  let description = [{
+    The columns the caller gave for a `cols_at_launch` region at this launch
+    (the pages a row of a block table holds): a whole number up to 2^24,
+    exact in f32.
   }];
   let arguments = (ins FlatSymbolRefAttr:$region);
   let results = (outs Mono_AnyTile:$result);

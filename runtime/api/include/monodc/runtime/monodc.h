@@ -57,6 +57,7 @@ typedef struct monodc_deployment {
   int64_t compute_units;      /* CUs (SMs) the device offers the engine */
   int64_t grid;               /* CTAs the kernels were built for; 0: the arch's compute units */
   int64_t kv_cache_pages;     /* pages of the engine's KV caches (32 tokens each); 0: not checked */
+  int64_t max_positions;      /* positions the engine serves (its RoPE table's rows); 0: not checked */
 } monodc_deployment;
 
 typedef struct monodc_step_facts {
@@ -138,6 +139,12 @@ typedef struct monodc_kernel_argument {
    * build's nominal size. row_bytes: bytes of one row of any region. */
   int rows_at_launch;
   int64_t row_bytes;
+  /* A region whose columns are given at launch (a block table, its pages a
+   * row): the caller gives them with monodc_launcher_set_cols /
+   * monodc_layer_step_set_cols (the build's count until then) before it binds
+   * rows x columns entries, and the kernel takes the count as the next
+   * argument ("<region>.cols", kind "cols", 8 bytes). */
+  int cols_at_launch;
 } monodc_kernel_argument;
 
 size_t monodc_kernel_argument_count(const monodc_kernel *kernel);
@@ -172,6 +179,11 @@ monodc_error *monodc_launcher_bind_rank(monodc_launcher *launcher, int rank);
  * pages, 1 .. 2^24); every later launch takes them. */
 monodc_error *monodc_launcher_set_rows(monodc_launcher *launcher, const char *region,
                                        int64_t rows);
+/* The columns of a region whose columns are given at launch (cols_at_launch:
+ * a block table's pages a row, 1 .. 2^24); every later launch takes them. A
+ * buffer bound with monodc_launcher_bind_buffer must hold them. */
+monodc_error *monodc_launcher_set_cols(monodc_launcher *launcher, const char *region,
+                                       int64_t cols);
 /* Launches on a hipStream_t (NULL: the default stream). */
 monodc_error *monodc_launcher_launch(monodc_launcher *launcher, void *stream);
 /* Bounded waits: every poll of the kernel gives up past the rank's budget,
@@ -238,6 +250,11 @@ monodc_error *monodc_layer_step_bind_rank(monodc_layer_step *step, int rank);
  * step that has it or is handed it (the KV cache's pages). */
 monodc_error *monodc_layer_step_set_rows(monodc_layer_step *step, const char *region,
                                          int64_t rows);
+/* The columns of a region whose columns are given at launch in every launch
+ * and width of the step that has it (a block table's pages a row); set them
+ * before monodc_layer_step_bind_buffer, which checks against them. */
+monodc_error *monodc_layer_step_set_cols(monodc_layer_step *step, const char *region,
+                                         int64_t cols);
 /* Launches the step of width `rows` on a stream, its launches in step
  * order; nothing launches unless every argument is bound. */
 monodc_error *monodc_layer_step_run(monodc_layer_step *step, int64_t rows, void *stream);

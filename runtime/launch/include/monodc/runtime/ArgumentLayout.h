@@ -31,6 +31,9 @@ inline constexpr const char *kRankArgument = "mono_rank";
 /// A region sized at launch (RegionSpec::rowsAtLaunch) is followed by its
 /// row count, an 8-byte integer: the argument `<region>` + kRowsSuffix.
 inline constexpr const char *kRowsSuffix = ".rows";
+/// A region whose columns are given at launch (RegionSpec::colsAtLaunch) is
+/// followed by its column count, an 8-byte integer: `<region>` + kColsSuffix.
+inline constexpr const char *kColsSuffix = ".cols";
 /// The most rows a region sized at launch may be given: a row index stays
 /// exact in the f32 the kernels compute slots in.
 inline constexpr int64_t kMaxLaunchRows = int64_t(1) << 24;

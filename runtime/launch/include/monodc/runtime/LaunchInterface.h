@@ -40,6 +40,12 @@ struct RegionSpec {
   /// build's nominal size, and the kernel takes the count as an 8-byte
   /// argument after the region's pointer.
   bool rowsAtLaunch = false;
+  /// The caller gives the column count (the row stride) at each launch (a
+  /// `cols_at_launch` line; a block table's pages a row): `cols` and
+  /// `bytes` are then only the build's nominal size, and the kernel takes
+  /// the count as an 8-byte argument after the region's pointer (and row
+  /// count).
+  bool colsAtLaunch = false;
 
   /// Bytes of one row (0 for a region of no rows).
   int64_t rowBytes() const { return rows > 0 ? bytes / rows : 0; }

@@ -58,6 +58,14 @@ public:
   /// a KV cache's pages), 1 .. kMaxLaunchRows; the bound buffer must hold
   /// that many rows. Every launch takes the last count set.
   Status setRows(const std::string &region, int64_t rows);
+  /// The column count of a region whose columns are given at launch
+  /// (RegionSpec::colsAtLaunch: a block table's pages a row, its row
+  /// stride), 1 .. kMaxLaunchRows; the build's nominal count until set. A
+  /// buffer bound through bindBuffer must hold its rows at that many
+  /// columns (checked here and there). Every launch takes the last count set.
+  Status setCols(const std::string &region, int64_t cols);
+  /// setCols()'s refusals, without setting.
+  Status checkCols(const std::string &region, int64_t cols) const;
   /// Launches on `stream` (null: the default stream); every region must be
   /// bound. It makes the launch call alone, so a stream being captured into a
   /// graph (hipStreamBeginCapture, cuStreamBeginCapture) captures it.
@@ -98,6 +106,9 @@ private:
   /// bind()'s and setRows()'s refusals, without binding.
   Status checkBind(const std::string &region, void *devicePointer) const;
   Status checkRows(const std::string &region, int64_t rows) const;
+  /// The bytes a region whose columns are given at launch needs at `cols`
+  /// columns, or an error naming a count outside 1 .. kMaxLaunchRows.
+  Result<int64_t> bytesAtCols(const RegionSpec &spec, int64_t cols) const;
 
   Launcher(std::shared_ptr<DeviceRuntime> runtime, LaunchInterface interface,
            ArgumentLayout layout, int device)
@@ -113,6 +124,8 @@ private:
   void *workspace_ = nullptr;
   bool ownsWorkspace_ = true;
   std::map<std::string, uint64_t> bound_;
+  /// The sizes bindBuffer was given, for setCols' check.
+  std::map<std::string, int64_t> boundBytes_;
 };
 
 } // namespace monodc::runtime

@@ -56,6 +56,11 @@ public:
   /// The row count of a region sized at launch (a KV cache's pages) in
   /// every launch and width that has it or is handed it.
   Status setRows(const std::string &region, int64_t rows);
+  /// The column count of a region whose columns are given at launch (a
+  /// block table's pages a row) in every launch and width that has it. Set
+  /// it before binding a buffer through bindBuffer, which checks the buffer
+  /// against the columns then set.
+  Status setCols(const std::string &region, int64_t cols);
   /// The rank of every launch with peer memory.
   Status bindRank(int rank);
 

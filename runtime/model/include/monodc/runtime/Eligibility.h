@@ -34,6 +34,9 @@ struct Deployment {
   int64_t computeUnits = 0;            ///< CUs (SMs) the device offers the engine
   int64_t grid = 0;                    ///< CTAs the kernels were built for (0: the arch's compute units)
   int64_t kvCachePages = 0;            ///< pages of the engine's KV caches (0: not checked)
+  /// Positions the engine serves (max_model_len): the rows of the RoPE table
+  /// it binds, which its block tables' pages a row reach (0: not checked).
+  int64_t maxPositions = 0;
 };
 
 /// Tokens in a page of the KV caches (`fp8_ds_mla` records), and the most
@@ -46,7 +49,8 @@ inline constexpr int64_t kMaxKvCachePages = (int64_t(1) << 24) / kKvPageTokens;
 /// arch outside the built ones (or no target at all), TP other than 2 or 4,
 /// expert or data parallelism, routed weights in another format, fewer
 /// compute units than the grid (a partitioned GPU), KV caches of more than
-/// kMaxKvCachePages pages, an unknown model.
+/// kMaxKvCachePages pages, more positions than positionLimit, an unknown
+/// model.
 Status checkDeployment(const Deployment &d);
 
 /// What the engine knows of a step before it launches it.

@@ -31,9 +31,9 @@ struct LayerPlan {
 /// (tiny, moe16) stand for; an error naming the known models otherwise.
 Result<std::vector<LayerPlan>> layerMap(std::string_view model);
 
-/// The positions `model`'s kernels serve, 0 .. limit - 1: the rows of its
-/// RoPE table and the reach of its block tables (limit / 32 pages a
-/// request). The stage library's configs agree (a unit test checks it).
+/// The most positions `model`'s kernels serve, 0 .. limit - 1: the RoPE
+/// table's rows and the block tables' pages a row are given at launch, up
+/// to 2^24 positions (they stay exact in the kernels' f32).
 Result<int64_t> positionLimit(std::string_view model);
 
 /// Whether `launch`'s code depends on the compress ratio: K2 and the
