@@ -114,20 +114,19 @@ Result<int64_t> Launcher::rowsInBuffer(const std::string &region, int64_t bytes)
     return rows;
   }
   int64_t needed = slot->bytes;
+  std::string shape;
   if (spec && spec->colsAtLaunch) {
-    Result<int64_t> atCols = bytesAtCols(*spec, int64_t(bound_.at(region + kColsSuffix)));
+    const auto cols = int64_t(bound_.at(region + kColsSuffix));
+    Result<int64_t> atCols = bytesAtCols(*spec, cols);
     if (!atCols)
       return atCols.error();
     needed = *atCols;
+    shape = " (" + std::to_string(spec->rows) + " rows of " + std::to_string(cols) + " columns)";
   }
   if (bytes < needed)
     return makeError("region '" + region + "' of kernel " + interface_.kernelName + " needs " +
-                     std::to_string(needed) + " bytes" +
-                     (spec && spec->colsAtLaunch
-                          ? " (" + std::to_string(spec->rows) + " rows of " +
-                                std::to_string(bound_.at(region + kColsSuffix)) + " columns)"
-                          : std::string()) +
-                     "; a buffer of " + std::to_string(bytes) + " bytes is too small");
+                     std::to_string(needed) + " bytes" + shape + "; a buffer of " +
+                     std::to_string(bytes) + " bytes is too small");
   return int64_t(0);
 }
 

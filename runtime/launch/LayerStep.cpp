@@ -258,24 +258,27 @@ Status LayerStep::bindBuffer(const std::string &region, void *devicePointer, int
         return held.error();
       rows = std::max(rows, *held);
     }
-  if (Status s = bind(region, devicePointer); !s)
-    return s;
   // Each launcher keeps the size too (setCols checks against it).
-  if (!internal_.count(region))
-    for (const auto &[launcher, name] : bindingsOf(region))
-      if (Status s = launcher->bindBuffer(name, devicePointer, bytes); !s)
-        return s;
+  if (Status s = bindEach(region, devicePointer, &bytes); !s)
+    return s;
   return rows > 0 ? setRows(region, rows) : Status::success();
 }
 
 Status LayerStep::bind(const std::string &region, void *devicePointer) {
+  return bindEach(region, devicePointer, nullptr);
+}
+
+Status LayerStep::bindEach(const std::string &region, void *devicePointer,
+                           const int64_t *bytes) {
   if (internal_.count(region))
     return makeError("region '" + region +
                      "' belongs to the layer step (the epoch buffer, a hand-over between its "
                      "launches or an output that lives only inside the step): it cannot be bound");
   bool found = false;
   for (const auto &[launcher, name] : bindingsOf(region)) {
-    if (Status s = launcher->bind(name, devicePointer); !s)
+    if (Status s = bytes ? launcher->bindBuffer(name, devicePointer, *bytes)
+                         : launcher->bind(name, devicePointer);
+        !s)
       return s;
     found = found || name == region;
   }

@@ -92,6 +92,9 @@ private:
   /// Every (launch, argument) that binding `region` binds: the region where
   /// a launch has it, and each input handed from it.
   std::vector<std::pair<Launcher *, std::string>> bindingsOf(const std::string &region) const;
+  /// bind() and bindBuffer()'s binding: each of bindingsOf(region), with its
+  /// size (Launcher::bindBuffer) where `bytes` is given.
+  Status bindEach(const std::string &region, void *devicePointer, const int64_t *bytes);
 
   std::shared_ptr<StepMemory> memory_;
   std::vector<Width> widths_;
