@@ -52,10 +52,26 @@ inline int64_t cachePagesOverride() {
   return n;
 }
 
+/// The positions the harnesses serve (the RoPE table's rows, the block
+/// tables' pages a row: ceil(positions / 32)): $LAYER_POSITIONS where set,
+/// else the manifests' nominal count.
+inline int64_t positionsOverride() {
+  const char *positions = std::getenv("LAYER_POSITIONS");
+  if (!positions || !*positions)
+    return 0;
+  const long long n = std::atoll(positions);
+  if (n < 1 || n > (1 << 24))
+    throw std::runtime_error(std::string("LAYER_POSITIONS=") + positions +
+                             ": want 1 .. 16777216 positions (they stay exact in f32)");
+  return n;
+}
+
 /// A manifest file; throws, naming the file, when it cannot be read or
-/// parsed. Regions sized at launch take cachePagesOverride()'s rows, so
-/// every harness allocates, fills and passes that many; index inputs that
-/// count their rows scale their bounds with them.
+/// parsed. The KV caches take cachePagesOverride()'s rows, the RoPE table
+/// positionsOverride()'s and the block tables (regions whose columns are
+/// given at launch) its pages a row, so every harness allocates, fills and
+/// passes those; index inputs that count their rows scale their bounds
+/// with them.
 inline Manifest loadManifest(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -65,15 +81,25 @@ inline Manifest loadManifest(const std::string &path) {
   auto manifest = Manifest::parse(text.str());
   if (!manifest)
     throw std::runtime_error(path + ": " + manifest.message());
-  if (const int64_t pages = cachePagesOverride())
-    for (Region &r : manifest->arguments)
-      if (r.rowsAtLaunch && r.format == "byte") { // the KV caches
-        for (monodc::runtime::IndexSpec &index : manifest->indexBounds)
-          if (index.rowsOf == r.name)
-            index.bound = index.bound / r.rows * pages;
-        r.bytes = r.bytes / r.rows * pages;
-        r.rows = pages;
-      }
+  auto resize = [&](Region &r, int64_t rows) {
+    for (monodc::runtime::IndexSpec &index : manifest->indexBounds)
+      if (index.rowsOf == r.name)
+        index.bound = index.bound / r.rows * rows;
+    r.bytes = r.bytes / r.rows * rows;
+    r.rows = rows;
+  };
+  const int64_t pages = cachePagesOverride(), positions = positionsOverride();
+  for (Region &r : manifest->arguments) {
+    if (pages && r.rowsAtLaunch && r.format == "byte") // the KV caches
+      resize(r, pages);
+    if (positions && r.name == "cos_sin")
+      resize(r, positions);
+    if (positions && r.colsAtLaunch) { // the block tables
+      const int64_t cols = (positions + 31) / 32;
+      r.bytes = r.bytes / r.cols * cols;
+      r.cols = cols;
+    }
+  }
   return *manifest;
 }
 
