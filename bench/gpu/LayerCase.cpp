@@ -99,10 +99,13 @@ LayerCase makeLayerCase(const Manifest &k1, const Manifest &k2, int rows, unsign
   const std::vector<bool> &ties = c.want.nearTie;
   std::printf("rows %d: host weights and step %.1f s, reference layer %.1f s, FFN half with the "
               "routed scaling off %.1f s; %zu of %d experts selected, %td near-ties; caches of "
-              "%d pages (given at launch)\n",
+              "%d pages, a RoPE table of %d positions and block tables of %d pages a row (given "
+              "at launch); positions up to %.0f\n",
               rows, inputSeconds, referenceSeconds, offSeconds,
               ref::selectedExperts(c.want.routing).size(), c.dims.experts,
-              std::count(ties.begin(), ties.end(), true), c.dims.cachePages);
+              std::count(ties.begin(), ties.end(), true), c.dims.cachePages, c.dims.ropePositions,
+              c.dims.tablePages(),
+              *std::max_element(c.step.positions.begin(), c.step.positions.end()));
   std::fflush(stdout);
   return c;
 }
