@@ -48,6 +48,13 @@ inline std::vector<monodc_kernel_argument> kernelArguments(const monodc_kernel *
   return all;
 }
 
+/// An argument that is a number the launcher takes (the rank, a region's
+/// rows or columns given at launch), not memory to bind.
+inline bool isCount(const monodc_kernel_argument &a) {
+  const std::string kind = a.kind;
+  return kind == "rank" || kind == "rows" || kind == "cols";
+}
+
 /// Every region of `kernel` sized at launch (the KV caches) with the rows
 /// its manifest names, which the harnesses allocate.
 inline std::vector<std::pair<std::string, int64_t>> nominalRows(const monodc_kernel *kernel) {

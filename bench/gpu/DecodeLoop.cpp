@@ -96,8 +96,7 @@ int main(int argc, char **argv) {
       for (int i = 2; i < 4; ++i) // the rows-48 kernels: the widest buffers
         for (const monodc_kernel_argument &a : gpu::kernelArguments(kernels[i])) {
           const std::string name = a.name, kind = a.kind;
-          const bool callerBinds = !a.launcher_owned && kind != "rank" && kind != "rows" &&
-                                   kind != "epoch" &&
+          const bool callerBinds = !a.launcher_owned && !gpu::isCount(a) && kind != "epoch" &&
                                    kind != "peers" && !*a.handed_from_kernel &&
                                    (kind != "output" || a.step_result);
           if (!callerBinds || layer.buffers.count(name))

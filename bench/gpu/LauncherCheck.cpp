@@ -86,7 +86,7 @@ void bindRank(const monodc_kernel *kernel, const std::string &base, const std::s
     monodc_kernel_argument a;
     require(monodc_kernel_argument_get(kernel, i, &a), stem + ": argument");
     const std::string kind = a.kind;
-    if (a.launcher_owned || kind == "rank" || kind == "rows")
+    if (a.launcher_owned || gpu::isCount(a))
       continue;
     if (kind == "peers") {
       require(monodc_launcher_bind(k.launcher, a.name, reinterpret_cast<void *>(peerTable)),
@@ -553,7 +553,7 @@ bool checkLayerStep(monodc_session *session, const std::string &dir, const std::
       for (const Item &item : items)
         for (const monodc_kernel_argument &a : gpu::kernelArguments(item.kernel)) {
           const std::string name = a.name, kind = a.kind;
-          if (a.launcher_owned || kind == "rank" || kind == "rows" || kind == "peers" ||
+          if (a.launcher_owned || gpu::isCount(a) || kind == "peers" ||
               kind == "epoch" || *a.handed_from_kernel || mine.count(name))
             continue;
           if (path == 1 && kind == "output" && !a.step_result)
@@ -587,7 +587,7 @@ bool checkLayerStep(monodc_session *session, const std::string &dir, const std::
           require(monodc_launcher_create_shared(item.kernel, 0, ranks, &l), label + ": launcher");
           for (const monodc_kernel_argument &a : gpu::kernelArguments(item.kernel)) {
             const std::string kind = a.kind;
-            if (a.launcher_owned || kind == "rank" || kind == "rows")
+            if (a.launcher_owned || gpu::isCount(a))
               continue;
             const std::string source = *a.handed_from_kernel ? a.handed_from_region : a.name;
             const CUdeviceptr pointer = kind == "peers" ? peers[0].table : mine.at(source);
